@@ -1,0 +1,195 @@
+//===- KernelABI.h - Contract between compiled models and the runtime ----===//
+//
+// weftc emits one call per graph op into the model's object file. Every call
+// goes to a C function of this runtime with the same signature:
+//
+//   extern "C" void weft_k_<kernel>(void *const *bufs, const int64_t *desc);
+//
+// `bufs` holds one pointer per tensor: the op's operands first, then its
+// results, in op order. `desc` describes those tensors and the op's
+// attributes, encoded as 64-bit integers:
+//
+//   desc[0]                      T, the number of tensors (operands+results)
+//   per tensor t in [0, T):      dtype code (WeftDType), rank r, dims[r]
+//   then                         A, the number of attributes
+//   then                         A attribute values
+//
+// Floating-point attributes travel as the bit pattern of an IEEE double
+// (see weftAttrToDouble). All tensors are dense, row-major, contiguous.
+// Booleans are one byte each (0 or 1).
+//
+// The compiled model itself exports two symbols the executor calls:
+//
+//   extern "C" const char weft_model_signature[];   // NUL-terminated JSON
+//   extern "C" void weft_model_run(void *arena, void *const *params,
+//                                  void *const *inputs, void *const *outputs);
+//
+// The kernel list, with each one's attribute layout, is in WEFT_KERNELS
+// below: the compiler (dialects/weft/RuntimeLowering.cpp) and the CPU
+// kernels (runtime/kernels/cpu) both follow it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef WEFT_RUNTIME_KERNELABI_H
+#define WEFT_RUNTIME_KERNELABI_H
+
+#include <stdint.h>
+#include <string.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Element type codes shared by the compiler, kernels and tensor I/O.
+enum WeftDType {
+  WEFT_F32 = 0,
+  WEFT_F16 = 1,
+  WEFT_BF16 = 2,
+  WEFT_F64 = 3,
+  WEFT_I64 = 4,
+  WEFT_I32 = 5,
+  WEFT_I8 = 6,
+  WEFT_U8 = 7,
+  WEFT_BOOL = 8,
+};
+
+/// Operation codes of weft_k_unary.
+enum WeftUnaryOp {
+  WEFT_UNARY_NEG = 0,
+  WEFT_UNARY_SQRT = 1,
+  WEFT_UNARY_EXP = 2,
+  WEFT_UNARY_LOG = 3,
+  WEFT_UNARY_TANH = 4,
+  WEFT_UNARY_ERF = 5,
+  WEFT_UNARY_RELU = 6,
+  WEFT_UNARY_SIGMOID = 7,
+  WEFT_UNARY_NOT = 8,
+};
+
+/// Operation codes of weft_k_binary.
+enum WeftBinaryOp {
+  WEFT_BINARY_ADD = 0,
+  WEFT_BINARY_SUB = 1,
+  WEFT_BINARY_MUL = 2,
+  WEFT_BINARY_DIV = 3,
+  WEFT_BINARY_POW = 4,
+  WEFT_BINARY_MAX = 5,
+  WEFT_BINARY_MIN = 6,
+  WEFT_BINARY_AND = 7,
+  WEFT_BINARY_OR = 8,
+};
+
+/// Operation codes of weft_k_compare.
+enum WeftCompareOp {
+  WEFT_CMP_EQ = 0,
+  WEFT_CMP_LT = 1,
+  WEFT_CMP_GT = 2,
+  WEFT_CMP_LE = 3,
+  WEFT_CMP_GE = 4,
+};
+
+/// Operation codes of weft_k_reduce.
+enum WeftReduceOp {
+  WEFT_REDUCE_SUM = 0,
+  WEFT_REDUCE_MEAN = 1,
+  WEFT_REDUCE_MAX = 2,
+};
+
+/// Reduction codes of weft_k_softmax_xent.
+enum WeftLossReduction {
+  WEFT_LOSS_NONE = 0,
+  WEFT_LOSS_MEAN = 1,
+  WEFT_LOSS_SUM = 2,
+};
+
+/// Kernels and their attribute layouts. `s` is the number of spatial dims
+/// (rank - 2) of NC... tensors. Tensors listed as "a, b -> c" are operands
+/// then results.
+///
+/// unary        x -> y                op (WeftUnaryOp)
+/// binary       a, b -> c             op (WeftBinaryOp); numpy broadcasting
+/// compare      a, b -> c(bool)       op (WeftCompareOp); numpy broadcasting
+/// where        cond, x, y -> z       (none); numpy broadcasting of all three
+/// cast         x -> y                (none); converts x's dtype to y's
+/// matmul       a, b -> c             transpose_a, transpose_b; rank >= 2,
+///                                    leading (batch) dims broadcast
+/// conv         x, w, [bias] -> y     has_bias, group, strides[s],
+///                                    pads[2s] (all begins, then all ends),
+///                                    dilations[s]
+/// max_pool     x -> y                kernel[s], strides[s], pads[2s],
+///                                    dilations[s]; y's dims fix ceil_mode
+/// avg_pool     x -> y                count_include_pad, kernel[s],
+///                                    strides[s], pads[2s]
+/// batch_norm   x, scale, bias, mean, var -> y      epsilon (double bits)
+/// layer_norm   x, scale, [bias] -> y axis (>= 0), epsilon (double bits),
+///                                    has_bias; scale/bias hold
+///                                    prod(x.dims[axis:]) elements
+/// softmax      x -> y                axis (>= 0), log (0 or 1)
+/// reduce       x -> y                op (WeftReduceOp), naxes, axes[naxes]
+///                                    (>= 0, ascending); y's element count
+///                                    is x's divided by the reduced extents
+/// transpose    x -> y                perm[rank]
+/// concat       x0..xn-1 -> y         axis (>= 0)
+/// split        x -> y0..yn-1         axis (>= 0); piece sizes from y dims
+/// slice        x -> y                starts[rank], steps[rank]; start is
+///                                    the index of the first element taken
+///                                    (already clamped), step != 0; y's dims
+///                                    give the count per dim
+/// gather       data, indices -> y    axis (>= 0); indices i64 or i32, may
+///                                    be negative (counted from the end);
+///                                    out of range aborts with a message
+/// expand       x -> y                (none); numpy broadcast of x to y
+/// trilu        x -> y                upper (0/1), k
+/// softmax_xent scores, labels, [weights] -> loss, [log_prob]
+///                                    reduction (WeftLossReduction),
+///                                    has_ignore_index, ignore_index,
+///                                    has_weights, has_log_prob
+/// copy         x -> y                (none); y = x, same byte size
+#define WEFT_KERNELS(X)                                                        \
+  X(unary) X(binary) X(compare) X(where) X(cast) X(matmul) X(conv)             \
+      X(max_pool) X(avg_pool) X(batch_norm) X(layer_norm) X(softmax)           \
+          X(reduce) X(transpose) X(concat) X(split) X(slice) X(gather)         \
+              X(expand) X(trilu) X(softmax_xent) X(copy)
+
+#define WEFT_DECLARE_KERNEL(name)                                              \
+  void weft_k_##name(void *const *bufs, const int64_t *desc);
+WEFT_KERNELS(WEFT_DECLARE_KERNEL)
+#undef WEFT_DECLARE_KERNEL
+
+/// Bytes per element of a dtype code; 0 for an unknown code.
+static inline int64_t weftDTypeSize(int64_t dtype) {
+  switch (dtype) {
+  case WEFT_F32:
+  case WEFT_I32:
+    return 4;
+  case WEFT_F16:
+  case WEFT_BF16:
+    return 2;
+  case WEFT_F64:
+  case WEFT_I64:
+    return 8;
+  case WEFT_I8:
+  case WEFT_U8:
+  case WEFT_BOOL:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+/// Encodes and decodes a floating-point attribute.
+static inline int64_t weftDoubleToAttr(double v) {
+  int64_t bits;
+  memcpy(&bits, &v, sizeof bits);
+  return bits;
+}
+static inline double weftAttrToDouble(int64_t bits) {
+  double v;
+  memcpy(&v, &bits, sizeof v);
+  return v;
+}
+
+#ifdef __cplusplus
+} // extern "C"
+#endif
+
+#endif // WEFT_RUNTIME_KERNELABI_H
