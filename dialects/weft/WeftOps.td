@@ -1,0 +1,399 @@
+//===- WeftOps.td - Ops of the weft graph dialect ---------------*- tablegen -*-===//
+//
+// Static-shape tensor ops. Element types: f32, f16, bf16, f64, i64, i32, i8,
+// ui8 and i1 (bool). Broadcasting follows numpy (and ONNX multidirectional
+// broadcasting). Shape rules live in ShapeRules.cpp, verifiers in
+// Verifiers.cpp, folders in Folders.cpp, kernels in RuntimeLowering.cpp and
+// costs in Cost.cpp.
+//
+//===----------------------------------------------------------------------===//
+#ifndef WEFT_OPS_TD
+#define WEFT_OPS_TD
+
+include "dialects/weft/WeftDialect.td"
+include "dialects/weft/WeftInterfaces.td"
+include "mlir/IR/OpBase.td"
+include "mlir/IR/CommonAttrConstraints.td"
+include "mlir/IR/CommonTypeConstraints.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Weft_Tensor : RankedTensorOf<[F32, F16, BF16, F64, I64, I32, I8, UI8, I1]>;
+def Weft_FloatTensor : RankedTensorOf<[F32, F16, BF16, F64]>;
+def Weft_IndexTensor : RankedTensorOf<[I64, I32]>;
+def Weft_BoolTensor : RankedTensorOf<[I1]>;
+
+class Weft_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Weft_Dialect, mnemonic, traits>;
+
+// An op lowered to one runtime kernel and costed by the cost model.
+class Weft_ComputeOp<string mnemonic, list<Trait> traits = []>
+    : Weft_Op<mnemonic, !listconcat(traits, [Pure,
+        DeclareOpInterfaceMethods<Weft_KernelOpInterface>,
+        DeclareOpInterfaceMethods<Weft_CostOpInterface>])>;
+
+//===----------------------------------------------------------------------===//
+// Values from outside the graph
+//===----------------------------------------------------------------------===//
+
+def Weft_ConstantOp : Weft_Op<"constant", [ConstantLike, Pure,
+    AllTypesMatch<["value", "result"]>]> {
+  let summary = "A constant tensor held in the IR";
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs Weft_Tensor:$result);
+  let assemblyFormat = "attr-dict $value";
+  let hasFolder = 1;
+  let hasVerifier = 1;
+  let builders = [OpBuilder<(ins "::mlir::ElementsAttr":$value), [{
+    build($_builder, $_state, value.getType(), value);
+  }]>];
+}
+
+def Weft_ParamOp : Weft_Op<"param", [Pure]> {
+  let summary = "A model parameter (ONNX initializer) held outside the IR";
+  let description = [{
+    The data lives in the model's parameter table (frontends/onnx/ParamTable.h),
+    keyed by `name`, so large models do not bloat the IR. Float parameters are
+    what training treats as trainable.
+  }];
+  let arguments = (ins StrAttr:$name);
+  let results = (outs Weft_Tensor:$result);
+  let assemblyFormat = "$name attr-dict `:` type($result)";
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+class Weft_UnaryOp<string mnemonic, Type operandType = Weft_FloatTensor,
+                   list<Trait> traits = []>
+    : Weft_ComputeOp<mnemonic, !listconcat(traits, [SameOperandsAndResultType,
+        InferTypeOpAdaptor])> {
+  let arguments = (ins operandType:$input);
+  let results = (outs operandType:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasFolder = 1;
+}
+
+def Weft_NegOp : Weft_UnaryOp<"neg", RankedTensorOf<[F32, F16, BF16, F64, I64, I32, I8]>> {
+  let summary = "Elementwise negation";
+}
+def Weft_SqrtOp : Weft_UnaryOp<"sqrt"> { let summary = "Elementwise square root"; }
+def Weft_ExpOp : Weft_UnaryOp<"exp"> { let summary = "Elementwise e^x"; }
+def Weft_LogOp : Weft_UnaryOp<"log"> { let summary = "Elementwise natural logarithm"; }
+def Weft_TanhOp : Weft_UnaryOp<"tanh"> { let summary = "Elementwise tanh"; }
+def Weft_ErfOp : Weft_UnaryOp<"erf"> { let summary = "Elementwise Gauss error function"; }
+def Weft_ReluOp : Weft_UnaryOp<"relu", RankedTensorOf<[F32, F16, BF16, F64, I64, I32, I8]>> {
+  let summary = "Elementwise max(x, 0)";
+}
+def Weft_SigmoidOp : Weft_UnaryOp<"sigmoid"> { let summary = "Elementwise 1/(1+e^-x)"; }
+def Weft_NotOp : Weft_UnaryOp<"not", Weft_BoolTensor> { let summary = "Logical not"; }
+
+// Binary ops broadcast their operands; both have one element type.
+class Weft_BinaryOp<string mnemonic, Type operandType = Weft_Tensor,
+                    list<Trait> traits = []>
+    : Weft_ComputeOp<mnemonic, !listconcat(traits, [InferTypeOpAdaptor])> {
+  let arguments = (ins operandType:$lhs, operandType:$rhs);
+  let results = (outs operandType:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
+  }];
+  let hasFolder = 1;
+}
+
+def Weft_AddOp : Weft_BinaryOp<"add", Weft_Tensor, [Commutative]> {
+  let summary = "Elementwise sum with broadcasting";
+}
+def Weft_SubOp : Weft_BinaryOp<"sub"> { let summary = "Elementwise difference with broadcasting"; }
+def Weft_MulOp : Weft_BinaryOp<"mul", Weft_Tensor, [Commutative]> {
+  let summary = "Elementwise product with broadcasting";
+}
+def Weft_DivOp : Weft_BinaryOp<"div"> {
+  let summary = "Elementwise quotient with broadcasting (integers truncate toward zero)";
+}
+def Weft_PowOp : Weft_BinaryOp<"pow"> { let summary = "Elementwise power with broadcasting"; }
+def Weft_MaxOp : Weft_BinaryOp<"max", Weft_Tensor, [Commutative]> {
+  let summary = "Elementwise maximum with broadcasting";
+}
+def Weft_MinOp : Weft_BinaryOp<"min", Weft_Tensor, [Commutative]> {
+  let summary = "Elementwise minimum with broadcasting";
+}
+def Weft_AndOp : Weft_BinaryOp<"and", Weft_BoolTensor, [Commutative]> {
+  let summary = "Logical and with broadcasting";
+}
+def Weft_OrOp : Weft_BinaryOp<"or", Weft_BoolTensor, [Commutative]> {
+  let summary = "Logical or with broadcasting";
+}
+
+// Comparisons broadcast their operands and produce i1.
+class Weft_CompareOp<string mnemonic, list<Trait> traits = []>
+    : Weft_ComputeOp<mnemonic, !listconcat(traits, [InferTypeOpAdaptor])> {
+  let arguments = (ins Weft_Tensor:$lhs, Weft_Tensor:$rhs);
+  let results = (outs Weft_BoolTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
+  }];
+  let hasFolder = 1;
+}
+
+def Weft_EqualOp : Weft_CompareOp<"equal", [Commutative]> { let summary = "lhs == rhs"; }
+def Weft_LessOp : Weft_CompareOp<"less"> { let summary = "lhs < rhs"; }
+def Weft_GreaterOp : Weft_CompareOp<"greater"> { let summary = "lhs > rhs"; }
+def Weft_LessEqualOp : Weft_CompareOp<"less_equal"> { let summary = "lhs <= rhs"; }
+def Weft_GreaterEqualOp : Weft_CompareOp<"greater_equal"> { let summary = "lhs >= rhs"; }
+
+def Weft_WhereOp : Weft_ComputeOp<"where", [InferTypeOpAdaptor]> {
+  let summary = "Select x where cond holds, else y, with broadcasting";
+  let arguments = (ins Weft_BoolTensor:$condition, Weft_Tensor:$x, Weft_Tensor:$y);
+  let results = (outs Weft_Tensor:$result);
+  let assemblyFormat = [{
+    $condition `,` $x `,` $y attr-dict `:` functional-type(operands, results)
+  }];
+  let hasFolder = 1;
+}
+
+def Weft_CastOp : Weft_ComputeOp<"cast"> {
+  let summary = "Converts elements to the result's element type";
+  let description = [{
+    Same shape. Float to integer truncates toward zero; to i1 yields x != 0;
+    f32 to f16/bf16 rounds to nearest even.
+  }];
+  let arguments = (ins Weft_Tensor:$input);
+  let results = (outs Weft_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
+  let hasFolder = 1;
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Linear algebra and convolution
+//===----------------------------------------------------------------------===//
+
+def Weft_MatMulOp : Weft_ComputeOp<"matmul", [InferTypeOpAdaptor]> {
+  let summary = "Batched matrix product with broadcast batch dimensions";
+  let description = [{
+    Both operands have rank >= 2; the last two dims are the matrices
+    (transposed first when `transpose_a` / `transpose_b` is set), the leading
+    dims broadcast. ONNX MatMul's 1-D operands and Gemm's alpha/beta/C are
+    normalized at import.
+  }];
+  let arguments = (ins Weft_FloatTensor:$lhs, Weft_FloatTensor:$rhs,
+                   DefaultValuedAttr<BoolAttr, "false">:$transpose_a,
+                   DefaultValuedAttr<BoolAttr, "false">:$transpose_b);
+  let results = (outs Weft_FloatTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Weft_ConvOp : Weft_ComputeOp<"conv", [InferTypeOpAdaptor]> {
+  let summary = "N-D convolution (cross-correlation) over NC... tensors";
+  let description = [{
+    input [N, C, D1..Ds], weight [M, C/group, K1..Ks], optional bias [M].
+    `pads` holds the s begin paddings then the s end paddings.
+  }];
+  let arguments = (ins Weft_FloatTensor:$input, Weft_FloatTensor:$weight,
+                   Optional<Weft_FloatTensor>:$bias,
+                   DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
+                   DenseI64ArrayAttr:$dilations,
+                   DefaultValuedAttr<I64Attr, "1">:$group);
+  let results = (outs Weft_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling and normalization
+//===----------------------------------------------------------------------===//
+
+def Weft_MaxPoolOp : Weft_ComputeOp<"max_pool", [InferTypeOpAdaptor]> {
+  let summary = "Max pooling over the spatial dims of an NC... tensor";
+  let arguments = (ins Weft_FloatTensor:$input, DenseI64ArrayAttr:$kernel_shape,
+                   DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
+                   DenseI64ArrayAttr:$dilations,
+                   DefaultValuedAttr<BoolAttr, "false">:$ceil_mode);
+  let results = (outs Weft_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def Weft_AvgPoolOp : Weft_ComputeOp<"avg_pool", [InferTypeOpAdaptor]> {
+  let summary = "Average pooling over the spatial dims of an NC... tensor";
+  let arguments = (ins Weft_FloatTensor:$input, DenseI64ArrayAttr:$kernel_shape,
+                   DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
+                   DefaultValuedAttr<BoolAttr, "false">:$ceil_mode,
+                   DefaultValuedAttr<BoolAttr, "false">:$count_include_pad);
+  let results = (outs Weft_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def Weft_BatchNormOp : Weft_ComputeOp<"batch_norm", [InferTypeOpAdaptor]> {
+  let summary = "Batch normalization with running statistics (inference form)";
+  let arguments = (ins Weft_FloatTensor:$input, Weft_FloatTensor:$scale,
+                   Weft_FloatTensor:$bias, Weft_FloatTensor:$mean,
+                   Weft_FloatTensor:$variance,
+                   DefaultValuedAttr<F64Attr, "1e-5">:$epsilon);
+  let results = (outs Weft_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $scale `,` $bias `,` $mean `,` $variance attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+def Weft_LayerNormOp : Weft_ComputeOp<"layer_norm", [InferTypeOpAdaptor]> {
+  let summary = "Layer normalization over the dims from `axis` on";
+  let description = [{
+    scale (and the optional bias) hold the normalized shape, input.dims[axis:].
+    `axis` is non-negative.
+  }];
+  let arguments = (ins Weft_FloatTensor:$input, Weft_FloatTensor:$scale,
+                   Optional<Weft_FloatTensor>:$bias, I64Attr:$axis,
+                   DefaultValuedAttr<F64Attr, "1e-5">:$epsilon);
+  let results = (outs Weft_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $scale (`,` $bias^)? attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+class Weft_SoftmaxLikeOp<string mnemonic>
+    : Weft_ComputeOp<mnemonic, [SameOperandsAndResultType, InferTypeOpAdaptor]> {
+  let arguments = (ins Weft_FloatTensor:$input, I64Attr:$axis);
+  let results = (outs Weft_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+def Weft_SoftmaxOp : Weft_SoftmaxLikeOp<"softmax"> {
+  let summary = "Softmax along one non-negative axis";
+}
+def Weft_LogSoftmaxOp : Weft_SoftmaxLikeOp<"log_softmax"> {
+  let summary = "Log of softmax along one non-negative axis";
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+// `axes` are non-negative, ascending and unique; empty is not allowed (the
+// importer turns ONNX's "empty means all" / noop_with_empty_axes into either a
+// full axis list or no op).
+class Weft_ReduceOp<string mnemonic, Type operandType = Weft_Tensor>
+    : Weft_ComputeOp<mnemonic, [InferTypeOpAdaptor]> {
+  let arguments = (ins operandType:$input, DenseI64ArrayAttr:$axes,
+                   DefaultValuedAttr<BoolAttr, "true">:$keepdims);
+  let results = (outs operandType:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
+}
+def Weft_ReduceSumOp : Weft_ReduceOp<"reduce_sum"> { let summary = "Sum over axes"; }
+def Weft_ReduceMeanOp : Weft_ReduceOp<"reduce_mean", Weft_FloatTensor> {
+  let summary = "Mean over axes";
+}
+def Weft_ReduceMaxOp : Weft_ReduceOp<"reduce_max"> { let summary = "Maximum over axes"; }
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+def Weft_ReshapeOp : Weft_Op<"reshape", [Pure]> {
+  let summary = "Reinterprets the elements in a new static shape";
+  let description = [{
+    ONNX Reshape, Flatten, Squeeze and Unsqueeze all import as this op. No data
+    moves: the lowering makes the result a view of the operand.
+  }];
+  let arguments = (ins Weft_Tensor:$input);
+  let results = (outs Weft_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
+  let hasFolder = 1;
+  let hasVerifier = 1;
+}
+
+def Weft_TransposeOp : Weft_ComputeOp<"transpose", [InferTypeOpAdaptor]> {
+  let summary = "Permutes dimensions: result.dims[i] = input.dims[permutation[i]]";
+  let arguments = (ins Weft_Tensor:$input, DenseI64ArrayAttr:$permutation);
+  let results = (outs Weft_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
+}
+
+def Weft_ConcatOp : Weft_ComputeOp<"concat", [InferTypeOpAdaptor]> {
+  let summary = "Joins tensors along a non-negative axis";
+  let arguments = (ins Variadic<Weft_Tensor>:$inputs, I64Attr:$axis);
+  let results = (outs Weft_Tensor:$result);
+  let assemblyFormat = "$inputs attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
+}
+
+def Weft_SplitOp : Weft_ComputeOp<"split"> {
+  let summary = "Cuts a tensor along an axis into pieces sized by the result types";
+  let arguments = (ins Weft_Tensor:$input, I64Attr:$axis);
+  let results = (outs Variadic<Weft_Tensor>:$results);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Weft_SliceOp : Weft_ComputeOp<"slice"> {
+  let summary = "Strided window; one start and step per dimension";
+  let description = [{
+    Dimension d of the result takes result.dims[d] elements of the input,
+    starting at `starts[d]` (0 <= start < input.dims[d], already clamped)
+    and stepping by `steps[d]` (non-zero, may be negative).
+  }];
+  let arguments = (ins Weft_Tensor:$input, DenseI64ArrayAttr:$starts,
+                   DenseI64ArrayAttr:$steps);
+  let results = (outs Weft_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
+  let hasVerifier = 1;
+}
+
+def Weft_GatherOp : Weft_ComputeOp<"gather", [InferTypeOpAdaptor]> {
+  let summary = "Takes slices of data along `axis` at the given indices";
+  let description = [{
+    result shape: data.dims[:axis] + indices.dims + data.dims[axis+1:].
+    Negative indices count from the end.
+  }];
+  let arguments = (ins Weft_Tensor:$data, Weft_IndexTensor:$indices, I64Attr:$axis);
+  let results = (outs Weft_Tensor:$result);
+  let assemblyFormat = "$data `,` $indices attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
+}
+
+def Weft_BroadcastToOp : Weft_ComputeOp<"broadcast_to"> {
+  let summary = "Broadcasts the operand to the result's shape (ONNX Expand)";
+  let arguments = (ins Weft_Tensor:$input);
+  let results = (outs Weft_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
+  let hasFolder = 1;
+  let hasVerifier = 1;
+}
+
+def Weft_TriluOp : Weft_ComputeOp<"trilu", [SameOperandsAndResultType, InferTypeOpAdaptor]> {
+  let summary = "Keeps the upper or lower triangle of the last two dims";
+  let arguments = (ins Weft_Tensor:$input, DefaultValuedAttr<BoolAttr, "true">:$upper,
+                   DefaultValuedAttr<I64Attr, "0">:$k);
+  let results = (outs Weft_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
+//===----------------------------------------------------------------------===//
+// Losses
+//===----------------------------------------------------------------------===//
+
+def Weft_SoftmaxCrossEntropyOp
+    : Weft_ComputeOp<"softmax_cross_entropy", [InferTypeOpAdaptor]> {
+  let summary = "Cross entropy of softmax(scores) against class labels";
+  let description = [{
+    scores [N, C, d1..dk], labels [N, d1..dk], optional weights [C].
+    `reduction` is "mean", "sum" or "none"; labels equal to `ignore_index`
+    contribute nothing (and are left out of the mean's denominator).
+  }];
+  let arguments = (ins Weft_FloatTensor:$scores, Weft_IndexTensor:$labels,
+                   Optional<Weft_FloatTensor>:$weights,
+                   DefaultValuedAttr<StrAttr, "\"mean\"">:$reduction,
+                   OptionalAttr<I64Attr>:$ignore_index);
+  let results = (outs Weft_FloatTensor:$result);
+  let assemblyFormat = [{
+    $scores `,` $labels (`,` $weights^)? attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+#endif // WEFT_OPS_TD
