@@ -1,4 +1,5 @@
-//===- Registration.h - Everything weft's tools register ----------*- C++ -*-===//
+//===- Registration.h - Everything weft's tools register ----------*- C++
+//-*-===//
 //
 // The one place listing the dialects and passes that weft-opt and weftc know,
 // so both tools always agree.

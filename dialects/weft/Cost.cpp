@@ -1,1 +1,184 @@
-// placeholder
+//===- Cost.cpp - Floating-point work of weft ops -------------------------===//
+//
+// CostOpInterface::getFlops. Counts are per execution and approximate in the
+// usual way: a multiply-add is 2, a transcendental or comparison is 1, data
+// movement is free. Results saturate instead of overflowing.
+//
+//===----------------------------------------------------------------------===//
+#include "dialects/weft/WeftOps.h"
+
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace weft;
+
+/// Elements of a statically shaped tensor; 0 for anything else.
+static int64_t elements(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    return 0;
+  return tensor.getNumElements();
+}
+
+static int64_t elements(Value value) {
+  return value ? elements(value.getType()) : 0;
+}
+
+/// The product of non-negative factors, saturating at INT64_MAX.
+static int64_t product(std::initializer_list<int64_t> factors) {
+  uint64_t result = 1;
+  for (int64_t f : factors) {
+    if (f <= 0)
+      return 0;
+    bool overflow = false;
+    result =
+        llvm::SaturatingMultiply(result, static_cast<uint64_t>(f), &overflow);
+    if (overflow || result > static_cast<uint64_t>(INT64_MAX))
+      return INT64_MAX;
+  }
+  return static_cast<int64_t>(result);
+}
+
+static int64_t sum(int64_t a, int64_t b) {
+  int64_t result;
+  return llvm::AddOverflow(a, b, result) ? INT64_MAX : result;
+}
+
+static int64_t volume(ArrayRef<int64_t> dims) {
+  int64_t result = 1;
+  for (int64_t d : dims)
+    result = product({result, d});
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise: one operation per result element
+//===----------------------------------------------------------------------===//
+
+#define WEFT_FLOPS_PER_RESULT(OP)                                              \
+  int64_t OP::getFlops() { return elements(getType()); }
+WEFT_FLOPS_PER_RESULT(NegOp)
+WEFT_FLOPS_PER_RESULT(SqrtOp)
+WEFT_FLOPS_PER_RESULT(ExpOp)
+WEFT_FLOPS_PER_RESULT(LogOp)
+WEFT_FLOPS_PER_RESULT(TanhOp)
+WEFT_FLOPS_PER_RESULT(ErfOp)
+WEFT_FLOPS_PER_RESULT(ReluOp)
+WEFT_FLOPS_PER_RESULT(SigmoidOp)
+WEFT_FLOPS_PER_RESULT(NotOp)
+WEFT_FLOPS_PER_RESULT(AddOp)
+WEFT_FLOPS_PER_RESULT(SubOp)
+WEFT_FLOPS_PER_RESULT(MulOp)
+WEFT_FLOPS_PER_RESULT(DivOp)
+WEFT_FLOPS_PER_RESULT(PowOp)
+WEFT_FLOPS_PER_RESULT(MaxOp)
+WEFT_FLOPS_PER_RESULT(MinOp)
+WEFT_FLOPS_PER_RESULT(AndOp)
+WEFT_FLOPS_PER_RESULT(OrOp)
+WEFT_FLOPS_PER_RESULT(EqualOp)
+WEFT_FLOPS_PER_RESULT(LessOp)
+WEFT_FLOPS_PER_RESULT(GreaterOp)
+WEFT_FLOPS_PER_RESULT(LessEqualOp)
+WEFT_FLOPS_PER_RESULT(GreaterEqualOp)
+WEFT_FLOPS_PER_RESULT(WhereOp)
+WEFT_FLOPS_PER_RESULT(CastOp)
+#undef WEFT_FLOPS_PER_RESULT
+
+//===----------------------------------------------------------------------===//
+// Linear algebra and convolution
+//===----------------------------------------------------------------------===//
+
+int64_t MatMulOp::getFlops() {
+  // result [batch..., M, N]; each element is a K-long dot product.
+  auto lhs = dyn_cast<RankedTensorType>(getLhs().getType());
+  if (!lhs || lhs.getRank() < 2 || !lhs.hasStaticShape())
+    return 0;
+  int64_t k = getTransposeA() ? lhs.getDimSize(lhs.getRank() - 2)
+                              : lhs.getDimSize(lhs.getRank() - 1);
+  return product({2, elements(getType()), k});
+}
+
+int64_t ConvOp::getFlops() {
+  // Each output element is a dot product over C/group channels and the
+  // kernel window: weight.dims[1:] = [C/group, K1..Ks].
+  auto weight = dyn_cast<RankedTensorType>(getWeight().getType());
+  if (!weight || weight.getRank() < 2 || !weight.hasStaticShape())
+    return 0;
+  int64_t outputs = elements(getType());
+  int64_t flops =
+      product({2, outputs, volume(weight.getShape().drop_front(1))});
+  return getBias() ? sum(flops, outputs) : flops;
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling and normalization
+//===----------------------------------------------------------------------===//
+
+int64_t MaxPoolOp::getFlops() {
+  // One comparison per window element.
+  return product({elements(getType()), volume(getKernelShape())});
+}
+
+int64_t AvgPoolOp::getFlops() {
+  // One add per window element and a divide per output.
+  int64_t outputs = elements(getType());
+  return sum(product({outputs, volume(getKernelShape())}), outputs);
+}
+
+int64_t BatchNormOp::getFlops() {
+  // (x - mean) * rsqrt(var + eps) * scale + bias: subtract, multiply,
+  // multiply, add per element, plus the per-channel rsqrt folded into one.
+  return product({5, elements(getType())});
+}
+
+int64_t LayerNormOp::getFlops() {
+  // Mean (add), variance (subtract, multiply, add), normalize (subtract,
+  // multiply) and the affine scale (multiply) and bias (add).
+  return product({getBias() ? 8 : 7, elements(getType())});
+}
+
+int64_t SoftmaxOp::getFlops() {
+  // Max, subtract, exp, sum, divide.
+  return product({5, elements(getType())});
+}
+
+int64_t LogSoftmaxOp::getFlops() {
+  // Max, subtract, exp, sum, subtract the log-sum.
+  return product({5, elements(getType())});
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions: one operation per input element
+//===----------------------------------------------------------------------===//
+
+int64_t ReduceSumOp::getFlops() { return elements(getInput()); }
+
+int64_t ReduceMeanOp::getFlops() {
+  return sum(elements(getInput()), elements(getType()));
+}
+
+int64_t ReduceMaxOp::getFlops() { return elements(getInput()); }
+
+//===----------------------------------------------------------------------===//
+// Data movement: no arithmetic
+//===----------------------------------------------------------------------===//
+
+int64_t TransposeOp::getFlops() { return 0; }
+int64_t ConcatOp::getFlops() { return 0; }
+int64_t SplitOp::getFlops() { return 0; }
+int64_t SliceOp::getFlops() { return 0; }
+int64_t GatherOp::getFlops() { return 0; }
+int64_t BroadcastToOp::getFlops() { return 0; }
+// Copies the kept triangle and zeroes the rest.
+int64_t TriluOp::getFlops() { return 0; }
+
+//===----------------------------------------------------------------------===//
+// Losses
+//===----------------------------------------------------------------------===//
+
+int64_t SoftmaxCrossEntropyOp::getFlops() {
+  // A log-softmax over the scores (5 per element), then per label a pick,
+  // a weight multiply and the reduction's add, and the mean's divide.
+  return sum(product({5, elements(getScores())}),
+             product({3, elements(getLabels())}));
+}

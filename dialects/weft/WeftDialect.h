@@ -1,4 +1,5 @@
-//===- WeftDialect.h - The weft graph dialect --------------------*- C++ -*-===//
+//===- WeftDialect.h - The weft graph dialect --------------------*- C++
+//-*-===//
 #ifndef WEFT_DIALECTS_WEFT_WEFTDIALECT_H
 #define WEFT_DIALECTS_WEFT_WEFTDIALECT_H
 

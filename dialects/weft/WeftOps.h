@@ -1,4 +1,5 @@
-//===- WeftOps.h - Ops of the weft graph dialect ------------------*- C++ -*-===//
+//===- WeftOps.h - Ops of the weft graph dialect ------------------*- C++
+//-*-===//
 #ifndef WEFT_DIALECTS_WEFT_WEFTOPS_H
 #define WEFT_DIALECTS_WEFT_WEFTOPS_H
 

@@ -59,6 +59,7 @@ def Weft_ParamOp : Weft_Op<"param", [Pure]> {
   let arguments = (ins StrAttr:$name);
   let results = (outs Weft_Tensor:$result);
   let assemblyFormat = "$name attr-dict `:` type($result)";
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -67,8 +68,7 @@ def Weft_ParamOp : Weft_Op<"param", [Pure]> {
 
 class Weft_UnaryOp<string mnemonic, Type operandType = Weft_FloatTensor,
                    list<Trait> traits = []>
-    : Weft_ComputeOp<mnemonic, !listconcat(traits, [SameOperandsAndResultType,
-        InferTypeOpAdaptor])> {
+    : Weft_ComputeOp<mnemonic, !listconcat(traits, [SameOperandsAndResultType])> {
   let arguments = (ins operandType:$input);
   let results = (outs operandType:$result);
   let assemblyFormat = "$input attr-dict `:` type($result)";
@@ -184,6 +184,7 @@ def Weft_MatMulOp : Weft_ComputeOp<"matmul", [InferTypeOpAdaptor]> {
   let assemblyFormat = [{
     $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
   }];
+  let hasCanonicalizer = 1;
 }
 
 def Weft_ConvOp : Weft_ComputeOp<"conv", [InferTypeOpAdaptor]> {
@@ -201,6 +202,7 @@ def Weft_ConvOp : Weft_ComputeOp<"conv", [InferTypeOpAdaptor]> {
   let assemblyFormat = [{
     $input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)
   }];
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -253,13 +255,15 @@ def Weft_LayerNormOp : Weft_ComputeOp<"layer_norm", [InferTypeOpAdaptor]> {
   let assemblyFormat = [{
     $input `,` $scale (`,` $bias^)? attr-dict `:` functional-type(operands, results)
   }];
+  let hasVerifier = 1;
 }
 
 class Weft_SoftmaxLikeOp<string mnemonic>
-    : Weft_ComputeOp<mnemonic, [SameOperandsAndResultType, InferTypeOpAdaptor]> {
+    : Weft_ComputeOp<mnemonic, [SameOperandsAndResultType]> {
   let arguments = (ins Weft_FloatTensor:$input, I64Attr:$axis);
   let results = (outs Weft_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
 }
 def Weft_SoftmaxOp : Weft_SoftmaxLikeOp<"softmax"> {
   let summary = "Softmax along one non-negative axis";
@@ -366,12 +370,13 @@ def Weft_BroadcastToOp : Weft_ComputeOp<"broadcast_to"> {
   let hasVerifier = 1;
 }
 
-def Weft_TriluOp : Weft_ComputeOp<"trilu", [SameOperandsAndResultType, InferTypeOpAdaptor]> {
+def Weft_TriluOp : Weft_ComputeOp<"trilu", [SameOperandsAndResultType]> {
   let summary = "Keeps the upper or lower triangle of the last two dims";
   let arguments = (ins Weft_Tensor:$input, DefaultValuedAttr<BoolAttr, "true">:$upper,
                    DefaultValuedAttr<I64Attr, "0">:$k);
   let results = (outs Weft_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//

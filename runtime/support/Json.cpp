@@ -105,6 +105,14 @@ JsonValue &JsonValue::set(std::string key, JsonValue v) {
   return items_.back();
 }
 
+JsonValue &JsonValue::append(std::string key, JsonValue v) {
+  if (kind_ == Kind::Null)
+    kind_ = Kind::Object;
+  keys_.push_back(std::move(key));
+  items_.push_back(std::move(v));
+  return items_.back();
+}
+
 bool JsonValue::operator==(const JsonValue &other) const {
   if (kind_ != other.kind_)
     return false;
@@ -531,7 +539,7 @@ private:
         break;
       case 'u': {
         size_t escapeStart = pos_ - 2;
-        unsigned cp;
+        unsigned cp = 0;
         if (!parseHex4(cp))
           return false;
         if (cp >= 0xDC00 && cp <= 0xDFFF)
@@ -541,7 +549,7 @@ private:
             return failAt(escapeStart,
                           "unpaired high surrogate in a \\u escape");
           pos_ += 2;
-          unsigned low;
+          unsigned low = 0;
           if (!parseHex4(low))
             return false;
           if (low < 0xDC00 || low > 0xDFFF)

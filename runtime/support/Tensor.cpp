@@ -33,8 +33,8 @@ bool AlignedBuffer::allocate(size_t bytes, size_t alignment, bool zero) {
   // Round up to a multiple of the alignment, at least one block.
   if (bytes > SIZE_MAX - alignment)
     return false;
-  size_t rounded = bytes == 0 ? alignment
-                              : (bytes + alignment - 1) / alignment * alignment;
+  size_t rounded =
+      bytes == 0 ? alignment : (bytes + alignment - 1) / alignment * alignment;
   void *p = nullptr;
   if (posix_memalign(&p, alignment, rounded) != 0 || !p)
     return false;
@@ -88,8 +88,7 @@ std::string formatShape(const std::vector<int64_t> &shape) {
   return s;
 }
 
-std::string formatTensorType(int64_t dtype,
-                             const std::vector<int64_t> &shape) {
+std::string formatTensorType(int64_t dtype, const std::vector<int64_t> &shape) {
   return std::string(dtypeName(dtype)) + formatShape(shape);
 }
 

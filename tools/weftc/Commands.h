@@ -1,4 +1,5 @@
-//===- Commands.h - weftc's subcommands ---------------------------*- C++ -*-===//
+//===- Commands.h - weftc's subcommands ---------------------------*- C++
+//-*-===//
 #ifndef WEFT_TOOLS_WEFTC_COMMANDS_H
 #define WEFT_TOOLS_WEFTC_COMMANDS_H
 

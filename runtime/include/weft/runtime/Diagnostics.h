@@ -1,4 +1,5 @@
-//===- Diagnostics.h - Fatal errors of the runtime -------------------------===//
+//===- Diagnostics.h - Fatal errors of the runtime
+//-------------------------===//
 //
 // The runtime reports a problem with one line on stderr, "weft: error: ...",
 // naming the file, tensor or kernel involved, and exits. Exit code 2 means bad

@@ -68,6 +68,9 @@ public:
   /// Sets member `key`, replacing an existing one in place or appending (a
   /// null value becomes an empty object first). Returns the member.
   JsonValue &set(std::string key, JsonValue v);
+  /// Appends member `key` without looking for an existing one (the caller
+  /// knows it is new). Returns the member.
+  JsonValue &append(std::string key, JsonValue v);
   /// The i-th member of an object, in order.
   const std::string &keyAt(size_t i) const { return keys_[i]; }
   const JsonValue &valueAt(size_t i) const { return items_[i]; }

@@ -1,0 +1,218 @@
+//===- ImportConstants.cpp - Values known at import time, pass-throughs ---===//
+//
+// Constant, ConstantOfShape, Shape and Range produce weft.constant (all
+// shapes are static, so Shape is a constant too); Identity and inference-mode
+// Dropout produce no op at all.
+//
+//===----------------------------------------------------------------------===//
+#include "frontends/onnx/OnnxModelLoader.h"
+#include "frontends/onnx/OpImporters.h"
+
+#include "dialects/weft/WeftOps.h"
+
+using namespace mlir;
+using namespace weft;
+using namespace weft::onnx_import;
+
+/// Results of Range beyond this many elements are refused (a constant that
+/// large is almost certainly a mistake).
+static constexpr int64_t kMaxRangeElements = int64_t(1) << 26;
+
+static LogicalResult setResult(NodeImporter &imp, Value value) {
+  if (!value)
+    return failure();
+  imp.setOutput(0, value);
+  return success();
+}
+
+/// Decodes the tensor attribute `name` of the node.
+static std::optional<TensorData> decodeTensorAttr(NodeImporter &imp,
+                                                  StringRef name) {
+  const onnx::TensorProto *tensor = imp.getTensorAttr(name);
+  if (!tensor)
+    return std::nullopt;
+  TensorData data;
+  std::string error;
+  if (!decodeTensor(*tensor, imp.getModelDir(),
+                    "attribute '" + name.str() + "'", data, error)) {
+    (void)imp.emitError(error);
+    return std::nullopt;
+  }
+  return data;
+}
+
+LogicalResult onnx_import::importConstant(NodeImporter &imp) {
+  MLIRContext &ctx = imp.getContext();
+  OpBuilder &builder = imp.getBuilder();
+  for (const char *name : {"value_string", "value_strings", "sparse_value"})
+    if (imp.hasAttr(name))
+      return imp.emitUnsupportedAttr(name, "(given)",
+                                     "weft has no string or sparse tensors");
+  if (imp.hasAttr("value")) {
+    std::optional<TensorData> data = decodeTensorAttr(imp, "value");
+    if (!data)
+      return failure();
+    return setResult(imp, imp.createConstant(data->toAttr(ctx)));
+  }
+  if (imp.hasAttr("value_float"))
+    return setResult(imp, imp.createScalar(builder.getF32Type(),
+                                           imp.getFloatAttr("value_float", 0)));
+  if (imp.hasAttr("value_int")) {
+    int64_t value = imp.getIntAttr("value_int", 0);
+    auto type = RankedTensorType::get({}, builder.getI64Type());
+    return setResult(imp, imp.createConstant(DenseElementsAttr::get(
+                              type, ArrayRef<int64_t>(value))));
+  }
+  if (imp.hasAttr("value_ints")) {
+    SmallVector<int64_t> values = imp.getIntsAttr("value_ints");
+    auto type = RankedTensorType::get({static_cast<int64_t>(values.size())},
+                                      builder.getI64Type());
+    return setResult(imp, imp.createConstant(DenseElementsAttr::get(
+                              type, ArrayRef<int64_t>(values))));
+  }
+  if (imp.hasAttr("value_floats")) {
+    SmallVector<float> values = imp.getFloatsAttr("value_floats");
+    auto type = RankedTensorType::get({static_cast<int64_t>(values.size())},
+                                      builder.getF32Type());
+    return setResult(imp, imp.createConstant(DenseElementsAttr::get(
+                              type, ArrayRef<float>(values))));
+  }
+  return imp.emitError("missing its value attribute");
+}
+
+LogicalResult onnx_import::importConstantOfShape(NodeImporter &imp) {
+  MLIRContext &ctx = imp.getContext();
+  std::optional<SmallVector<int64_t>> shape = imp.getConstantInts(0, "input");
+  if (!shape)
+    return failure();
+  if (llvm::any_of(*shape, [](int64_t d) { return d < 0; }))
+    return imp.emitError("negative dimension in shape " + formatShape(*shape));
+  DenseElementsAttr element;
+  if (imp.hasAttr("value")) {
+    std::optional<TensorData> data = decodeTensorAttr(imp, "value");
+    if (!data)
+      return failure();
+    if (data->numElements() != 1)
+      return imp.emitError("attribute 'value' must hold one element, not " +
+                           Twine(data->numElements()));
+    element = data->toAttr(ctx);
+  } else {
+    element = DenseElementsAttr::get(
+        RankedTensorType::get({1}, Float32Type::get(&ctx)), 0.0f);
+  }
+  auto type = RankedTensorType::get(*shape, element.getElementType());
+  return setResult(imp, imp.createConstant(DenseElementsAttr::get(
+                            type, element.getSplatValue<Attribute>())));
+}
+
+/// Shape (with start and end from opset 15) is known at import time.
+LogicalResult onnx_import::importShape(NodeImporter &imp) {
+  Value data = imp.getInput(0, "data");
+  if (!data)
+    return failure();
+  ArrayRef<int64_t> shape = getShape(data);
+  int64_t rank = shape.size();
+  auto clampIndex = [&](int64_t index) {
+    if (index < 0)
+      index += rank;
+    return std::clamp<int64_t>(index, 0, rank);
+  };
+  int64_t start = clampIndex(imp.getIntAttr("start", 0));
+  int64_t end = clampIndex(imp.getIntAttr("end", rank));
+  ArrayRef<int64_t> dims =
+      end > start ? shape.slice(start, end - start) : ArrayRef<int64_t>();
+  auto type = RankedTensorType::get({static_cast<int64_t>(dims.size())},
+                                    imp.getBuilder().getI64Type());
+  return setResult(imp, imp.createConstant(DenseElementsAttr::get(type, dims)));
+}
+
+static double toDouble(APFloat value) {
+  bool losesInfo;
+  value.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven,
+                &losesInfo);
+  return value.convertToDouble();
+}
+
+/// Range of constant scalars: max(ceil((limit - start) / delta), 0) elements
+/// start + i * delta.
+LogicalResult onnx_import::importRange(NodeImporter &imp) {
+  std::optional<DenseElementsAttr> operands[3];
+  const char *names[] = {"start", "limit", "delta"};
+  for (int i = 0; i < 3; ++i) {
+    operands[i] = imp.getConstantInput(i, names[i]);
+    if (!operands[i])
+      return failure();
+    if (operands[i]->getNumElements() != 1)
+      return imp.emitError("input '" + Twine(names[i]) +
+                           "' must be a scalar, not " +
+                           formatType(operands[i]->getType()));
+  }
+  Type elementType = operands[0]->getElementType();
+  if (operands[1]->getElementType() != elementType ||
+      operands[2]->getElementType() != elementType)
+    return imp.emitError("inputs start, limit and delta have different types");
+
+  SmallVector<Attribute> elements;
+  if (auto floatType = dyn_cast<FloatType>(elementType)) {
+    double start = toDouble(operands[0]->getSplatValue<APFloat>());
+    double limit = toDouble(operands[1]->getSplatValue<APFloat>());
+    double delta = toDouble(operands[2]->getSplatValue<APFloat>());
+    if (delta == 0 || !std::isfinite(start) || !std::isfinite(limit))
+      return imp.emitError("invalid range (delta 0 or infinite bounds)");
+    double count = std::max(0.0, std::ceil((limit - start) / delta));
+    if (count > kMaxRangeElements)
+      return imp.emitError("range of " + Twine(static_cast<int64_t>(count)) +
+                           " elements is too long");
+    for (int64_t i = 0; i < static_cast<int64_t>(count); ++i)
+      elements.push_back(FloatAttr::get(floatType, start + i * delta));
+  } else {
+    int64_t start = operands[0]->getSplatValue<APInt>().getSExtValue();
+    int64_t limit = operands[1]->getSplatValue<APInt>().getSExtValue();
+    int64_t delta = operands[2]->getSplatValue<APInt>().getSExtValue();
+    if (delta == 0)
+      return imp.emitError("delta must not be 0");
+    // ceil((limit - start) / delta) in integers, computed in 128 bits.
+    __int128 diff = static_cast<__int128>(limit) - start;
+    __int128 count =
+        diff / delta + ((diff % delta != 0) && ((diff > 0) == (delta > 0)));
+    if (count < 0)
+      count = 0;
+    if (count > kMaxRangeElements)
+      return imp.emitError("range is too long");
+    for (int64_t i = 0; i < static_cast<int64_t>(count); ++i)
+      elements.push_back(IntegerAttr::get(elementType, start + i * delta));
+  }
+  auto type = RankedTensorType::get({static_cast<int64_t>(elements.size())},
+                                    elementType);
+  return setResult(imp,
+                   imp.createConstant(DenseElementsAttr::get(type, elements)));
+}
+
+LogicalResult onnx_import::importIdentity(NodeImporter &imp) {
+  return setResult(imp, imp.getInput(0, "input"));
+}
+
+/// Dropout at inference is the identity; its mask, when read, is all true.
+LogicalResult onnx_import::importDropout(NodeImporter &imp) {
+  Value data = imp.getInput(0, "data");
+  if (!data)
+    return failure();
+  if (imp.hasInput(2)) {
+    std::optional<SmallVector<int64_t>> training =
+        imp.getConstantInts(2, "training_mode");
+    if (!training)
+      return failure();
+    if (llvm::any_of(*training, [](int64_t v) { return v != 0; }))
+      return imp.emitError("training-mode Dropout is not supported (weft "
+                           "imports inference graphs)");
+  }
+  imp.setOutput(0, data);
+  if (imp.isOutputUsed(1)) {
+    auto type = getTensorType(data).clone(imp.getBuilder().getI1Type());
+    Value mask = imp.createConstant(DenseElementsAttr::get(type, true));
+    if (!mask)
+      return failure();
+    imp.setOutput(1, mask);
+  }
+  return success();
+}

@@ -1,0 +1,308 @@
+//===- ImportLinalg.cpp - Matrix products, convolution and pooling --------===//
+//
+// MatMul's 1-D operands become 2-D matrices and back (numpy semantics); Gemm
+// becomes weft.matmul with transpose flags, scaled by alpha, plus beta * C.
+// Conv and pooling get their auto_pad turned into explicit pads.
+//
+//===----------------------------------------------------------------------===//
+#include "frontends/onnx/OpImporters.h"
+
+#include "dialects/weft/WeftOps.h"
+
+using namespace mlir;
+using namespace weft;
+using namespace weft::onnx_import;
+
+//===----------------------------------------------------------------------===//
+// MatMul, Gemm
+//===----------------------------------------------------------------------===//
+
+LogicalResult onnx_import::importMatMul(NodeImporter &imp) {
+  Value lhs = imp.getInput(0, "A");
+  Value rhs = imp.getInput(1, "B");
+  if (!lhs || !rhs)
+    return failure();
+  int64_t lhsRank = getRank(lhs), rhsRank = getRank(rhs);
+  if (lhsRank == 0 || rhsRank == 0)
+    return imp.emitError("MatMul of a scalar (" + formatType(lhs.getType()) +
+                         ", " + formatType(rhs.getType()) + ")");
+  // numpy: a 1-D lhs is a row vector, a 1-D rhs a column vector, and the
+  // added dimension is dropped from the result.
+  if (lhsRank == 1)
+    lhs = imp.createReshape(lhs, {1, getShape(lhs)[0]});
+  if (rhsRank == 1)
+    rhs = imp.createReshape(rhs, {getShape(rhs)[0], 1});
+  if (!lhs || !rhs)
+    return failure();
+  BoolAttr no = imp.getBuilder().getBoolAttr(false);
+  Value result = imp.createInferred<MatMulOp>(lhs, rhs, no, no);
+  if (!result)
+    return failure();
+  if (lhsRank == 1 || rhsRank == 1) {
+    SmallVector<int64_t> shape(getShape(result));
+    if (rhsRank == 1)
+      shape.erase(shape.end() - 1);
+    if (lhsRank == 1)
+      shape.erase(shape.end() - (rhsRank == 1 ? 1 : 2));
+    result = imp.createReshape(result, shape);
+    if (!result)
+      return failure();
+  }
+  imp.setOutput(0, result);
+  return success();
+}
+
+LogicalResult onnx_import::importGemm(NodeImporter &imp) {
+  Value a = imp.getInput(0, "A");
+  Value b = imp.getInput(1, "B");
+  Value c = imp.getOptionalInput(2);
+  if (!a || !b)
+    return failure();
+  if (getRank(a) != 2 || getRank(b) != 2)
+    return imp.emitError("inputs A and B must be matrices, not " +
+                         formatType(a.getType()) + " and " +
+                         formatType(b.getType()));
+  bool transA = imp.getIntAttr("transA", 0) != 0;
+  bool transB = imp.getIntAttr("transB", 0) != 0;
+  double alpha = imp.getFloatAttr("alpha", 1.0);
+  double beta = imp.getFloatAttr("beta", 1.0);
+  OpBuilder &builder = imp.getBuilder();
+  Value result = imp.createInferred<MatMulOp>(a, b, builder.getBoolAttr(transA),
+                                              builder.getBoolAttr(transB));
+  if (!result)
+    return failure();
+  SmallVector<int64_t> shape(getShape(result));
+  Type elementType = getElementType(result);
+  if (alpha != 1.0) {
+    Value scale = imp.createScalar(elementType, alpha);
+    result = scale ? imp.createInferred<MulOp>(result, scale) : Value();
+    if (!result)
+      return failure();
+  }
+  if (c && beta != 0.0) {
+    if (beta != 1.0) {
+      Value scale = imp.createScalar(getElementType(c), beta);
+      c = scale ? imp.createInferred<MulOp>(c, scale) : Value();
+      if (!c)
+        return failure();
+    }
+    result = imp.createInferred<AddOp>(result, c);
+    if (!result)
+      return failure();
+    if (getShape(result) != ArrayRef<int64_t>(shape))
+      return imp.emitError("input C (" + formatType(c.getType()) +
+                           ") does not broadcast to the product's shape " +
+                           formatShape(shape));
+  }
+  imp.setOutput(0, result);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Windows of Conv and pooling
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Window of a convolution or pooling over the s spatial dims of an NC...
+/// tensor; `pads` holds the s begins, then the s ends.
+struct Window {
+  SmallVector<int64_t> kernel, strides, pads, dilations;
+};
+} // namespace
+
+/// Reads strides, pads, dilations and auto_pad for `kernel`, turning auto_pad
+/// into explicit pads.
+static std::optional<Window> readWindow(NodeImporter &imp,
+                                        ArrayRef<int64_t> inputShape,
+                                        ArrayRef<int64_t> kernel) {
+  size_t spatial = kernel.size();
+  Window w;
+  w.kernel.assign(kernel.begin(), kernel.end());
+  w.strides = imp.getIntsAttr("strides", SmallVector<int64_t>(spatial, 1));
+  w.dilations = imp.getIntsAttr("dilations", SmallVector<int64_t>(spatial, 1));
+  w.pads = imp.getIntsAttr("pads", SmallVector<int64_t>(2 * spatial, 0));
+  auto badList = [&](StringRef name, ArrayRef<int64_t> values, size_t size,
+                     int64_t min) {
+    if (values.size() == size &&
+        llvm::all_of(values, [&](int64_t v) { return v >= min; }))
+      return false;
+    (void)imp.emitError("attribute '" + name + "' = " + formatShape(values) +
+                        " should hold " + std::to_string(size) +
+                        " values >= " + std::to_string(min));
+    return true;
+  };
+  if (imp.hasError() || badList("kernel_shape", w.kernel, spatial, 1) ||
+      badList("strides", w.strides, spatial, 1) ||
+      badList("dilations", w.dilations, spatial, 1) ||
+      badList("pads", w.pads, 2 * spatial, 0))
+    return std::nullopt;
+
+  std::string autoPad = imp.getStringAttr("auto_pad", "NOTSET");
+  if (autoPad == "NOTSET")
+    return w;
+  if (autoPad == "VALID") {
+    w.pads.assign(2 * spatial, 0);
+    return w;
+  }
+  if (autoPad != "SAME_UPPER" && autoPad != "SAME_LOWER") {
+    (void)imp.emitUnsupportedAttr("auto_pad", "'" + autoPad + "'",
+                                  "expected NOTSET, VALID, SAME_UPPER or "
+                                  "SAME_LOWER");
+    return std::nullopt;
+  }
+  // SAME: the output has ceil(in / stride) elements; the padding that needs
+  // is split evenly, the odd element going to the end (SAME_UPPER) or to the
+  // beginning (SAME_LOWER).
+  for (size_t i = 0; i < spatial; ++i) {
+    int64_t in = inputShape[2 + i];
+    int64_t out = (in + w.strides[i] - 1) / w.strides[i];
+    int64_t extent = (w.kernel[i] - 1) * w.dilations[i] + 1;
+    int64_t total =
+        std::max<int64_t>(0, (out - 1) * w.strides[i] + extent - in);
+    int64_t small = total / 2, large = total - total / 2;
+    w.pads[i] = autoPad == "SAME_UPPER" ? small : large;
+    w.pads[spatial + i] = autoPad == "SAME_UPPER" ? large : small;
+  }
+  return w;
+}
+
+/// The input X of Conv and pooling: an NC... tensor with spatial dims.
+static Value getWindowedInput(NodeImporter &imp) {
+  Value input = imp.getInput(0, "X");
+  if (input && getRank(input) < 3) {
+    (void)imp.emitError("input X (" + formatType(input.getType()) +
+                        ") needs at least one spatial dimension (N, C, D...)");
+    return {};
+  }
+  return input;
+}
+
+LogicalResult onnx_import::importConv(NodeImporter &imp) {
+  Value input = getWindowedInput(imp);
+  Value weight = imp.getInput(1, "W");
+  Value bias = imp.getOptionalInput(2);
+  if (!input || !weight)
+    return failure();
+  if (getRank(weight) != getRank(input))
+    return imp.emitError("weight W (" + formatType(weight.getType()) +
+                         ") must have the rank of X (" +
+                         formatType(input.getType()) + ")");
+  ArrayRef<int64_t> kernel = getShape(weight).drop_front(2);
+  if (imp.hasAttr("kernel_shape") &&
+      imp.getIntsAttr("kernel_shape") != SmallVector<int64_t>(kernel))
+    return imp.emitError("attribute 'kernel_shape' = " +
+                         formatShape(imp.getIntsAttr("kernel_shape")) +
+                         " differs from the weight's kernel " +
+                         formatShape(kernel));
+  std::optional<Window> w = readWindow(imp, getShape(input), kernel);
+  if (!w)
+    return failure();
+  OpBuilder &builder = imp.getBuilder();
+  Value result = imp.createInferred<ConvOp>(
+      input, weight, bias, builder.getDenseI64ArrayAttr(w->strides),
+      builder.getDenseI64ArrayAttr(w->pads),
+      builder.getDenseI64ArrayAttr(w->dilations),
+      builder.getI64IntegerAttr(imp.getIntAttr("group", 1)));
+  if (!result)
+    return failure();
+  imp.setOutput(0, result);
+  return success();
+}
+
+/// The kernel_shape attribute that pooling requires.
+static std::optional<SmallVector<int64_t>> getPoolKernel(NodeImporter &imp) {
+  if (!imp.hasAttr("kernel_shape")) {
+    (void)imp.emitError("missing required attribute 'kernel_shape'");
+    return std::nullopt;
+  }
+  return imp.getIntsAttr("kernel_shape");
+}
+
+LogicalResult onnx_import::importMaxPool(NodeImporter &imp) {
+  Value input = getWindowedInput(imp);
+  if (!input)
+    return failure();
+  if (int64_t order = imp.getIntAttr("storage_order", 0))
+    return imp.emitUnsupportedAttr("storage_order", Twine(order),
+                                   "only row-major (0) is");
+  if (imp.isOutputUsed(1))
+    return imp.emitError("output 'Indices' is not supported");
+  std::optional<SmallVector<int64_t>> kernel = getPoolKernel(imp);
+  if (!kernel)
+    return failure();
+  if (kernel->size() + 2 != getShape(input).size())
+    return imp.emitError("attribute 'kernel_shape' = " + formatShape(*kernel) +
+                         " does not match input X (" +
+                         formatType(input.getType()) + ")");
+  std::optional<Window> w = readWindow(imp, getShape(input), *kernel);
+  if (!w)
+    return failure();
+  OpBuilder &builder = imp.getBuilder();
+  Value result = imp.createInferred<MaxPoolOp>(
+      input, builder.getDenseI64ArrayAttr(w->kernel),
+      builder.getDenseI64ArrayAttr(w->strides),
+      builder.getDenseI64ArrayAttr(w->pads),
+      builder.getDenseI64ArrayAttr(w->dilations),
+      builder.getBoolAttr(imp.getIntAttr("ceil_mode", 0) != 0));
+  if (!result)
+    return failure();
+  imp.setOutput(0, result);
+  return success();
+}
+
+LogicalResult onnx_import::importAveragePool(NodeImporter &imp) {
+  Value input = getWindowedInput(imp);
+  if (!input)
+    return failure();
+  std::optional<SmallVector<int64_t>> kernel = getPoolKernel(imp);
+  if (!kernel)
+    return failure();
+  if (kernel->size() + 2 != getShape(input).size())
+    return imp.emitError("attribute 'kernel_shape' = " + formatShape(*kernel) +
+                         " does not match input X (" +
+                         formatType(input.getType()) + ")");
+  SmallVector<int64_t> dilations = imp.getIntsAttr("dilations");
+  if (llvm::any_of(dilations, [](int64_t d) { return d != 1; }))
+    return imp.emitUnsupportedAttr("dilations", formatShape(dilations),
+                                   "average pooling supports dilation 1 only");
+  std::optional<Window> w = readWindow(imp, getShape(input), *kernel);
+  if (!w)
+    return failure();
+  OpBuilder &builder = imp.getBuilder();
+  Value result = imp.createInferred<AvgPoolOp>(
+      input, builder.getDenseI64ArrayAttr(w->kernel),
+      builder.getDenseI64ArrayAttr(w->strides),
+      builder.getDenseI64ArrayAttr(w->pads),
+      builder.getBoolAttr(imp.getIntAttr("ceil_mode", 0) != 0),
+      builder.getBoolAttr(imp.getIntAttr("count_include_pad", 0) != 0));
+  if (!result)
+    return failure();
+  imp.setOutput(0, result);
+  return success();
+}
+
+/// Global pooling reduces all spatial dims, keeping them as 1s.
+template <typename ReduceOpTy>
+static LogicalResult importGlobalPool(NodeImporter &imp) {
+  Value input = getWindowedInput(imp);
+  if (!input)
+    return failure();
+  SmallVector<int64_t> axes;
+  for (int64_t axis = 2; axis < getRank(input); ++axis)
+    axes.push_back(axis);
+  OpBuilder &builder = imp.getBuilder();
+  Value result = imp.createInferred<ReduceOpTy>(
+      input, builder.getDenseI64ArrayAttr(axes), builder.getBoolAttr(true));
+  if (!result)
+    return failure();
+  imp.setOutput(0, result);
+  return success();
+}
+
+LogicalResult onnx_import::importGlobalAveragePool(NodeImporter &imp) {
+  return importGlobalPool<ReduceMeanOp>(imp);
+}
+
+LogicalResult onnx_import::importGlobalMaxPool(NodeImporter &imp) {
+  return importGlobalPool<ReduceMaxOp>(imp);
+}

@@ -1,0 +1,392 @@
+//===- NodeImporter.cpp - What an op importer sees of one node ------------===//
+#include "frontends/onnx/NodeImporter.h"
+
+#include "dialects/weft/ShapeRules.h"
+#include "dialects/weft/WeftOps.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+using namespace mlir;
+using namespace weft;
+using namespace weft::onnx_import;
+
+/// Parameters up to this many elements may be read as constants (e.g. a
+/// float initializer feeding Range or ConstantOfShape).
+static constexpr int64_t kMaxParamElementsRead = 1 << 16;
+
+NodeImporter::NodeImporter(GraphState &state, const onnx::NodeProto &node,
+                           int index)
+    : state(state), node(node), index(index),
+      loc(NameLoc::get(StringAttr::get(
+          &state.ctx, node.name().empty() ? node.op_type() : node.name()))) {}
+
+std::string NodeImporter::describe() const {
+  std::string where = node.name().empty() ? "node #" + std::to_string(index)
+                                          : "node '" + node.name() + "'";
+  return where + " (" + node.op_type() + ")";
+}
+
+//===----------------------------------------------------------------------===//
+// Inputs
+//===----------------------------------------------------------------------===//
+
+bool NodeImporter::hasInput(unsigned i) const {
+  return i < static_cast<unsigned>(node.input_size()) && !node.input(i).empty();
+}
+
+Value NodeImporter::getOptionalInput(unsigned i) {
+  if (!hasInput(i))
+    return {};
+  // The graph walk checked that every input is defined.
+  return state.values.lookup(node.input(i));
+}
+
+Value NodeImporter::getInput(unsigned i, StringRef what) {
+  if (!hasInput(i)) {
+    (void)emitError("missing required input '" + what + "'");
+    return {};
+  }
+  return getOptionalInput(i);
+}
+
+std::optional<DenseElementsAttr> NodeImporter::matchConstant(Value value) {
+  Attribute attr;
+  if (matchPattern(value, m_Constant(&attr)))
+    if (auto dense = dyn_cast<DenseElementsAttr>(attr))
+      return dense;
+  if (auto param = value.getDefiningOp<weft::ParamOp>()) {
+    const ParamEntry *entry = state.params.lookup(param.getName());
+    if (entry && entry->numElements() <= kMaxParamElementsRead)
+      return DenseElementsAttr::getFromRawBuffer(
+          entry->getTensorType(state.ctx),
+          ArrayRef<char>(reinterpret_cast<const char *>(entry->data.data()),
+                         entry->data.size()));
+  }
+  return std::nullopt;
+}
+
+std::optional<DenseElementsAttr>
+NodeImporter::getConstantInput(unsigned i, StringRef what) {
+  Value value = getInput(i, what);
+  if (!value)
+    return std::nullopt;
+  if (std::optional<DenseElementsAttr> attr = matchConstant(value))
+    return attr;
+  (void)emitError("input '" + what +
+                  "' is not a constant; weft needs static shapes");
+  return std::nullopt;
+}
+
+std::optional<SmallVector<int64_t>>
+NodeImporter::getConstantInts(unsigned i, StringRef what) {
+  std::optional<DenseElementsAttr> attr = getConstantInput(i, what);
+  if (!attr)
+    return std::nullopt;
+  auto intType = dyn_cast<IntegerType>(attr->getElementType());
+  if (!intType) {
+    (void)emitError("input '" + what + "' must be an integer tensor, not " +
+                    formatType(attr->getType()));
+    return std::nullopt;
+  }
+  SmallVector<int64_t> values;
+  values.reserve(attr->getNumElements());
+  bool zeroExtend = intType.isUnsigned() || intType.getWidth() == 1;
+  for (const APInt &v : attr->getValues<APInt>())
+    values.push_back(zeroExtend ? static_cast<int64_t>(v.getZExtValue())
+                                : v.getSExtValue());
+  return values;
+}
+
+//===----------------------------------------------------------------------===//
+// Outputs
+//===----------------------------------------------------------------------===//
+
+bool NodeImporter::isOutputUsed(unsigned i) const {
+  return i < static_cast<unsigned>(node.output_size()) &&
+         !node.output(i).empty() && state.usedNames.contains(node.output(i));
+}
+
+void NodeImporter::setOutput(unsigned i, Value value) {
+  if (i >= static_cast<unsigned>(node.output_size()) ||
+      node.output(i).empty() || !value)
+    return;
+  if (!state.values.try_emplace(node.output(i), value).second)
+    (void)emitError("output '" + node.output(i) +
+                    "' is already defined elsewhere in the graph");
+}
+
+//===----------------------------------------------------------------------===//
+// Attributes
+//===----------------------------------------------------------------------===//
+
+static const char *getAttrTypeName(int type) {
+  switch (type) {
+  case onnx::AttributeProto::FLOAT:
+    return "float";
+  case onnx::AttributeProto::INT:
+    return "int";
+  case onnx::AttributeProto::STRING:
+    return "string";
+  case onnx::AttributeProto::TENSOR:
+    return "tensor";
+  case onnx::AttributeProto::GRAPH:
+    return "graph";
+  case onnx::AttributeProto::FLOATS:
+    return "floats";
+  case onnx::AttributeProto::INTS:
+    return "ints";
+  case onnx::AttributeProto::STRINGS:
+    return "strings";
+  default:
+    return "other";
+  }
+}
+
+const onnx::AttributeProto *NodeImporter::findAttr(StringRef name) const {
+  for (const onnx::AttributeProto &attr : node.attribute())
+    if (attr.name() == name)
+      return &attr;
+  return nullptr;
+}
+
+bool NodeImporter::hasAttr(StringRef name) const {
+  return findAttr(name) != nullptr;
+}
+
+const onnx::AttributeProto *
+NodeImporter::getTypedAttr(StringRef name,
+                           onnx::AttributeProto::AttributeType type) {
+  const onnx::AttributeProto *attr = findAttr(name);
+  if (!attr)
+    return nullptr;
+  // Old exporters leave `type` unset; trust the field that is filled then.
+  if (attr->type() != type && attr->type() != onnx::AttributeProto::UNDEFINED) {
+    (void)emitError("attribute '" + name + "' should be of type " +
+                    getAttrTypeName(type) + ", not " +
+                    getAttrTypeName(attr->type()));
+    return nullptr;
+  }
+  return attr;
+}
+
+int64_t NodeImporter::getIntAttr(StringRef name, int64_t defaultValue) {
+  const onnx::AttributeProto *attr =
+      getTypedAttr(name, onnx::AttributeProto::INT);
+  return attr ? attr->i() : defaultValue;
+}
+
+/// The shortest decimal that reads back as `f`, as a double.
+static double widenFloat(float f) {
+  if (!std::isfinite(f))
+    return f;
+  char buffer[32];
+  for (int precision = 1; precision <= 9; ++precision) {
+    std::snprintf(buffer, sizeof(buffer), "%.*g", precision, f);
+    if (std::strtof(buffer, nullptr) == f)
+      return std::strtod(buffer, nullptr);
+  }
+  return f;
+}
+
+double NodeImporter::getFloatAttr(StringRef name, double defaultValue) {
+  const onnx::AttributeProto *attr =
+      getTypedAttr(name, onnx::AttributeProto::FLOAT);
+  return attr ? widenFloat(attr->f()) : defaultValue;
+}
+
+std::string NodeImporter::getStringAttr(StringRef name,
+                                        StringRef defaultValue) {
+  const onnx::AttributeProto *attr =
+      getTypedAttr(name, onnx::AttributeProto::STRING);
+  return attr ? attr->s() : defaultValue.str();
+}
+
+SmallVector<int64_t> NodeImporter::getIntsAttr(StringRef name,
+                                               ArrayRef<int64_t> defaultValue) {
+  const onnx::AttributeProto *attr =
+      getTypedAttr(name, onnx::AttributeProto::INTS);
+  if (!attr)
+    return SmallVector<int64_t>(defaultValue);
+  return SmallVector<int64_t>(attr->ints().begin(), attr->ints().end());
+}
+
+SmallVector<float> NodeImporter::getFloatsAttr(StringRef name) {
+  const onnx::AttributeProto *attr =
+      getTypedAttr(name, onnx::AttributeProto::FLOATS);
+  if (!attr)
+    return {};
+  return SmallVector<float>(attr->floats().begin(), attr->floats().end());
+}
+
+const onnx::TensorProto *NodeImporter::getTensorAttr(StringRef name) {
+  const onnx::AttributeProto *attr =
+      getTypedAttr(name, onnx::AttributeProto::TENSOR);
+  return attr ? &attr->t() : nullptr;
+}
+
+//===----------------------------------------------------------------------===//
+// Errors
+//===----------------------------------------------------------------------===//
+
+LogicalResult NodeImporter::emitError(const Twine &message) {
+  if (state.error.empty())
+    state.error = describe() + ": " + message.str();
+  return failure();
+}
+
+LogicalResult NodeImporter::emitUnsupportedAttr(StringRef name,
+                                                const Twine &value,
+                                                const Twine &reason) {
+  std::string why = reason.str();
+  return emitError("attribute '" + name + "' = " + value + " is not supported" +
+                   (why.empty() ? "" : ": " + why));
+}
+
+//===----------------------------------------------------------------------===//
+// Building ops
+//===----------------------------------------------------------------------===//
+
+Type NodeImporter::getPlaceholderType() { return NoneType::get(&state.ctx); }
+
+SmallVector<Value> NodeImporter::finishOp(Operation *op, bool inferTypes) {
+  std::string diagnostics;
+  ScopedDiagnosticHandler handler(&state.ctx, [&](Diagnostic &diag) {
+    if (!diagnostics.empty())
+      diagnostics += "; ";
+    diagnostics += diag.str();
+    for (Diagnostic &note : diag.getNotes())
+      diagnostics += " (" + note.str() + ")";
+    return success();
+  });
+  auto fail = [&](StringRef what) {
+    std::string opName = op->getName().getStringRef().str();
+    op->erase();
+    (void)emitError("cannot build " + opName + ": " +
+                    (diagnostics.empty() ? what.str() : diagnostics));
+    return SmallVector<Value>();
+  };
+  if (hasError())
+    return fail("an earlier error");
+
+  if (inferTypes) {
+    auto inferable = cast<InferTypeOpInterface>(op);
+    SmallVector<Type> types;
+    if (failed(inferable.inferReturnTypes(
+            &state.ctx, op->getLoc(), op->getOperands(),
+            op->getAttrDictionary(), op->getPropertiesStorage(),
+            op->getRegions(), types)) ||
+        types.size() != op->getNumResults())
+      return fail("its shape rule rejects the operands");
+    for (auto [result, type] : llvm::zip(op->getResults(), types))
+      result.setType(type);
+  }
+  for (Type type : op->getResultTypes()) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor || !tensor.hasStaticShape())
+      return fail("the result type " + formatType(type) + " is not static");
+  }
+  if (failed(mlir::verify(op, /*verifyRecursively=*/false)))
+    return fail("the op does not verify");
+
+  SmallVector<Value> results;
+  if (succeeded(state.builder.tryFold(op, results)) && !results.empty()) {
+    op->erase();
+    return results;
+  }
+  return SmallVector<Value>(op->getResults());
+}
+
+Value NodeImporter::createConstant(DenseElementsAttr value) {
+  auto op = weft::ConstantOp::create(getBuilder(), loc, value);
+  return single(finishOp(op.getOperation(), /*inferTypes=*/false));
+}
+
+Value NodeImporter::createScalar(Type elementType, double value) {
+  auto type = RankedTensorType::get({}, elementType);
+  if (auto floatType = dyn_cast<FloatType>(elementType)) {
+    APFloat v(value);
+    bool losesInfo;
+    v.convert(floatType.getFloatSemantics(), APFloat::rmNearestTiesToEven,
+              &losesInfo);
+    return createConstant(DenseElementsAttr::get(type, ArrayRef<APFloat>(v)));
+  }
+  auto intType = cast<IntegerType>(elementType);
+  APInt v(intType.getWidth(), static_cast<int64_t>(value),
+          /*isSigned=*/!intType.isUnsigned() && intType.getWidth() > 1);
+  return createConstant(DenseElementsAttr::get(type, ArrayRef<APInt>(v)));
+}
+
+Value NodeImporter::createReshape(Value value, ArrayRef<int64_t> shape) {
+  if (!value)
+    return {};
+  RankedTensorType type = getTensorType(value);
+  if (type.getShape() == shape)
+    return value;
+  return create<weft::ReshapeOp>(type.clone(shape), value);
+}
+
+Value NodeImporter::createCast(Value value, Type elementType) {
+  if (!value)
+    return {};
+  RankedTensorType type = getTensorType(value);
+  if (type.getElementType() == elementType)
+    return value;
+  return create<weft::CastOp>(type.clone(elementType), value);
+}
+
+//===----------------------------------------------------------------------===//
+// Shape helpers
+//===----------------------------------------------------------------------===//
+
+RankedTensorType onnx_import::getTensorType(Value value) {
+  return cast<RankedTensorType>(value.getType());
+}
+
+std::string onnx_import::formatType(Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (auto tensor = dyn_cast<RankedTensorType>(type)) {
+    for (int64_t d : tensor.getShape())
+      os << d << "x";
+    os << tensor.getElementType();
+  } else {
+    os << type;
+  }
+  return text;
+}
+
+std::string onnx_import::formatShape(ArrayRef<int64_t> shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i ? "," : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+std::optional<SmallVector<int64_t>>
+onnx_import::normalizeAxes(NodeImporter &imp, ArrayRef<int64_t> axes,
+                           int64_t rank, StringRef what) {
+  SmallVector<int64_t> result;
+  for (int64_t axis : axes) {
+    std::optional<int64_t> normalized = weft::normalizeAxis(axis, rank);
+    if (!normalized) {
+      (void)imp.emitError(what + " value " + std::to_string(axis) +
+                          " is out of range for rank " + std::to_string(rank));
+      return std::nullopt;
+    }
+    result.push_back(*normalized);
+  }
+  llvm::sort(result);
+  if (std::adjacent_find(result.begin(), result.end()) != result.end()) {
+    (void)imp.emitError(what + " " + formatShape(axes) + " name an axis twice");
+    return std::nullopt;
+  }
+  return result;
+}

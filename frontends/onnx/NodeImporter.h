@@ -1,0 +1,203 @@
+//===- NodeImporter.h - What an op importer sees of one node ----*- C++ -*-===//
+//
+// Internal to the ONNX frontend. The graph walk (OnnxImporter.cpp) hands each
+// ONNX node to the import function registered for its op type
+// (OpImporters.h) through a NodeImporter: typed access to the node's inputs,
+// constant inputs, attributes and outputs, error reporting that names the
+// node, and op creation that infers result types, verifies and folds every
+// op as it is built (so shape computations collapse into constants).
+//
+//===----------------------------------------------------------------------===//
+#ifndef WEFT_FRONTENDS_ONNX_NODEIMPORTER_H
+#define WEFT_FRONTENDS_ONNX_NODEIMPORTER_H
+
+#include "frontends/onnx/ParamTable.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/Twine.h"
+
+#include "onnx/onnx_pb.h"
+
+#include <optional>
+#include <string>
+
+namespace weft::onnx_import {
+
+/// State of one graph import, shared by all nodes.
+struct GraphState {
+  GraphState(mlir::MLIRContext &ctx, ParamTable &params, std::string modelDir,
+             int64_t opset)
+      : ctx(ctx), builder(&ctx), params(params), modelDir(std::move(modelDir)),
+        opset(opset) {}
+
+  mlir::MLIRContext &ctx;
+  mlir::OpBuilder builder;
+  ParamTable &params;
+  std::string modelDir;
+  /// Opset version of the default domain.
+  int64_t opset;
+  /// ONNX value name -> its value in the function being built.
+  llvm::StringMap<mlir::Value> values;
+  /// Names read by some node or listed as graph outputs.
+  llvm::StringSet<> usedNames;
+  /// The first error met; empty while all goes well.
+  std::string error;
+};
+
+class NodeImporter {
+public:
+  NodeImporter(GraphState &state, const onnx::NodeProto &node, int index);
+
+  //===--- The node ------------------------------------------------------===//
+  const onnx::NodeProto &getNode() const { return node; }
+  llvm::StringRef getOpType() const { return node.op_type(); }
+  /// Opset version of the default domain.
+  int64_t getOpset() const { return state.opset; }
+  mlir::Location getLoc() const { return loc; }
+  mlir::OpBuilder &getBuilder() { return state.builder; }
+  mlir::MLIRContext &getContext() { return state.ctx; }
+  /// The directory external tensor data is read from.
+  llvm::StringRef getModelDir() const { return state.modelDir; }
+  /// "node 'name' (OpType)", or "node #index (OpType)" for unnamed nodes.
+  std::string describe() const;
+
+  //===--- Inputs --------------------------------------------------------===//
+  /// Whether input `i` is given (listed, and not the empty name).
+  bool hasInput(unsigned i) const;
+  unsigned getNumInputs() const { return node.input_size(); }
+  /// Input `i`; records an error naming it `what` when it is absent.
+  mlir::Value getInput(unsigned i, llvm::StringRef what);
+  /// Input `i`, or null when it is absent.
+  mlir::Value getOptionalInput(unsigned i);
+
+  /// The value of input `i`, which must be known at import time: an
+  /// initializer, a Constant, or something that folded to a constant.
+  /// Records an error (and returns nullopt) otherwise.
+  std::optional<mlir::DenseElementsAttr> getConstantInput(unsigned i,
+                                                          llvm::StringRef what);
+  /// Like getConstantInput, for an integer tensor read as int64 values.
+  std::optional<llvm::SmallVector<int64_t>>
+  getConstantInts(unsigned i, llvm::StringRef what);
+  /// The constant value of `value` if it has one (constants, and parameters
+  /// small enough to read), else nullopt.
+  std::optional<mlir::DenseElementsAttr> matchConstant(mlir::Value value);
+
+  //===--- Outputs -------------------------------------------------------===//
+  unsigned getNumOutputs() const { return node.output_size(); }
+  /// Whether output `i` exists and a later node or a graph output reads it.
+  bool isOutputUsed(unsigned i) const;
+  /// Binds output `i` (ignored when the node leaves it unnamed).
+  void setOutput(unsigned i, mlir::Value value);
+
+  //===--- Attributes ----------------------------------------------------===//
+  // A present attribute of the wrong type records an error and yields the
+  // default, so importers may read attributes without checking each one.
+  bool hasAttr(llvm::StringRef name) const;
+  int64_t getIntAttr(llvm::StringRef name, int64_t defaultValue);
+  /// ONNX float attributes are f32; the value comes back as the shortest
+  /// decimal that round-trips as f32 (1e-5f gives 1e-5, not 9.99999974e-6).
+  double getFloatAttr(llvm::StringRef name, double defaultValue);
+  std::string getStringAttr(llvm::StringRef name, llvm::StringRef defaultValue);
+  llvm::SmallVector<int64_t>
+  getIntsAttr(llvm::StringRef name, llvm::ArrayRef<int64_t> defaultValue = {});
+  llvm::SmallVector<float> getFloatsAttr(llvm::StringRef name);
+  /// The tensor attribute `name`, or null when absent (or of another type).
+  const onnx::TensorProto *getTensorAttr(llvm::StringRef name);
+
+  //===--- Errors --------------------------------------------------------===//
+  /// Records "node 'n' (Op): message" unless an error is recorded already.
+  mlir::LogicalResult emitError(const llvm::Twine &message);
+  /// "node 'n' (Op): attribute 'name' = value is not supported[: reason]".
+  mlir::LogicalResult emitUnsupportedAttr(llvm::StringRef name,
+                                          const llvm::Twine &value,
+                                          const llvm::Twine &reason = "");
+  bool hasError() const { return !state.error.empty(); }
+
+  //===--- Building ops --------------------------------------------------===//
+  // Each creates the op at the end of the function, verifies it and folds
+  // it. They return null (or an empty vector) after recording an error.
+
+  /// An op whose result types are given.
+  template <typename OpTy, typename... Args>
+  mlir::Value create(mlir::Type resultType, Args &&...args) {
+    auto op = OpTy::create(getBuilder(), loc, resultType,
+                           std::forward<Args>(args)...);
+    return single(finishOp(op.getOperation(), /*inferTypes=*/false));
+  }
+  /// An op whose result types its shape rule infers (InferTypeOpInterface).
+  template <typename OpTy, typename... Args>
+  mlir::Value createInferred(Args &&...args) {
+    static_assert(OpTy::template hasTrait<mlir::InferTypeOpInterface::Trait>(),
+                  "the op does not infer its result types");
+    auto op = OpTy::create(getBuilder(), loc, getPlaceholderType(),
+                           std::forward<Args>(args)...);
+    return single(finishOp(op.getOperation(), /*inferTypes=*/true));
+  }
+  /// A multi-result op whose result types are given.
+  template <typename OpTy, typename... Args>
+  llvm::SmallVector<mlir::Value> createMulti(mlir::TypeRange resultTypes,
+                                             Args &&...args) {
+    auto op = OpTy::create(getBuilder(), loc, resultTypes,
+                           std::forward<Args>(args)...);
+    return finishOp(op.getOperation(), /*inferTypes=*/false);
+  }
+
+  /// weft.constant holding `value`.
+  mlir::Value createConstant(mlir::DenseElementsAttr value);
+  /// A rank-0 weft.constant of a float or integer element type.
+  mlir::Value createScalar(mlir::Type elementType, double value);
+  /// weft.reshape to `shape`, or `value` itself when it has that shape.
+  mlir::Value createReshape(mlir::Value value, llvm::ArrayRef<int64_t> shape);
+  /// weft.cast to `elementType`, or `value` itself when it has that type.
+  mlir::Value createCast(mlir::Value value, mlir::Type elementType);
+
+private:
+  mlir::Type getPlaceholderType();
+  llvm::SmallVector<mlir::Value> finishOp(mlir::Operation *op, bool inferTypes);
+  mlir::Value single(llvm::ArrayRef<mlir::Value> values) {
+    return values.empty() ? mlir::Value() : values.front();
+  }
+  const onnx::AttributeProto *findAttr(llvm::StringRef name) const;
+  /// The attribute `name` if present with type `type`; records an error when
+  /// present with another type.
+  const onnx::AttributeProto *
+  getTypedAttr(llvm::StringRef name, onnx::AttributeProto::AttributeType type);
+
+  GraphState &state;
+  const onnx::NodeProto &node;
+  int index;
+  mlir::Location loc;
+};
+
+//===--- Shape helpers
+//-----------------------------------------------------===//
+
+/// The ranked tensor type of `value` (every imported value has one).
+mlir::RankedTensorType getTensorType(mlir::Value value);
+inline llvm::ArrayRef<int64_t> getShape(mlir::Value value) {
+  return getTensorType(value).getShape();
+}
+inline int64_t getRank(mlir::Value value) {
+  return getTensorType(value).getRank();
+}
+inline mlir::Type getElementType(mlir::Value value) {
+  return getTensorType(value).getElementType();
+}
+/// "2x3xf32"-style text for messages.
+std::string formatType(mlir::Type type);
+std::string formatShape(llvm::ArrayRef<int64_t> shape);
+/// Normalizes, sorts and checks `axes` for duplicates against `rank`; records
+/// an error on `imp` naming the axes `what` when they are invalid.
+std::optional<llvm::SmallVector<int64_t>>
+normalizeAxes(NodeImporter &imp, llvm::ArrayRef<int64_t> axes, int64_t rank,
+              llvm::StringRef what);
+
+} // namespace weft::onnx_import
+
+#endif // WEFT_FRONTENDS_ONNX_NODEIMPORTER_H

@@ -1,0 +1,89 @@
+//===- OpImporters.cpp - The ONNX op type -> import function table --------===//
+#include "frontends/onnx/OpImporters.h"
+
+#include "llvm/ADT/StringMap.h"
+
+using namespace weft::onnx_import;
+
+namespace {
+struct OpImporterEntry {
+  const char *opType;
+  OpImportFn import;
+};
+} // namespace
+
+/// Every ONNX op (default domain, opsets 13 to 21) weft imports.
+static const OpImporterEntry kOpImporters[] = {
+    // Elementwise (ImportElementwise.cpp)
+    {"Add", importAdd},
+    {"Sub", importSub},
+    {"Mul", importMul},
+    {"Div", importDiv},
+    {"Pow", importPow},
+    {"Max", importMax},
+    {"Min", importMin},
+    {"And", importAnd},
+    {"Or", importOr},
+    {"Equal", importEqual},
+    {"Less", importLess},
+    {"Greater", importGreater},
+    {"LessOrEqual", importLessOrEqual},
+    {"GreaterOrEqual", importGreaterOrEqual},
+    {"Sqrt", importSqrt},
+    {"Neg", importNeg},
+    {"Exp", importExp},
+    {"Log", importLog},
+    {"Tanh", importTanh},
+    {"Erf", importErf},
+    {"Relu", importRelu},
+    {"Sigmoid", importSigmoid},
+    {"Not", importNot},
+    {"Where", importWhere},
+    {"Cast", importCast},
+    // Matrix products, convolution, pooling (ImportLinalg.cpp)
+    {"MatMul", importMatMul},
+    {"Gemm", importGemm},
+    {"Conv", importConv},
+    {"MaxPool", importMaxPool},
+    {"AveragePool", importAveragePool},
+    {"GlobalAveragePool", importGlobalAveragePool},
+    {"GlobalMaxPool", importGlobalMaxPool},
+    // Normalization, softmax, losses, reductions (ImportNeuralNet.cpp)
+    {"BatchNormalization", importBatchNormalization},
+    {"LayerNormalization", importLayerNormalization},
+    {"Softmax", importSoftmax},
+    {"LogSoftmax", importLogSoftmax},
+    {"SoftmaxCrossEntropyLoss", importSoftmaxCrossEntropyLoss},
+    {"ReduceMean", importReduceMean},
+    {"ReduceSum", importReduceSum},
+    {"ReduceMax", importReduceMax},
+    // Data movement (ImportShapeOps.cpp)
+    {"Reshape", importReshape},
+    {"Flatten", importFlatten},
+    {"Squeeze", importSqueeze},
+    {"Unsqueeze", importUnsqueeze},
+    {"Transpose", importTranspose},
+    {"Concat", importConcat},
+    {"Split", importSplit},
+    {"Slice", importSlice},
+    {"Gather", importGather},
+    {"Expand", importExpand},
+    {"Trilu", importTrilu},
+    // Values known at import time, pass-throughs (ImportConstants.cpp)
+    {"Constant", importConstant},
+    {"ConstantOfShape", importConstantOfShape},
+    {"Shape", importShape},
+    {"Range", importRange},
+    {"Identity", importIdentity},
+    {"Dropout", importDropout},
+};
+
+OpImportFn weft::onnx_import::lookupOpImporter(llvm::StringRef opType) {
+  static const llvm::StringMap<OpImportFn> table = [] {
+    llvm::StringMap<OpImportFn> map;
+    for (const OpImporterEntry &entry : kOpImporters)
+      map[entry.opType] = entry.import;
+    return map;
+  }();
+  return table.lookup(opType);
+}

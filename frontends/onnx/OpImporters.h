@@ -1,0 +1,93 @@
+//===- OpImporters.h - Import functions of the ONNX ops weft knows -*- C++
+//-*-===//
+//
+// Internal to the ONNX frontend. One function per ONNX op type of the default
+// domain, grouped by file; OpImporters.cpp holds the table that maps op types
+// to them, which is also the list of supported ops.
+//
+//===----------------------------------------------------------------------===//
+#ifndef WEFT_FRONTENDS_ONNX_OPIMPORTERS_H
+#define WEFT_FRONTENDS_ONNX_OPIMPORTERS_H
+
+#include "frontends/onnx/NodeImporter.h"
+
+namespace weft::onnx_import {
+
+/// Imports one node: reads its inputs and attributes, builds weft ops and
+/// binds every used output, or records an error on `imp` and fails.
+using OpImportFn = mlir::LogicalResult (*)(NodeImporter &imp);
+
+/// The import function of default-domain op `opType`; null when weft does
+/// not support the op.
+OpImportFn lookupOpImporter(llvm::StringRef opType);
+
+// ImportElementwise.cpp
+mlir::LogicalResult importAdd(NodeImporter &imp);
+mlir::LogicalResult importSub(NodeImporter &imp);
+mlir::LogicalResult importMul(NodeImporter &imp);
+mlir::LogicalResult importDiv(NodeImporter &imp);
+mlir::LogicalResult importPow(NodeImporter &imp);
+mlir::LogicalResult importMax(NodeImporter &imp);
+mlir::LogicalResult importMin(NodeImporter &imp);
+mlir::LogicalResult importAnd(NodeImporter &imp);
+mlir::LogicalResult importOr(NodeImporter &imp);
+mlir::LogicalResult importEqual(NodeImporter &imp);
+mlir::LogicalResult importLess(NodeImporter &imp);
+mlir::LogicalResult importGreater(NodeImporter &imp);
+mlir::LogicalResult importLessOrEqual(NodeImporter &imp);
+mlir::LogicalResult importGreaterOrEqual(NodeImporter &imp);
+mlir::LogicalResult importSqrt(NodeImporter &imp);
+mlir::LogicalResult importNeg(NodeImporter &imp);
+mlir::LogicalResult importExp(NodeImporter &imp);
+mlir::LogicalResult importLog(NodeImporter &imp);
+mlir::LogicalResult importTanh(NodeImporter &imp);
+mlir::LogicalResult importErf(NodeImporter &imp);
+mlir::LogicalResult importRelu(NodeImporter &imp);
+mlir::LogicalResult importSigmoid(NodeImporter &imp);
+mlir::LogicalResult importNot(NodeImporter &imp);
+mlir::LogicalResult importWhere(NodeImporter &imp);
+mlir::LogicalResult importCast(NodeImporter &imp);
+
+// ImportLinalg.cpp
+mlir::LogicalResult importMatMul(NodeImporter &imp);
+mlir::LogicalResult importGemm(NodeImporter &imp);
+mlir::LogicalResult importConv(NodeImporter &imp);
+mlir::LogicalResult importMaxPool(NodeImporter &imp);
+mlir::LogicalResult importAveragePool(NodeImporter &imp);
+mlir::LogicalResult importGlobalAveragePool(NodeImporter &imp);
+mlir::LogicalResult importGlobalMaxPool(NodeImporter &imp);
+
+// ImportNeuralNet.cpp
+mlir::LogicalResult importBatchNormalization(NodeImporter &imp);
+mlir::LogicalResult importLayerNormalization(NodeImporter &imp);
+mlir::LogicalResult importSoftmax(NodeImporter &imp);
+mlir::LogicalResult importLogSoftmax(NodeImporter &imp);
+mlir::LogicalResult importSoftmaxCrossEntropyLoss(NodeImporter &imp);
+mlir::LogicalResult importReduceMean(NodeImporter &imp);
+mlir::LogicalResult importReduceSum(NodeImporter &imp);
+mlir::LogicalResult importReduceMax(NodeImporter &imp);
+
+// ImportShapeOps.cpp
+mlir::LogicalResult importReshape(NodeImporter &imp);
+mlir::LogicalResult importFlatten(NodeImporter &imp);
+mlir::LogicalResult importSqueeze(NodeImporter &imp);
+mlir::LogicalResult importUnsqueeze(NodeImporter &imp);
+mlir::LogicalResult importTranspose(NodeImporter &imp);
+mlir::LogicalResult importConcat(NodeImporter &imp);
+mlir::LogicalResult importSplit(NodeImporter &imp);
+mlir::LogicalResult importSlice(NodeImporter &imp);
+mlir::LogicalResult importGather(NodeImporter &imp);
+mlir::LogicalResult importExpand(NodeImporter &imp);
+mlir::LogicalResult importTrilu(NodeImporter &imp);
+
+// ImportConstants.cpp
+mlir::LogicalResult importConstant(NodeImporter &imp);
+mlir::LogicalResult importConstantOfShape(NodeImporter &imp);
+mlir::LogicalResult importShape(NodeImporter &imp);
+mlir::LogicalResult importRange(NodeImporter &imp);
+mlir::LogicalResult importIdentity(NodeImporter &imp);
+mlir::LogicalResult importDropout(NodeImporter &imp);
+
+} // namespace weft::onnx_import
+
+#endif // WEFT_FRONTENDS_ONNX_OPIMPORTERS_H

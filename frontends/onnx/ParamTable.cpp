@@ -1,0 +1,104 @@
+//===- ParamTable.cpp - Model parameters held outside the IR --------------===//
+#include "frontends/onnx/ParamTable.h"
+
+#include "mlir/IR/MLIRContext.h"
+
+using namespace weft;
+
+int64_t ParamEntry::numElements() const {
+  int64_t count = 1;
+  for (int64_t d : shape)
+    count *= d;
+  return count;
+}
+
+mlir::Type ParamEntry::getElementType(mlir::MLIRContext &ctx) const {
+  return getElementTypeOf(ctx, dtype);
+}
+
+mlir::RankedTensorType ParamEntry::getTensorType(mlir::MLIRContext &ctx) const {
+  return mlir::RankedTensorType::get(shape, getElementType(ctx));
+}
+
+bool ParamTable::add(ParamEntry entry) {
+  if (index.count(entry.name))
+    return false;
+  for (int64_t d : entry.shape)
+    if (d < 0)
+      return false;
+  if (static_cast<int64_t>(entry.data.size()) !=
+      entry.numElements() * weftDTypeSize(entry.dtype))
+    return false;
+  index[entry.name] = entries.size();
+  entries.push_back(std::move(entry));
+  return true;
+}
+
+const ParamEntry *ParamTable::lookup(llvm::StringRef name) const {
+  auto it = index.find(name);
+  return it == index.end() ? nullptr : &entries[it->second];
+}
+
+ParamEntry *ParamTable::lookup(llvm::StringRef name) {
+  auto it = index.find(name);
+  return it == index.end() ? nullptr : &entries[it->second];
+}
+
+int64_t ParamTable::totalBytes() const {
+  int64_t total = 0;
+  for (const ParamEntry &e : entries)
+    total += static_cast<int64_t>(e.data.size());
+  return total;
+}
+
+void ParamTable::rebuildIndex() {
+  index.clear();
+  for (size_t i = 0; i < entries.size(); ++i)
+    index[entries[i].name] = i;
+}
+
+std::optional<WeftDType> weft::getDTypeOf(mlir::Type type) {
+  if (type.isF32())
+    return WEFT_F32;
+  if (type.isF16())
+    return WEFT_F16;
+  if (type.isBF16())
+    return WEFT_BF16;
+  if (type.isF64())
+    return WEFT_F64;
+  if (type.isSignlessInteger(64))
+    return WEFT_I64;
+  if (type.isSignlessInteger(32))
+    return WEFT_I32;
+  if (type.isSignlessInteger(8))
+    return WEFT_I8;
+  if (type.isUnsignedInteger(8))
+    return WEFT_U8;
+  if (type.isSignlessInteger(1))
+    return WEFT_BOOL;
+  return std::nullopt;
+}
+
+mlir::Type weft::getElementTypeOf(mlir::MLIRContext &ctx, WeftDType dtype) {
+  switch (dtype) {
+  case WEFT_F32:
+    return mlir::Float32Type::get(&ctx);
+  case WEFT_F16:
+    return mlir::Float16Type::get(&ctx);
+  case WEFT_BF16:
+    return mlir::BFloat16Type::get(&ctx);
+  case WEFT_F64:
+    return mlir::Float64Type::get(&ctx);
+  case WEFT_I64:
+    return mlir::IntegerType::get(&ctx, 64);
+  case WEFT_I32:
+    return mlir::IntegerType::get(&ctx, 32);
+  case WEFT_I8:
+    return mlir::IntegerType::get(&ctx, 8);
+  case WEFT_U8:
+    return mlir::IntegerType::get(&ctx, 8, mlir::IntegerType::Unsigned);
+  case WEFT_BOOL:
+    return mlir::IntegerType::get(&ctx, 1);
+  }
+  return {};
+}

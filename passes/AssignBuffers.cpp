@@ -1,0 +1,120 @@
+//===- AssignBuffers.cpp - Static liveness-based arena placement ----------===//
+//
+// Every weftrt.alloc lives from its position to its last use in the
+// function's single block. Buffers are placed largest first, each at the
+// lowest aligned offset where it overlaps no placed buffer whose lifetime
+// overlaps its own. The arena size is the planned peak memory of the rank's
+// intermediates.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Passes.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+namespace weft {
+#define GEN_PASS_DEF_ASSIGNBUFFERS
+#include "passes/Passes.h.inc"
+} // namespace weft
+
+using namespace mlir;
+using namespace weft;
+
+namespace {
+
+constexpr int64_t kAlignment = 64;
+
+struct Lifetime {
+  rt::AllocOp alloc;
+  int64_t bytes;
+  int64_t first;
+  int64_t last;
+  int64_t offset = -1;
+};
+
+int64_t alignUp(int64_t v) {
+  return (v + kAlignment - 1) / kAlignment * kAlignment;
+}
+
+struct AssignBuffersPass
+    : public weft::impl::AssignBuffersBase<AssignBuffersPass> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isExternal())
+      return;
+    if (!llvm::hasSingleElement(func.getBody())) {
+      func.emitError("weftrt-assign-buffers expects a single block");
+      return signalPassFailure();
+    }
+    Block &block = func.getBody().front();
+    DenseMap<Operation *, int64_t> position;
+    int64_t index = 0;
+    for (Operation &op : block)
+      position[&op] = index++;
+
+    std::vector<Lifetime> buffers;
+    for (Operation &op : block) {
+      auto alloc = dyn_cast<rt::AllocOp>(op);
+      if (!alloc)
+        continue;
+      if (alloc.getBytes() <= 0) {
+        alloc.emitError("allocates ") << alloc.getBytes() << " bytes";
+        return signalPassFailure();
+      }
+      int64_t last = position[alloc];
+      for (Operation *user : alloc.getBuffer().getUsers()) {
+        if (user->getBlock() != &block) {
+          user->emitError("uses a buffer outside the function's block");
+          return signalPassFailure();
+        }
+        last = std::max(last, position[user]);
+      }
+      buffers.push_back(
+          {alloc, alignUp(alloc.getBytes()), position[alloc], last});
+    }
+
+    // Largest first; ties by earlier start so the result is deterministic.
+    std::vector<Lifetime *> order;
+    for (Lifetime &l : buffers)
+      order.push_back(&l);
+    llvm::stable_sort(order, [](const Lifetime *a, const Lifetime *b) {
+      if (a->bytes != b->bytes)
+        return a->bytes > b->bytes;
+      return a->first < b->first;
+    });
+
+    int64_t arenaBytes = 0;
+    std::vector<Lifetime *> placed;
+    for (Lifetime *l : order) {
+      // Placed buffers alive at the same time, by offset.
+      std::vector<Lifetime *> live;
+      for (Lifetime *p : placed)
+        if (p->first <= l->last && l->first <= p->last)
+          live.push_back(p);
+      llvm::sort(live, [](const Lifetime *a, const Lifetime *b) {
+        return a->offset < b->offset;
+      });
+      int64_t offset = 0;
+      for (Lifetime *p : live) {
+        if (offset + l->bytes <= p->offset)
+          break;
+        offset = std::max(offset, p->offset + p->bytes);
+      }
+      l->offset = offset;
+      arenaBytes = std::max(arenaBytes, offset + l->bytes);
+      placed.push_back(l);
+    }
+
+    for (Lifetime &l : buffers) {
+      OpBuilder b(l.alloc);
+      Value slice = rt::ArenaSliceOp::create(b, l.alloc.getLoc(),
+                                             l.alloc.getBuffer().getType(),
+                                             l.offset, l.alloc.getBytes());
+      l.alloc.getBuffer().replaceAllUsesWith(slice);
+      l.alloc.erase();
+    }
+    Builder b(func.getContext());
+    func->setAttr("weftrt.arena_bytes", b.getI64IntegerAttr(arenaBytes));
+  }
+};
+
+} // namespace

@@ -1,0 +1,37 @@
+//===- Passes.h - weft's passes and pipelines ----------------------*- C++
+//-*-===//
+#ifndef WEFT_PASSES_PASSES_H
+#define WEFT_PASSES_PASSES_H
+
+#include "dialects/weft/WeftOps.h"
+#include "dialects/weftrt/WeftRtOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
+
+namespace weft {
+
+#define GEN_PASS_DECL
+#include "passes/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "passes/Passes.h.inc"
+
+/// The element type's code in KernelABI.h (WeftDType), or -1.
+int64_t dtypeCodeOf(mlir::Type elementType);
+/// The dtype name used in signatures and manifests ("f32", "i64", ...).
+llvm::StringRef dtypeNameOf(mlir::Type elementType);
+/// Bytes of a static tensor, booleans taking one byte each.
+int64_t tensorBytes(mlir::RankedTensorType type);
+
+/// Everything from an imported weft module to LLVM dialect for one rank on
+/// the CPU: cleanup, lowering to runtime calls, buffer assignment, LLVM.
+void buildCpuInferencePipeline(mlir::OpPassManager &pm);
+/// Registers the pipelines with names for weft-opt (`weft-cpu-pipeline`).
+void registerPipelines();
+
+} // namespace weft
+
+#endif // WEFT_PASSES_PASSES_H

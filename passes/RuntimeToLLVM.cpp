@@ -1,0 +1,226 @@
+//===- RuntimeToLLVM.cpp - weftrt -> LLVM dialect calls of the runtime ----===//
+//
+//   weft_model_run(ptr arena, ptr params, ptr inputs, ptr outputs)
+//
+// Buffers become pointers (arena + offset, or loaded from the params /
+// inputs / outputs tables), each launch stores its buffers in a stack array
+// and calls weft_k_<kernel>(array, descriptor). Descriptors and constants are
+// private globals; the signature is the JSON string weft_model_signature.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/JSON.h"
+
+namespace weft {
+#define GEN_PASS_DEF_RUNTIMETOLLVM
+#include "passes/Passes.h.inc"
+} // namespace weft
+
+using namespace mlir;
+using namespace weft;
+
+namespace {
+
+/// The bytes of a constant in the runtime's layout: little-endian elements,
+/// booleans one byte each.
+std::string elementsToBytes(ElementsAttr attr) {
+  auto type = cast<ShapedType>(attr.getType());
+  Type elementType = type.getElementType();
+  std::string bytes;
+  auto appendInt = [&](const APInt &v, unsigned byteWidth) {
+    uint64_t word = v.getZExtValue();
+    for (unsigned i = 0; i < byteWidth; ++i)
+      bytes.push_back(static_cast<char>((word >> (8 * i)) & 0xff));
+  };
+  unsigned width = elementType.getIntOrFloatBitWidth();
+  unsigned byteWidth = std::max(1u, width / 8);
+  if (isa<FloatType>(elementType)) {
+    for (APFloat v : attr.getValues<APFloat>())
+      appendInt(v.bitcastToAPInt(), byteWidth);
+  } else {
+    for (APInt v : attr.getValues<APInt>())
+      appendInt(width == 1 ? APInt(8, v.getBoolValue() ? 1 : 0) : v, byteWidth);
+  }
+  return bytes;
+}
+
+llvm::json::Array slotsToJson(ArrayAttr slots) {
+  llvm::json::Array out;
+  for (Attribute a : slots) {
+    auto dict = cast<DictionaryAttr>(a);
+    auto type =
+        cast<RankedTensorType>(cast<TypeAttr>(dict.get("type")).getValue());
+    llvm::json::Array shape;
+    for (int64_t d : type.getShape())
+      shape.push_back(d);
+    out.push_back(llvm::json::Object{
+        {"name", cast<StringAttr>(dict.get("name")).getValue()},
+        {"dtype", dtypeNameOf(type.getElementType())},
+        {"shape", std::move(shape)}});
+  }
+  return out;
+}
+
+struct RuntimeToLLVMPass
+    : public weft::impl::RuntimeToLLVMBase<RuntimeToLLVMPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto func = module.lookupSymbol<func::FuncOp>("weft_model_run");
+    if (!func) {
+      module.emitError(
+          "no weft_model_run function: run weft-lower-to-runtime first");
+      return signalPassFailure();
+    }
+    if (failed(lower(module, func)))
+      return signalPassFailure();
+  }
+
+  LogicalResult lower(ModuleOp module, func::FuncOp func) {
+    MLIRContext *ctx = module.getContext();
+    auto ptrType = LLVM::LLVMPointerType::get(ctx);
+    auto i8Type = IntegerType::get(ctx, 8);
+    auto i64Type = IntegerType::get(ctx, 64);
+    auto voidType = LLVM::LLVMVoidType::get(ctx);
+    Location loc = func.getLoc();
+
+    auto arenaAttr = func->getAttrOfType<IntegerAttr>("weftrt.arena_bytes");
+    auto inputs = func->getAttrOfType<ArrayAttr>("weftrt.inputs");
+    auto params = func->getAttrOfType<ArrayAttr>("weftrt.params");
+    auto outputs = func->getAttrOfType<ArrayAttr>("weftrt.outputs");
+    if (!inputs || !params || !outputs)
+      return func.emitError(
+          "lacks the signature weft-lower-to-runtime records");
+    for (Operation &op : func.getBody().front())
+      if (isa<rt::AllocOp>(op))
+        return op.emitError("is not placed: run weftrt-assign-buffers first");
+
+    OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
+
+    // The signature the executor checks inputs and parameters against.
+    llvm::json::Object signature{
+        {"format_version", 1},
+        {"arena_bytes", arenaAttr ? arenaAttr.getInt() : 0},
+        {"arena_alignment", 64},
+        {"params", slotsToJson(params)},
+        {"inputs", slotsToJson(inputs)},
+        {"outputs", slotsToJson(outputs)}};
+    std::string json;
+    llvm::raw_string_ostream(json) << llvm::json::Value(std::move(signature));
+    json.push_back('\0');
+    LLVM::GlobalOp::create(mb, loc,
+                           LLVM::LLVMArrayType::get(i8Type, json.size()),
+                           /*isConstant=*/true, LLVM::Linkage::External,
+                           "weft_model_signature", mb.getStringAttr(json));
+
+    // Kernel declarations, created on first use.
+    llvm::StringMap<LLVM::LLVMFuncOp> kernels;
+    auto kernelDecl = [&](StringRef kernel) {
+      auto &decl = kernels[kernel];
+      if (!decl)
+        decl = LLVM::LLVMFuncOp::create(
+            mb, loc, ("weft_k_" + kernel).str(),
+            LLVM::LLVMFunctionType::get(voidType, {ptrType, ptrType}));
+      return decl;
+    };
+    // Private read-only globals (descriptors are shared when equal).
+    unsigned globalCount = 0;
+    std::map<std::vector<int64_t>, LLVM::GlobalOp> descGlobals;
+    auto descGlobal = [&](ArrayRef<int64_t> desc) {
+      std::vector<int64_t> key(desc.begin(), desc.end());
+      auto &global = descGlobals[key];
+      if (!global) {
+        auto arrayType = LLVM::LLVMArrayType::get(i64Type, desc.size());
+        auto value = DenseElementsAttr::get(
+            RankedTensorType::get({static_cast<int64_t>(desc.size())}, i64Type),
+            desc);
+        global = LLVM::GlobalOp::create(
+            mb, loc, arrayType, /*isConstant=*/true, LLVM::Linkage::Private,
+            "__weft_desc_" + std::to_string(globalCount++), value);
+      }
+      return global;
+    };
+
+    auto fnType = LLVM::LLVMFunctionType::get(
+        voidType, {ptrType, ptrType, ptrType, ptrType});
+    auto llvmFunc = LLVM::LLVMFuncOp::create(mb, loc, "weft_model_run", fnType);
+    Block *entry = llvmFunc.addEntryBlock(mb);
+    Value arena = entry->getArgument(0);
+    Value paramTable = entry->getArgument(1);
+    Value inputTable = entry->getArgument(2);
+    Value outputTable = entry->getArgument(3);
+    OpBuilder b = OpBuilder::atBlockBegin(entry);
+
+    // One stack array of pointers, sized for the widest launch.
+    int64_t maxBuffers = 1;
+    func.walk([&](rt::LaunchOp launch) {
+      maxBuffers = std::max<int64_t>(maxBuffers, launch.getBuffers().size());
+    });
+    Value count = LLVM::ConstantOp::create(b, loc, i64Type,
+                                           b.getI64IntegerAttr(maxBuffers));
+    Value bufferArray = LLVM::AllocaOp::create(b, loc, ptrType, ptrType, count,
+                                               /*alignment=*/8);
+
+    auto loadSlot = [&](Value table, int64_t index) -> Value {
+      Value addr = LLVM::GEPOp::create(
+          b, loc, ptrType, ptrType, table,
+          ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(index)});
+      return LLVM::LoadOp::create(b, loc, ptrType, addr);
+    };
+
+    DenseMap<Value, Value> pointers;
+    for (Operation &op : func.getBody().front()) {
+      Location opLoc = op.getLoc();
+      if (auto slice = dyn_cast<rt::ArenaSliceOp>(op)) {
+        Value offset = LLVM::ConstantOp::create(
+            b, opLoc, i64Type, b.getI64IntegerAttr(slice.getOffset()));
+        pointers[slice] = LLVM::GEPOp::create(b, opLoc, ptrType, i8Type, arena,
+                                              ValueRange{offset});
+      } else if (auto param = dyn_cast<rt::ParamOp>(op)) {
+        pointers[param] = loadSlot(paramTable, param.getIndex());
+      } else if (auto input = dyn_cast<rt::InputOp>(op)) {
+        pointers[input] = loadSlot(inputTable, input.getIndex());
+      } else if (auto output = dyn_cast<rt::OutputOp>(op)) {
+        pointers[output] = loadSlot(outputTable, output.getIndex());
+      } else if (auto constant = dyn_cast<rt::ConstantOp>(op)) {
+        std::string bytes = elementsToBytes(constant.getValue());
+        if (bytes.empty())
+          bytes.push_back('\0');
+        auto global = LLVM::GlobalOp::create(
+            mb, opLoc, LLVM::LLVMArrayType::get(i8Type, bytes.size()),
+            /*isConstant=*/true, LLVM::Linkage::Private,
+            "__weft_const_" + std::to_string(globalCount++),
+            mb.getStringAttr(bytes), /*alignment=*/64);
+        pointers[constant] = LLVM::AddressOfOp::create(b, opLoc, global);
+      } else if (auto launch = dyn_cast<rt::LaunchOp>(op)) {
+        for (auto [i, buffer] : llvm::enumerate(launch.getBuffers())) {
+          Value slot = LLVM::GEPOp::create(
+              b, opLoc, ptrType, ptrType, bufferArray,
+              ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
+          LLVM::StoreOp::create(b, opLoc, pointers.lookup(buffer), slot);
+        }
+        Value desc =
+            LLVM::AddressOfOp::create(b, opLoc, descGlobal(launch.getDesc()));
+        LLVM::CallOp::create(b, opLoc, kernelDecl(launch.getKernel()),
+                             ValueRange{bufferArray, desc});
+      } else if (auto copy = dyn_cast<rt::CopyOp>(op)) {
+        Value bytes = LLVM::ConstantOp::create(
+            b, opLoc, i64Type, b.getI64IntegerAttr(copy.getBytes()));
+        LLVM::MemcpyOp::create(b, opLoc, pointers.lookup(copy.getTarget()),
+                               pointers.lookup(copy.getSource()), bytes,
+                               /*isVolatile=*/false);
+      } else if (isa<func::ReturnOp>(op)) {
+        LLVM::ReturnOp::create(b, opLoc, ValueRange{});
+      } else {
+        return op.emitError("cannot be lowered to LLVM by weftrt-to-llvm");
+      }
+    }
+    func.erase();
+    return success();
+  }
+};
+
+} // namespace

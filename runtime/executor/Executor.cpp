@@ -1,0 +1,506 @@
+//===- Executor.cpp - Runs a compiled model on .npy inputs ----------------===//
+
+#include "weft/runtime/Executor.h"
+
+#include "weft/runtime/FileUtil.h"
+#include "weft/runtime/Json.h"
+#include "weft/runtime/Npy.h"
+#include "weft/runtime/Safetensors.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace weft {
+
+//===----------------------------------------------------------------------===//
+// Signature
+//===----------------------------------------------------------------------===//
+
+static bool parseTensorList(const JsonValue &root, const char *key,
+                            std::vector<TensorSpec> &out, std::string &error) {
+  const JsonValue *list = root.get(key);
+  if (!list || !list->isArray()) {
+    error = std::string("\"") + key + "\" is missing or not an array";
+    return false;
+  }
+  std::unordered_set<std::string> names;
+  for (size_t i = 0; i < list->size(); ++i) {
+    const JsonValue &item = list->at(i);
+    std::string where = std::string(key) + "[" + std::to_string(i) + "]";
+    if (!item.isObject()) {
+      error = where + " is not an object";
+      return false;
+    }
+    const JsonValue *name = item.get("name");
+    const JsonValue *dtype = item.get("dtype");
+    const JsonValue *shape = item.get("shape");
+    if (!name || !name->isString() || name->asString().empty()) {
+      error = where + " has no \"name\"";
+      return false;
+    }
+    TensorSpec spec;
+    spec.name = name->asString();
+    where += " ('" + spec.name + "')";
+    if (!names.insert(spec.name).second) {
+      error = where + ": the name appears twice";
+      return false;
+    }
+    if (!dtype || !parseDTypeName(dtype->asString(), spec.dtype)) {
+      error = where + ": missing or unknown \"dtype\"";
+      return false;
+    }
+    if (!shape || !shape->isArray()) {
+      error = where + ": missing or non-array \"shape\"";
+      return false;
+    }
+    for (size_t d = 0; d < shape->size(); ++d) {
+      if (!shape->at(d).isInteger() || shape->at(d).asInt() < 0) {
+        error = where + ": invalid dimension in \"shape\"";
+        return false;
+      }
+      spec.shape.push_back(shape->at(d).asInt());
+    }
+    int64_t count = 0, elementSize = weftDTypeSize(spec.dtype);
+    if (!shapeNumElements(spec.shape, count, elementSize)) {
+      error = where + ": shape " + formatShape(spec.shape) + " is too large";
+      return false;
+    }
+    spec.byteSize = static_cast<uint64_t>(count * elementSize);
+    out.push_back(std::move(spec));
+  }
+  return true;
+}
+
+bool parseModelSignature(std::string_view json, ModelSignature &out,
+                         std::string &error) {
+  JsonValue root;
+  std::string reason;
+  if (!parseJson(json, root, reason)) {
+    error = "invalid model signature: " + reason;
+    return false;
+  }
+  auto fail = [&](const std::string &what) {
+    error = "invalid model signature: " + what;
+    return false;
+  };
+  if (!root.isObject())
+    return fail("not a JSON object");
+  ModelSignature sig;
+  const JsonValue *version = root.get("format_version");
+  if (!version || !version->isInteger())
+    return fail("missing \"format_version\"");
+  sig.formatVersion = version->asInt();
+  if (sig.formatVersion != 1)
+    return fail("unsupported format_version " +
+                std::to_string(sig.formatVersion) + " (this runtime reads 1)");
+  const JsonValue *arena = root.get("arena_bytes");
+  if (!arena || !arena->isInteger() || arena->asInt() < 0)
+    return fail("missing or negative \"arena_bytes\"");
+  sig.arenaBytes = static_cast<uint64_t>(arena->asInt());
+  if (const JsonValue *align = root.get("arena_alignment")) {
+    int64_t a = align->asInt();
+    if (!align->isInteger() || a <= 0 || (a & (a - 1)) != 0 ||
+        a > (int64_t(1) << 30))
+      return fail("\"arena_alignment\" is not a power of two");
+    sig.arenaAlignment = static_cast<uint64_t>(a);
+  }
+  if (!parseTensorList(root, "params", sig.params, reason) ||
+      !parseTensorList(root, "inputs", sig.inputs, reason) ||
+      !parseTensorList(root, "outputs", sig.outputs, reason))
+    return fail(reason);
+  out = std::move(sig);
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Command line
+//===----------------------------------------------------------------------===//
+
+std::string runUsage(const std::string &prog) {
+  return "usage: " + prog +
+         " [--bundle DIR] --input NAME=FILE.npy ... --output-dir DIR "
+         "[--repeat N] [--warmup N] [--quiet]";
+}
+
+static bool parseInt64(const std::string &text, int64_t &out) {
+  if (text.empty())
+    return false;
+  errno = 0;
+  char *end = nullptr;
+  long long v = std::strtoll(text.c_str(), &end, 10);
+  if (errno != 0 || !end || *end != '\0')
+    return false;
+  out = v;
+  return true;
+}
+
+Status parseRunOptions(int argc, char *const *argv, RunOptions &out) {
+  bool haveOutputDir = false;
+  for (int i = 0; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      out.help = true;
+      continue;
+    }
+    if (arg == "--quiet" || arg == "-q") {
+      out.quiet = true;
+      continue;
+    }
+    if (arg.size() < 2 || arg[0] != '-')
+      return Status::badUsage("unexpected argument '" + arg + "'");
+    // Options with a value: "--opt VALUE" or "--opt=VALUE".
+    std::string flag = arg, value;
+    size_t eq = arg.find('=');
+    bool inlineValue = eq != std::string::npos && arg.compare(0, 2, "--") == 0;
+    if (inlineValue) {
+      flag = arg.substr(0, eq);
+      value = arg.substr(eq + 1);
+    }
+    if (flag != "--bundle" && flag != "--input" && flag != "--output-dir" &&
+        flag != "--repeat" && flag != "--warmup")
+      return Status::badUsage("unknown option '" + arg + "'");
+    if (!inlineValue) {
+      if (i + 1 >= argc)
+        return Status::badUsage("option '" + flag + "' needs a value");
+      value = argv[++i];
+    }
+    if (flag == "--bundle") {
+      if (value.empty())
+        return Status::badUsage("--bundle needs a directory");
+      out.bundleDir = value;
+    } else if (flag == "--output-dir") {
+      if (value.empty())
+        return Status::badUsage("--output-dir needs a directory");
+      out.outputDir = value;
+      haveOutputDir = true;
+    } else if (flag == "--input") {
+      size_t sep = value.find('=');
+      if (sep == std::string::npos || sep == 0 || sep + 1 == value.size())
+        return Status::badUsage("--input expects NAME=FILE.npy, got '" + value +
+                                "'");
+      out.inputs.emplace_back(value.substr(0, sep), value.substr(sep + 1));
+    } else if (flag == "--repeat") {
+      if (!parseInt64(value, out.repeat) || out.repeat < 1)
+        return Status::badUsage("--repeat expects a positive integer, got '" +
+                                value + "'");
+      out.timed = true;
+    } else { // --warmup
+      if (!parseInt64(value, out.warmup) || out.warmup < 0)
+        return Status::badUsage(
+            "--warmup expects a non-negative integer, got '" + value + "'");
+    }
+  }
+  if (!out.help && !haveOutputDir && !out.timed)
+    return Status::badUsage("--output-dir is required");
+  return Status::success();
+}
+
+Status currentRank(int64_t &rank) {
+  rank = 0;
+  for (const char *var : {"OMPI_COMM_WORLD_RANK", "RANK", "SLURM_PROCID"}) {
+    const char *value = std::getenv(var);
+    if (!value || !*value)
+      continue;
+    if (!parseInt64(value, rank) || rank < 0)
+      return Status::badInput(std::string("invalid rank in ") + var + "='" +
+                              value + "'");
+    return Status::success();
+  }
+  return Status::success();
+}
+
+std::string paramsFileName(int64_t rank) {
+  return "params.rank" + std::to_string(rank) + ".safetensors";
+}
+
+std::string outputFileName(const std::string &name) {
+  std::string file = name;
+  for (char &c : file) {
+    bool keep = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+                (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+    if (!keep)
+      c = '_';
+  }
+  // "." and ".." would not name a file inside the output directory.
+  if (file == "." || file == "..")
+    file = std::string(file.size(), '_');
+  return file + ".npy";
+}
+
+//===----------------------------------------------------------------------===//
+// Executor
+//===----------------------------------------------------------------------===//
+
+Status Executor::init(std::string_view signatureJson, WeftModelRunFn run) {
+  std::string error;
+  if (!parseModelSignature(signatureJson, sig_, error))
+    return Status::failure(error);
+  run_ = run;
+  params_.clear();
+  params_.resize(sig_.params.size());
+  inputs_.clear();
+  inputs_.resize(sig_.inputs.size());
+  inputSet_.assign(sig_.inputs.size(), false);
+  outputs_.clear();
+  outputs_.resize(sig_.outputs.size());
+  // Two outputs must not land in the same file.
+  std::unordered_map<std::string, std::string> files;
+  for (const TensorSpec &out : sig_.outputs) {
+    std::string file = outputFileName(out.name);
+    auto inserted = files.emplace(file, out.name);
+    if (!inserted.second)
+      return Status::failure("outputs '" + inserted.first->second + "' and '" +
+                             out.name + "' would both be written to " + file);
+  }
+  return Status::success();
+}
+
+static std::string listNames(const std::vector<TensorSpec> &specs) {
+  std::string s;
+  for (const TensorSpec &spec : specs) {
+    if (!s.empty())
+      s += ", ";
+    s += spec.name;
+  }
+  return s.empty() ? "none" : s;
+}
+
+Status Executor::loadParams(const std::string &path) {
+  if (sig_.params.empty())
+    return Status::success();
+  SafetensorsReader reader;
+  std::string error;
+  if (!reader.open(path, error)) {
+    std::string needed = "'" + sig_.params[0].name + "'";
+    if (sig_.params.size() > 1)
+      needed += " and " + std::to_string(sig_.params.size() - 1) + " more";
+    return Status::badInput("cannot read parameters: " + error +
+                            " (needed for " + needed + ")");
+  }
+  for (size_t i = 0; i < sig_.params.size(); ++i) {
+    const TensorSpec &spec = sig_.params[i];
+    const SafetensorsEntry *entry = reader.find(spec.name);
+    if (!entry)
+      return Status::badInput(path + ": parameter '" + spec.name +
+                              "' is missing (expected " +
+                              formatTensorType(spec.dtype, spec.shape) + ")");
+    if (entry->dtype != spec.dtype || entry->shape != spec.shape)
+      return Status::badInput(
+          path + ": parameter '" + spec.name + "': expected " +
+          formatTensorType(spec.dtype, spec.shape) + ", got " +
+          formatTensorType(entry->dtype, entry->shape));
+    if (!reader.readTensor(*entry, params_[i], error))
+      return Status::badInput(error);
+  }
+  return Status::success();
+}
+
+Status Executor::setInput(size_t index, HostTensor tensor) {
+  const TensorSpec &spec = sig_.inputs[index];
+  if (tensor.dtype != spec.dtype || tensor.shape != spec.shape)
+    return Status::badInput("input '" + spec.name + "': expected " +
+                            formatTensorType(spec.dtype, spec.shape) +
+                            ", got " +
+                            formatTensorType(tensor.dtype, tensor.shape));
+  inputs_[index] = std::move(tensor);
+  inputSet_[index] = true;
+  return Status::success();
+}
+
+Status Executor::loadInputs(
+    const std::vector<std::pair<std::string, std::string>> &inputs) {
+  // Names first: unknown, duplicate and missing inputs are reported before
+  // any file is read.
+  std::vector<int> fileOf(sig_.inputs.size(), -1);
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const std::string &name = inputs[k].first;
+    size_t index = sig_.inputs.size();
+    for (size_t i = 0; i < sig_.inputs.size(); ++i)
+      if (sig_.inputs[i].name == name)
+        index = i;
+    if (index == sig_.inputs.size())
+      return Status::badInput(
+          "unknown input '" + name + "' (in " + inputs[k].second +
+          "); the model's inputs are: " + listNames(sig_.inputs));
+    if (fileOf[index] >= 0)
+      return Status::badInput("input '" + name + "' is given twice (" +
+                              inputs[fileOf[index]].second + " and " +
+                              inputs[k].second + ")");
+    fileOf[index] = static_cast<int>(k);
+  }
+  for (size_t i = 0; i < sig_.inputs.size(); ++i) {
+    const TensorSpec &spec = sig_.inputs[i];
+    if (fileOf[i] < 0)
+      return Status::badInput("missing input '" + spec.name + "' (expected " +
+                              formatTensorType(spec.dtype, spec.shape) +
+                              "); pass --input " + spec.name + "=FILE.npy");
+  }
+  for (size_t i = 0; i < sig_.inputs.size(); ++i) {
+    const TensorSpec &spec = sig_.inputs[i];
+    const std::string &file = inputs[fileOf[i]].second;
+    HostTensor tensor;
+    std::string error;
+    if (!readNpy(file, tensor, error, spec.dtype))
+      return Status::badInput("input '" + spec.name + "': " + error);
+    if (tensor.dtype != spec.dtype || tensor.shape != spec.shape)
+      return Status::badInput(
+          "input '" + spec.name + "' (in " + file + "): expected " +
+          formatTensorType(spec.dtype, spec.shape) + ", got " +
+          formatTensorType(tensor.dtype, tensor.shape));
+    inputs_[i] = std::move(tensor);
+    inputSet_[i] = true;
+  }
+  return Status::success();
+}
+
+Status Executor::prepare() {
+  for (size_t i = 0; i < sig_.inputs.size(); ++i)
+    if (!inputSet_[i])
+      return Status::badInput("missing input '" + sig_.inputs[i].name + "'");
+  for (size_t i = 0; i < sig_.params.size(); ++i)
+    if (!params_[i].data.data())
+      return Status::badInput("parameter '" + sig_.params[i].name +
+                              "' was not loaded");
+  uint64_t arenaBytes = std::max<uint64_t>(sig_.arenaBytes, 64);
+  if (!arena_.allocate(arenaBytes, sig_.arenaAlignment, /*zero=*/true))
+    return Status::failure("out of memory allocating the " +
+                           std::to_string(arenaBytes) + "-byte arena");
+  for (size_t i = 0; i < sig_.outputs.size(); ++i) {
+    const TensorSpec &spec = sig_.outputs[i];
+    outputs_[i].dtype = spec.dtype;
+    outputs_[i].shape = spec.shape;
+    if (!outputs_[i].data.allocate(spec.byteSize, AlignedBuffer::kAlignment,
+                                   /*zero=*/true))
+      return Status::failure("out of memory allocating output '" + spec.name +
+                             "' (" + std::to_string(spec.byteSize) + " bytes)");
+  }
+  paramPtrs_.clear();
+  inputPtrs_.clear();
+  outputPtrs_.clear();
+  for (HostTensor &t : params_)
+    paramPtrs_.push_back(t.data.data());
+  for (HostTensor &t : inputs_)
+    inputPtrs_.push_back(t.data.data());
+  for (HostTensor &t : outputs_)
+    outputPtrs_.push_back(t.data.data());
+  return Status::success();
+}
+
+void Executor::run() {
+  run_(arena_.data(), paramPtrs_.data(), inputPtrs_.data(), outputPtrs_.data());
+}
+
+Status Executor::writeOutputs(const std::string &dir) const {
+  std::string error;
+  if (!makeDirectories(dir, error))
+    return Status::badInput("output directory: " + error);
+  for (size_t i = 0; i < sig_.outputs.size(); ++i) {
+    std::string path = joinPath(dir, outputFileName(sig_.outputs[i].name));
+    if (!writeNpy(path, outputs_[i], error))
+      return Status::failure("cannot write output '" + sig_.outputs[i].name +
+                             "': " + error);
+  }
+  return Status::success();
+}
+
+//===----------------------------------------------------------------------===//
+// main()
+//===----------------------------------------------------------------------===//
+
+static int report(const Status &status, const std::string &prog) {
+  if (status.ok())
+    return 0;
+  std::fflush(stdout);
+  std::fprintf(stderr, "weft: error: %s\n", status.message.c_str());
+  if (status.showUsage)
+    std::fprintf(stderr, "%s\n", runUsage(prog).c_str());
+  std::fflush(stderr);
+  return status.code;
+}
+
+int executorMain(int argc, char **argv, const char *signatureJson,
+                 WeftModelRunFn run) {
+  std::string prog = argc > 0 ? fileName(argv[0]) : "model";
+  RunOptions options;
+  Status status = parseRunOptions(argc > 0 ? argc - 1 : 0,
+                                  argc > 0 ? argv + 1 : argv, options);
+  if (!status.ok())
+    return report(status, prog);
+  if (options.help) {
+    std::printf("%s\n", runUsage(prog).c_str());
+    return 0;
+  }
+
+  Executor executor;
+  if (!(status = executor.init(signatureJson ? signatureJson : "", run)).ok())
+    return report(status, prog);
+
+  std::string bundle = options.bundleDir;
+  if (bundle.empty()) {
+    bundle = executableDirectory();
+    if (bundle.empty())
+      return report(Status::failure("cannot find the executable's directory; "
+                                    "pass --bundle DIR"),
+                    prog);
+  } else if (!isDirectory(bundle)) {
+    return report(
+        Status::badInput("bundle directory '" + bundle + "' does not exist"),
+        prog);
+  }
+  int64_t rank = 0;
+  if (!(status = currentRank(rank)).ok() ||
+      !(status = executor.loadParams(joinPath(bundle, paramsFileName(rank))))
+           .ok() ||
+      !(status = executor.loadInputs(options.inputs)).ok())
+    return report(status, prog);
+  // Create the output directory before running, so a bad one fails fast.
+  if (!options.outputDir.empty()) {
+    std::string error;
+    if (!makeDirectories(options.outputDir, error))
+      return report(Status::badInput("output directory: " + error), prog);
+  }
+  if (!(status = executor.prepare()).ok())
+    return report(status, prog);
+
+  for (int64_t i = 0; i < options.warmup; ++i)
+    executor.run();
+  std::vector<double> times;
+  times.reserve(static_cast<size_t>(options.repeat));
+  for (int64_t i = 0; i < options.repeat; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    executor.run();
+    auto end = std::chrono::steady_clock::now();
+    times.push_back(std::chrono::duration<double>(end - start).count());
+  }
+
+  if (!options.outputDir.empty() &&
+      !(status = executor.writeOutputs(options.outputDir)).ok())
+    return report(status, prog);
+
+  if (options.timed && !options.quiet) {
+    double sum = 0;
+    for (double t : times)
+      sum += t;
+    std::vector<double> sorted = times;
+    std::sort(sorted.begin(), sorted.end());
+    size_t n = sorted.size();
+    double median =
+        n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+    JsonValue line = JsonValue::object();
+    line.set("iterations", JsonValue::integer(options.repeat));
+    line.set("mean_s", JsonValue::number(sum / static_cast<double>(n)));
+    line.set("median_s", JsonValue::number(median));
+    line.set("min_s", JsonValue::number(sorted.front()));
+    std::printf("%s\n", line.dump().c_str());
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
+} // namespace weft

@@ -1,0 +1,149 @@
+//===- Executor.h - Runs a compiled model on .npy inputs ------------------===//
+//
+// The bundle executable's main() is
+//
+//   int main(int argc, char **argv) {
+//     return weft::executorMain(argc, argv, weft_model_signature,
+//                               weft_model_run);
+//   }
+//
+// and its command line is
+//
+//   model [--bundle DIR] --input NAME=FILE.npy ... --output-dir DIR
+//         [--repeat N] [--warmup W] [--quiet]
+//
+// Parameters come from DIR/params.rank<R>.safetensors (R from
+// OMPI_COMM_WORLD_RANK, RANK or SLURM_PROCID, else 0; DIR defaults to the
+// executable's directory); outputs go to OUTPUT_DIR/<name>.npy. With
+// --repeat, W untimed and N timed runs are made and one JSON line
+// {"iterations":N,"mean_s":...,"median_s":...,"min_s":...} is printed
+// (--quiet drops it; --output-dir is optional then). Exit codes: 0 ok, 2 bad
+// usage or input, 1 anything else.
+//
+// Everything is also available piecewise (the Executor class) so tests can
+// drive it without a compiled model.
+//
+//===----------------------------------------------------------------------===//
+#ifndef WEFT_RUNTIME_EXECUTOR_H
+#define WEFT_RUNTIME_EXECUTOR_H
+
+#include "weft/runtime/ModelABI.h"
+#include "weft/runtime/Tensor.h"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace weft {
+
+/// The outcome of a step: exit code 0 (ok), 2 (bad usage or input) or 1.
+struct Status {
+  int code = 0;
+  std::string message;
+  bool showUsage = false; ///< print the usage line after the message
+
+  static Status success() { return Status(); }
+  static Status badInput(std::string message) {
+    return Status{2, std::move(message), false};
+  }
+  static Status badUsage(std::string message) {
+    return Status{2, std::move(message), true};
+  }
+  static Status failure(std::string message) {
+    return Status{1, std::move(message), false};
+  }
+  bool ok() const { return code == 0; }
+};
+
+struct TensorSpec {
+  std::string name;
+  WeftDType dtype = WEFT_F32;
+  std::vector<int64_t> shape;
+  uint64_t byteSize = 0;
+};
+
+struct ModelSignature {
+  int64_t formatVersion = 0;
+  uint64_t arenaBytes = 0;
+  uint64_t arenaAlignment = 64;
+  std::vector<TensorSpec> params, inputs, outputs;
+};
+
+/// Parses and validates weft_model_signature (see ModelABI.h).
+bool parseModelSignature(std::string_view json, ModelSignature &out,
+                         std::string &error);
+
+struct RunOptions {
+  std::string bundleDir; ///< empty: the executable's directory
+  std::vector<std::pair<std::string, std::string>> inputs; ///< name, file
+  std::string outputDir;
+  int64_t repeat = 1;
+  int64_t warmup = 0;
+  bool timed = false; ///< --repeat given
+  bool quiet = false;
+  bool help = false;
+};
+
+/// Parses the executable's arguments (argv[0] excluded: pass argc-1,
+/// argv+1).
+Status parseRunOptions(int argc, char *const *argv, RunOptions &out);
+
+/// The usage line for program `prog`.
+std::string runUsage(const std::string &prog);
+
+/// This process's rank: OMPI_COMM_WORLD_RANK, RANK or SLURM_PROCID (the first
+/// one set), else 0.
+Status currentRank(int64_t &rank);
+
+/// "params.rank<R>.safetensors".
+std::string paramsFileName(int64_t rank);
+
+/// The file name an output is written to: `name` with characters outside
+/// [A-Za-z0-9._-] replaced by '_', plus ".npy".
+std::string outputFileName(const std::string &name);
+
+class Executor {
+public:
+  /// Parses the signature (a bad one is a failure, exit code 1).
+  Status init(std::string_view signatureJson, WeftModelRunFn run);
+  const ModelSignature &signature() const { return sig_; }
+
+  /// Reads every parameter from a safetensors file, checking presence,
+  /// dtype and shape. A model without parameters needs no file.
+  Status loadParams(const std::string &path);
+  /// Reads the inputs from (name, .npy file) pairs: each signature input
+  /// exactly once, with its dtype and shape.
+  Status
+  loadInputs(const std::vector<std::pair<std::string, std::string>> &inputs);
+  /// Sets input `index` directly (dtype and shape are checked).
+  Status setInput(size_t index, HostTensor tensor);
+  /// Allocates the arena and the outputs.
+  Status prepare();
+  /// Runs the model once (after prepare()).
+  void run();
+  /// Writes every output to `dir`/outputFileName(name), creating `dir`.
+  Status writeOutputs(const std::string &dir) const;
+
+  const HostTensor &output(size_t index) const { return outputs_[index]; }
+  const HostTensor &input(size_t index) const { return inputs_[index]; }
+  const HostTensor &param(size_t index) const { return params_[index]; }
+
+private:
+  ModelSignature sig_;
+  WeftModelRunFn run_ = nullptr;
+  AlignedBuffer arena_;
+  std::vector<HostTensor> params_, inputs_, outputs_;
+  std::vector<bool> inputSet_;
+  std::vector<void *> paramPtrs_, inputPtrs_, outputPtrs_;
+};
+
+/// The whole program: parses the arguments, loads, runs, writes outputs and
+/// reports errors ("weft: error: ..." on stderr). Returns the exit code.
+int executorMain(int argc, char **argv, const char *signatureJson,
+                 WeftModelRunFn run);
+
+} // namespace weft
+
+#endif // WEFT_RUNTIME_EXECUTOR_H

@@ -1,0 +1,178 @@
+//===- Loss.cpp - softmax_xent kernel -------------------------------------===//
+//
+// ONNX SoftmaxCrossEntropyLoss on f32 scores [N, C] or [N, C, d1..dk] with
+// i64/i32 labels [N] or [N, d1..dk] and optional class weights [C]:
+//
+//   log_prob = log_softmax(scores, axis 1)
+//   loss[n, d] = -w[label] * log_prob[n, label, d]   (w = 1 without weights)
+//
+// Positions whose label equals ignore_index contribute 0 and weigh 0. The
+// mean divides by the summed weights of the other positions (their count
+// without weights), so it is NaN when every position is ignored, as in
+// ONNX and PyTorch. Per-position losses are summed in double, in order.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelArgs.h"
+#include "Parallel.h"
+#include "RowOps.h"
+#include "Scratch.h"
+#include "VectorMath.h"
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+using namespace weft;
+using namespace weft::cpu;
+
+namespace {
+
+struct XentProblem {
+  int64_t n, c, d; // batch, classes, positions per sample
+  const float *scores;
+  const float *weights; // null without weights
+  float *logProb;       // null unless requested
+  bool hasIgnore;
+  int64_t ignoreIndex;
+};
+
+/// For each of sample `s`'s d positions, the max over classes and the log
+/// of the summed exp(x - max); log_prob = (x - max) - logSum.
+void logSoftmaxTerms(const XentProblem &p, int64_t s, float *mx,
+                     float *logSum) {
+  const float *x = p.scores + s * p.c * p.d;
+  if (p.d == 1) {
+    mx[0] = rowMax(x, p.c);
+    logSum[0] = std::log(rowExpShiftedSum(x, p.c, mx[0]));
+    return;
+  }
+  for (int64_t j = 0; j < p.d; ++j) {
+    mx[j] = -std::numeric_limits<float>::infinity();
+    logSum[j] = 0.0f;
+  }
+  for (int64_t k = 0; k < p.c; ++k)
+    for (int64_t j = 0; j < p.d; ++j)
+      mx[j] = x[k * p.d + j] > mx[j] ? x[k * p.d + j] : mx[j];
+  for (int64_t k = 0; k < p.c; ++k)
+    for (int64_t j = 0; j < p.d; ++j)
+      logSum[j] += fastExp(x[k * p.d + j] - mx[j]);
+  for (int64_t j = 0; j < p.d; ++j)
+    logSum[j] = std::log(logSum[j]);
+}
+
+template <class L>
+void computeLosses(const XentProblem &p, const L *labels, float *loss,
+                   float *weightOf) {
+  // Labels first, serially, so a bad one fails before any work.
+  for (int64_t i = 0; i < p.n * p.d; ++i) {
+    int64_t l = static_cast<int64_t>(labels[i]);
+    if (p.hasIgnore && l == p.ignoreIndex)
+      continue;
+    if (l < 0 || l >= p.c)
+      fatal(kExitBadInput, "softmax_xent: label %lld out of range [0, %lld)",
+            static_cast<long long>(l), static_cast<long long>(p.c));
+  }
+  parallelFor(p.n, grainFor(2 * p.c * p.d), [&](int64_t b, int64_t e) {
+    float *mx = scratch<float>(0, 2 * p.d);
+    float *logSum = mx + p.d;
+    for (int64_t s = b; s < e; ++s) {
+      logSoftmaxTerms(p, s, mx, logSum);
+      const float *x = p.scores + s * p.c * p.d;
+      if (p.logProb) {
+        float *lp = p.logProb + s * p.c * p.d;
+        for (int64_t k = 0; k < p.c; ++k)
+          for (int64_t j = 0; j < p.d; ++j)
+            lp[k * p.d + j] = (x[k * p.d + j] - mx[j]) - logSum[j];
+      }
+      for (int64_t j = 0; j < p.d; ++j) {
+        const int64_t i = s * p.d + j;
+        const int64_t l = static_cast<int64_t>(labels[i]);
+        if (p.hasIgnore && l == p.ignoreIndex) {
+          loss[i] = 0.0f;
+          weightOf[i] = 0.0f;
+          continue;
+        }
+        const float w = p.weights ? p.weights[l] : 1.0f;
+        loss[i] = -w * ((x[l * p.d + j] - mx[j]) - logSum[j]);
+        weightOf[i] = w;
+      }
+    }
+  });
+}
+
+} // namespace
+
+extern "C" void weft_k_softmax_xent(void *const *bufs, const int64_t *desc) {
+  KernelArgs args("softmax_xent", bufs, desc);
+  args.expectAttrs(5);
+  const int64_t reduction = args.attr(0);
+  const bool hasWeights = args.attr(3) != 0;
+  const bool hasLogProb = args.attr(4) != 0;
+  const int expected = 3 + (hasWeights ? 1 : 0) + (hasLogProb ? 1 : 0);
+  args.expectTensors(expected, expected);
+  const TensorArg &scores = args.tensor(0);
+  const TensorArg &labels = args.tensor(1);
+  const int lossIdx = hasWeights ? 3 : 2;
+  const TensorArg &lossT = args.tensor(lossIdx);
+  args.expectDType(0, WEFT_F32);
+  args.expectDType(lossIdx, WEFT_F32);
+  if (hasWeights)
+    args.expectDType(2, WEFT_F32);
+  if (hasLogProb) {
+    args.expectDType(lossIdx + 1, WEFT_F32);
+    args.expectSameNumel(0, lossIdx + 1);
+  }
+  if (scores.rank < 2 || labels.rank != scores.rank - 1 ||
+      labels.dims[0] != scores.dims[0])
+    args.invalid("expected scores [N, C, d...] and labels [N, d...]");
+  for (int i = 2; i < scores.rank; ++i)
+    if (labels.dims[i - 1] != scores.dims[i])
+      args.invalid("labels' trailing dims differ from the scores'");
+  XentProblem p;
+  p.n = scores.dims[0];
+  p.c = scores.dims[1];
+  p.d = scores.extent(2, scores.rank);
+  if (hasWeights && args.tensor(2).numel != p.c)
+    args.invalid("weights must hold one value per class");
+  p.scores = scores.as<float>();
+  p.weights = hasWeights ? args.tensor(2).as<float>() : nullptr;
+  p.logProb = hasLogProb ? args.tensor(lossIdx + 1).as<float>() : nullptr;
+  p.hasIgnore = args.attr(1) != 0;
+  p.ignoreIndex = args.attr(2);
+  const int64_t positions = p.n * p.d;
+  if (reduction == WEFT_LOSS_NONE) {
+    if (lossT.numel != positions)
+      args.invalid("unreduced loss must have the labels' shape");
+  } else if (reduction == WEFT_LOSS_MEAN || reduction == WEFT_LOSS_SUM) {
+    if (lossT.numel != 1)
+      args.invalid("reduced loss must be a scalar");
+  } else {
+    args.invalid("unknown reduction");
+  }
+
+  std::vector<float> weightOf(positions);
+  std::vector<float> perPosition;
+  float *loss = lossT.as<float>();
+  if (reduction != WEFT_LOSS_NONE) {
+    perPosition.resize(positions);
+    loss = perPosition.data();
+  }
+  if (p.c == 0 && positions > 0)
+    args.invalid("scores have no classes");
+  if (labels.dtype == WEFT_I64)
+    computeLosses(p, labels.as<int64_t>(), loss, weightOf.data());
+  else if (labels.dtype == WEFT_I32)
+    computeLosses(p, labels.as<int32_t>(), loss, weightOf.data());
+  else
+    args.unsupportedDType(labels.dtype);
+  if (reduction == WEFT_LOSS_NONE)
+    return;
+  double sum = 0.0, weight = 0.0;
+  for (int64_t i = 0; i < positions; ++i) {
+    sum += loss[i];
+    weight += weightOf[i];
+  }
+  lossT.as<float>()[0] =
+      static_cast<float>(reduction == WEFT_LOSS_SUM ? sum : sum / weight);
+}

@@ -1,0 +1,145 @@
+//===- Normalization.cpp - batch_norm, layer_norm and softmax kernels -----===//
+//
+// All f32. batch_norm is the inference form with given statistics, folded
+// into one multiply-add per element. layer_norm normalizes each row of the
+// trailing dims from `axis` (two passes: mean, then squared deviations).
+// softmax and log_softmax subtract the row max before exponentiating; along
+// a non-innermost axis they work on whole [axis, inner] blocks so the inner
+// loops stay contiguous.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelArgs.h"
+#include "Parallel.h"
+#include "RowOps.h"
+#include "Scratch.h"
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+using namespace weft;
+using namespace weft::cpu;
+
+namespace {
+
+void expectAllF32(const KernelArgs &args) {
+  for (int i = 0; i < args.numTensors(); ++i)
+    if (args.tensor(i).dtype != WEFT_F32)
+      args.unsupportedDType(args.tensor(i).dtype);
+}
+
+} // namespace
+
+extern "C" void weft_k_batch_norm(void *const *bufs, const int64_t *desc) {
+  KernelArgs args("batch_norm", bufs, desc);
+  args.expectTensors(6, 6);
+  args.expectAttrs(1);
+  expectAllF32(args);
+  const TensorArg &x = args.tensor(0);
+  const TensorArg &y = args.tensor(5);
+  if (x.rank < 2)
+    args.invalid("input must have rank >= 2");
+  args.expectSameNumel(0, 5);
+  const int64_t channels = x.dims[1];
+  for (int i = 1; i <= 4; ++i)
+    if (args.tensor(i).numel != channels)
+      args.invalid("scale, bias, mean and var must hold one value per "
+                   "channel");
+  const double eps = args.attrDouble(0);
+  const float *scale = args.tensor(1).as<float>();
+  const float *bias = args.tensor(2).as<float>();
+  const float *mean = args.tensor(3).as<float>();
+  const float *var = args.tensor(4).as<float>();
+  std::vector<float> mul(channels), add(channels);
+  for (int64_t c = 0; c < channels; ++c) {
+    float m = scale[c] / std::sqrt(var[c] + static_cast<float>(eps));
+    mul[c] = m;
+    add[c] = bias[c] - mean[c] * m;
+  }
+  const int64_t planes = x.dims[0] * channels;
+  const int64_t size = x.extent(2, x.rank);
+  const float *px = x.as<float>();
+  float *py = y.as<float>();
+  parallelFor(planes, grainFor(size), [&](int64_t begin, int64_t end) {
+    for (int64_t p = begin; p < end; ++p) {
+      affineRow(px + p * size, py + p * size, size, mul[p % channels],
+                add[p % channels]);
+    }
+  });
+}
+
+extern "C" void weft_k_layer_norm(void *const *bufs, const int64_t *desc) {
+  KernelArgs args("layer_norm", bufs, desc);
+  args.expectAttrs(3);
+  const bool hasBias = args.attr(2) != 0;
+  args.expectTensors(hasBias ? 4 : 3, hasBias ? 4 : 3);
+  expectAllF32(args);
+  const TensorArg &x = args.tensor(0);
+  const TensorArg &y = args.tensor(args.numTensors() - 1);
+  const int64_t axis = args.attr(0);
+  if (axis < 0 || axis > x.rank)
+    args.invalid("axis out of range");
+  args.expectSameNumel(0, args.numTensors() - 1);
+  const int64_t inner = x.extent(static_cast<int>(axis), x.rank);
+  const int64_t rows = inner == 0 ? 0 : x.numel / inner;
+  if (args.tensor(1).numel != inner ||
+      (hasBias && args.tensor(2).numel != inner))
+    args.invalid("scale and bias must hold prod(x.dims[axis:]) values");
+  const float eps = static_cast<float>(args.attrDouble(1));
+  const float *scale = args.tensor(1).as<float>();
+  const float *bias = hasBias ? args.tensor(2).as<float>() : nullptr;
+  const float *px = x.as<float>();
+  float *py = y.as<float>();
+  parallelFor(rows, grainFor(3 * inner), [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r)
+      layerNormRow(px + r * inner, py + r * inner, inner, scale, bias, eps);
+  });
+}
+
+extern "C" void weft_k_softmax(void *const *bufs, const int64_t *desc) {
+  KernelArgs args("softmax", bufs, desc);
+  args.expectTensors(2, 2);
+  args.expectAttrs(2);
+  expectAllF32(args);
+  const TensorArg &x = args.tensor(0);
+  const TensorArg &y = args.tensor(1);
+  args.expectSameNumel(0, 1);
+  const int64_t axis = args.attr(0);
+  const bool log = args.attr(1) != 0;
+  if (x.rank == 0) { // softmax of a single value
+    y.as<float>()[0] = log ? 0.0f : 1.0f;
+    return;
+  }
+  if (axis < 0 || axis >= x.rank)
+    args.invalid("axis out of range");
+  const int64_t n = x.dims[axis];
+  const int64_t inner = x.extent(static_cast<int>(axis) + 1, x.rank);
+  const int64_t outer = x.extent(0, static_cast<int>(axis));
+  if (x.numel == 0)
+    return;
+  const float *px = x.as<float>();
+  float *py = y.as<float>();
+  if (inner == 1) {
+    parallelFor(outer, grainFor(4 * n), [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r)
+        softmaxRow(px + r * n, py + r * n, n, log);
+    });
+    return;
+  }
+  // Tasks are (block, column chunk) pairs so a softmax over a leading axis
+  // still spreads over the pool.
+  constexpr int64_t kColumns = 512;
+  const int64_t chunks = (inner + kColumns - 1) / kColumns;
+  const int64_t width = inner < kColumns ? inner : kColumns;
+  parallelFor(
+      outer * chunks, grainFor(4 * n * width), [&](int64_t begin, int64_t end) {
+        float *acc = scratch<float>(0, 2 * width);
+        for (int64_t t = begin; t < end; ++t) {
+          int64_t r = t / chunks, j0 = (t % chunks) * kColumns;
+          int64_t j1 = j0 + kColumns < inner ? j0 + kColumns : inner;
+          softmaxColumns(px + r * n * inner + j0, py + r * n * inner + j0, n,
+                         inner, j1 - j0, log, acc);
+        }
+      });
+}

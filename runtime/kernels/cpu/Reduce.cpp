@@ -1,0 +1,236 @@
+//===- Reduce.cpp - reduce kernel -----------------------------------------===//
+//
+// Sum, mean and max over a set of axes; f32 and f64 for all three, i64 and
+// i32 for sum and max. Unit dims are dropped and neighbouring dims of the
+// same kind (reduced or kept) merged, so most reductions take the shape
+// [outer, R, inner]: rows (inner = 1) reduce with vectorized row helpers,
+// the rest accumulate whole contiguous rows of `inner` into the result.
+// Interleaved patterns (kept, reduced, kept, reduced, ...) fall back to a
+// per-output-element loop.
+//
+//===----------------------------------------------------------------------===//
+
+#include "DTypes.h"
+#include "Parallel.h"
+#include "RowOps.h"
+#include "VectorMath.h"
+
+#include <limits>
+#include <vector>
+
+using namespace weft;
+using namespace weft::cpu;
+
+namespace {
+
+struct DimGroup {
+  int64_t extent;
+  int64_t stride; // in x, elements
+  bool reduced;
+};
+
+template <class T> T identityOf(bool isMax) {
+  if (!isMax)
+    return T(0);
+  if constexpr (std::numeric_limits<T>::has_infinity)
+    return -std::numeric_limits<T>::infinity();
+  else
+    return std::numeric_limits<T>::lowest();
+}
+
+template <class T> T combine(T a, T b, bool isMax) {
+  return isMax ? (b > a ? b : a) : T(a + b);
+}
+
+template <class T> T reduceRow(const T *x, int64_t n, bool isMax) {
+  if constexpr (std::is_same_v<T, float>) {
+    return isMax ? rowMax(x, n) : rowSum(x, n);
+  } else {
+    T acc = identityOf<T>(isMax);
+    if (isMax)
+      for (int64_t i = 0; i < n; ++i)
+        acc = x[i] > acc ? x[i] : acc;
+    else
+      for (int64_t i = 0; i < n; ++i)
+        acc += x[i];
+    return acc;
+  }
+}
+
+template <class T>
+void reduceTyped(const KernelArgs &args, int64_t op,
+                 const std::vector<DimGroup> &groups, const T *x, T *y,
+                 int64_t outCount, int64_t reducedCount) {
+  if constexpr (!std::is_floating_point_v<T>)
+    if (op == WEFT_REDUCE_MEAN)
+      fatal(kExitFailure, "kernel %s: mean is not defined for dtype %s",
+            args.kernel(), dtypeName(args.tensor(0).dtype));
+  const bool isMax = op == WEFT_REDUCE_MAX;
+  const T ident = identityOf<T>(isMax);
+  // Pattern [outer?, R, inner?]?
+  int firstR = -1, lastR = -1;
+  for (int i = 0; i < static_cast<int>(groups.size()); ++i)
+    if (groups[i].reduced) {
+      firstR = firstR < 0 ? i : firstR;
+      lastR = i;
+    }
+  if (firstR < 0) { // nothing to reduce
+    for (int64_t i = 0; i < outCount; ++i)
+      y[i] = x[i];
+  } else if (firstR == lastR && firstR <= 1 &&
+             static_cast<int>(groups.size()) - lastR <= 2) {
+    const int64_t r = groups[firstR].extent;
+    const int64_t inner = firstR + 1 < static_cast<int>(groups.size())
+                              ? groups[firstR + 1].extent
+                              : 1;
+    const int64_t outer = outCount / inner;
+    if (inner == 1) {
+      if (outer == 1 && r >= 2 * kParallelGrain) {
+        // One long row: fixed-size blocks reduced in parallel, then
+        // combined in order, so the result does not depend on threads.
+        const int64_t block = kParallelGrain;
+        const int64_t blocks = (r + block - 1) / block;
+        std::vector<T> partial(blocks);
+        parallelFor(blocks, 1, [&](int64_t b0, int64_t b1) {
+          for (int64_t b = b0; b < b1; ++b) {
+            int64_t lo = b * block, hi = lo + block < r ? lo + block : r;
+            partial[b] = reduceRow(x + lo, hi - lo, isMax);
+          }
+        });
+        T acc = ident;
+        for (T v : partial)
+          acc = combine(acc, v, isMax);
+        y[0] = acc;
+      } else {
+        parallelFor(outer, grainFor(r), [&](int64_t b, int64_t e) {
+          for (int64_t o = b; o < e; ++o)
+            y[o] = reduceRow(x + o * r, r, isMax);
+        });
+      }
+    } else {
+      constexpr int64_t kColumns = 1024;
+      const int64_t chunks = (inner + kColumns - 1) / kColumns;
+      const int64_t width = inner < kColumns ? inner : kColumns;
+      parallelFor(
+          outer * chunks, grainFor(r * width), [&](int64_t b, int64_t e) {
+            for (int64_t t = b; t < e; ++t) {
+              int64_t o = t / chunks, j0 = (t % chunks) * kColumns;
+              int64_t j1 = j0 + kColumns < inner ? j0 + kColumns : inner;
+              T *dst = y + o * inner;
+              const T *src = x + o * r * inner;
+              for (int64_t j = j0; j < j1; ++j)
+                dst[j] = ident;
+              for (int64_t i = 0; i < r; ++i) {
+                const T *row = src + i * inner;
+                if (isMax)
+                  for (int64_t j = j0; j < j1; ++j)
+                    dst[j] = row[j] > dst[j] ? row[j] : dst[j];
+                else
+                  for (int64_t j = j0; j < j1; ++j)
+                    dst[j] += row[j];
+              }
+            }
+          });
+    }
+  } else {
+    // General: walk the reduced dims for each output element.
+    std::vector<DimGroup> kept, red;
+    for (const DimGroup &g : groups)
+      (g.reduced ? red : kept).push_back(g);
+    parallelFor(outCount, grainFor(reducedCount), [&](int64_t b, int64_t e) {
+      int64_t idx[kMaxRank];
+      for (int64_t o = b; o < e; ++o) {
+        int64_t base = 0, rest = o;
+        for (int i = static_cast<int>(kept.size()) - 1; i >= 0; --i) {
+          base += (rest % kept[i].extent) * kept[i].stride;
+          rest /= kept[i].extent;
+        }
+        const int nr = static_cast<int>(red.size());
+        for (int i = 0; i < nr; ++i)
+          idx[i] = 0;
+        T acc = ident;
+        int64_t off = base;
+        for (;;) {
+          acc = combine(acc, x[off], isMax);
+          int i = nr - 1;
+          for (; i >= 0; --i) {
+            off += red[i].stride;
+            if (++idx[i] < red[i].extent)
+              break;
+            off -= red[i].extent * red[i].stride;
+            idx[i] = 0;
+          }
+          if (i < 0)
+            break;
+        }
+        y[o] = acc;
+      }
+    });
+  }
+  if constexpr (std::is_floating_point_v<T>) {
+    if (op == WEFT_REDUCE_MEAN) {
+      const T count = static_cast<T>(reducedCount);
+      for (int64_t i = 0; i < outCount; ++i)
+        y[i] = y[i] / count;
+    }
+  }
+}
+
+} // namespace
+
+extern "C" void weft_k_reduce(void *const *bufs, const int64_t *desc) {
+  KernelArgs args("reduce", bufs, desc);
+  args.expectTensors(2, 2);
+  args.expectAttrs(2);
+  const TensorArg &x = args.tensor(0);
+  const TensorArg &y = args.tensor(1);
+  args.expectDType(1, x.dtype);
+  const int64_t op = args.attr(0);
+  const int64_t naxes = args.attr(1);
+  const int64_t *axes = args.attrArray(2, naxes);
+  if (op != WEFT_REDUCE_SUM && op != WEFT_REDUCE_MEAN && op != WEFT_REDUCE_MAX)
+    args.invalid("unknown reduce op");
+  bool reducedAxis[kMaxRank] = {};
+  for (int64_t i = 0; i < naxes; ++i) {
+    if (axes[i] < 0 || axes[i] >= x.rank)
+      args.invalid("axis out of range");
+    reducedAxis[axes[i]] = true;
+  }
+  int64_t reducedCount = 1;
+  for (int d = 0; d < x.rank; ++d)
+    if (reducedAxis[d])
+      reducedCount *= x.dims[d];
+  const int64_t outCount = reducedCount == 0 ? y.numel : x.numel / reducedCount;
+  if (y.numel != outCount)
+    args.invalid("result size does not match the reduced input");
+
+  // Merge dims; strides are x's row-major strides of each merged group.
+  std::vector<DimGroup> groups;
+  int64_t stride = 1;
+  for (int d = x.rank - 1; d >= 0; --d) {
+    int64_t extent = x.dims[d];
+    if (extent != 1) {
+      if (!groups.empty() && groups.back().reduced == reducedAxis[d])
+        groups.back().extent *= extent;
+      else
+        groups.push_back({extent, stride, reducedAxis[d]});
+    }
+    stride *= extent;
+  }
+  std::vector<DimGroup> ordered(groups.rbegin(), groups.rend());
+
+  dispatchArithmeticDType(x.dtype, args, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if (reducedCount == 0) { // empty reduction: identity (mean: NaN)
+      T v = identityOf<T>(op == WEFT_REDUCE_MAX);
+      if constexpr (std::is_floating_point_v<T>)
+        if (op == WEFT_REDUCE_MEAN)
+          v = std::numeric_limits<T>::quiet_NaN();
+      for (int64_t i = 0; i < outCount; ++i)
+        y.as<T>()[i] = v;
+      return;
+    }
+    reduceTyped<T>(args, op, ordered, x.as<T>(), y.as<T>(), outCount,
+                   reducedCount);
+  });
+}

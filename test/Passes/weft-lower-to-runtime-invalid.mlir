@@ -1,0 +1,25 @@
+// RUN: weft-opt %s -weft-lower-to-runtime -split-input-file -verify-diagnostics
+
+// The CPU backend has no f64 matrix product.
+func.func @main(%a: tensor<2x2xf64>, %b: tensor<2x2xf64>) -> tensor<2x2xf64> {
+  // expected-error @+1 {{element type 'f64' is not supported by the cpu backend}}
+  %c = weft.matmul %a, %b : (tensor<2x2xf64>, tensor<2x2xf64>) -> tensor<2x2xf64>
+  return %c : tensor<2x2xf64>
+}
+
+// -----
+
+// expected-error @+1 {{no function 'main' to lower}}
+module {
+  func.func @other() {
+    return
+  }
+}
+
+// -----
+
+// Every tensor needs a static shape by the time it is lowered.
+// expected-error @+1 {{input 0 is not a static-shape tensor}}
+func.func @main(%a: tensor<?xf32>) -> tensor<?xf32> {
+  return %a : tensor<?xf32>
+}

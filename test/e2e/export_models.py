@@ -1,0 +1,254 @@
+#!/usr/bin/python3
+"""Export weft's end-to-end models from PyTorch and write reference data.
+
+Run with Debian's python (torch 1.13, torchvision 0.14, onnx):
+
+    /usr/bin/python3 test/e2e/export_models.py --out DIR [--model NAME ...]
+        [--resnet-size 224] [--list]
+
+For each model NAME this writes
+
+    DIR/NAME/model.onnx           torch.onnx.export, opset 17, constant folding,
+                                  fixed input shapes, eval mode
+    DIR/NAME/inputs/<input>.npy   reference inputs (seeded)
+    DIR/NAME/outputs/<output>.npy PyTorch's outputs for them
+    DIR/NAME/meta.json            input/output names, shapes, dtypes, notes
+
+Models (all with random weights, torch.manual_seed(0) before building each):
+  resnet18              torchvision resnet18, batch 1 x 3 x S x S (S = --resnet-size,
+                        default 224); BatchNorm statistics and affine params randomized
+                        so eval-mode BN is not the identity
+  vit_tiny              torchvision VisionTransformer(image_size=32, patch_size=8,
+                        num_layers=2, num_heads=2, hidden_dim=64, mlp_dim=128,
+                        num_classes=10), its zero-initialized head randomized; batch 2
+  encoder_postnorm_relu nn.TransformerEncoder, batch_first, d_model 64, 4 heads, ffn 128,
+                        2 layers, ReLU, post-norm; batch 2 x seq 16
+  encoder_prenorm_gelu  same with norm_first=True, GELU
+  mlp                   Linear(32,64)-GELU-Linear(64,64)-ReLU-Linear(64,10); batch 8
+  causal_lm_loss        Embedding(vocab 50, 64) + learned positions + 2-layer causal
+                        TransformerEncoder (mask from torch.triu in forward) + Linear to
+                        vocab; forward(tokens, targets) -> F.cross_entropy (scalar);
+                        batch 2 x seq 16
+  causal_lm_logits      the same network returning the logits
+"""
+
+import argparse
+import json
+import os
+import sys
+import warnings
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+OPSET = 17
+MODEL_NAMES = ["resnet18", "vit_tiny", "encoder_postnorm_relu", "encoder_prenorm_gelu",
+               "mlp", "causal_lm_loss", "causal_lm_logits"]
+
+
+def _randomize_batchnorm(model, gen):
+    """Make eval-mode BatchNorm non-trivial (torchvision inits it to the identity)."""
+    for m in model.modules():
+        if isinstance(m, nn.BatchNorm2d):
+            c = m.num_features
+            with torch.no_grad():
+                m.weight.copy_(1.0 + 0.2 * torch.randn(c, generator=gen))
+                m.bias.copy_(0.1 * torch.randn(c, generator=gen))
+                m.running_mean.copy_(0.1 * torch.randn(c, generator=gen))
+                m.running_var.copy_(1.0 + 0.5 * torch.rand(c, generator=gen))
+
+
+def build_resnet18(args):
+    import torchvision
+    model = torchvision.models.resnet18(weights=None)
+    _randomize_batchnorm(model, torch.Generator().manual_seed(1))
+    s = args.resnet_size
+    x = torch.randn(1, 3, s, s)
+    return model, {"input": x}, ["logits"], "torchvision resnet18, random weights, 1x3x%dx%d" % (s, s)
+
+
+def build_vit_tiny(args):
+    import torchvision
+    model = torchvision.models.VisionTransformer(
+        image_size=32, patch_size=8, num_layers=2, num_heads=2, hidden_dim=64,
+        mlp_dim=128, num_classes=10)
+    with torch.no_grad():  # torchvision zero-initializes the head
+        for p in model.heads.parameters():
+            p.copy_(0.1 * torch.randn_like(p))
+    x = torch.randn(2, 3, 32, 32)
+    return model, {"input": x}, ["logits"], "torchvision VisionTransformer 32/8, 2 layers, head randomized"
+
+
+class EncoderModel(nn.Module):
+    def __init__(self, norm_first, activation):
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(d_model=64, nhead=4, dim_feedforward=128,
+                                           dropout=0.1, activation=activation,
+                                           batch_first=True, norm_first=norm_first)
+        self.encoder = nn.TransformerEncoder(layer, num_layers=2,
+                                             enable_nested_tensor=False)
+
+    def forward(self, x):
+        return self.encoder(x)
+
+
+def _perturb_all(model, scale=0.02):
+    """Deep-copied layers and LayerNorm ones/zeros would otherwise share values."""
+    gen = torch.Generator().manual_seed(2)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(scale * torch.randn(p.shape, generator=gen))
+
+
+def build_encoder_postnorm_relu(args):
+    model = EncoderModel(norm_first=False, activation="relu")
+    _perturb_all(model)
+    x = torch.randn(2, 16, 64)
+    return model, {"input": x}, ["output"], "TransformerEncoder post-norm ReLU, d64 h4 L2, 2x16"
+
+
+def build_encoder_prenorm_gelu(args):
+    model = EncoderModel(norm_first=True, activation="gelu")
+    _perturb_all(model)
+    x = torch.randn(2, 16, 64)
+    return model, {"input": x}, ["output"], "TransformerEncoder pre-norm GELU, d64 h4 L2, 2x16"
+
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(32, 64)
+        self.fc2 = nn.Linear(64, 64)
+        self.fc3 = nn.Linear(64, 10)
+
+    def forward(self, x):
+        return self.fc3(F.relu(self.fc2(F.gelu(self.fc1(x)))))
+
+
+def build_mlp(args):
+    model = MLP()
+    x = torch.randn(8, 32)
+    return model, {"input": x}, ["output"], "MLP Linear-GELU-Linear-ReLU-Linear, 8x32"
+
+
+VOCAB, D_MODEL, SEQ, BATCH = 50, 64, 16, 2
+
+
+class CausalLM(nn.Module):
+    def __init__(self, return_loss):
+        super().__init__()
+        self.return_loss = return_loss
+        self.tok = nn.Embedding(VOCAB, D_MODEL)
+        self.pos = nn.Parameter(0.02 * torch.randn(SEQ, D_MODEL))
+        layer = nn.TransformerEncoderLayer(d_model=D_MODEL, nhead=4, dim_feedforward=128,
+                                           dropout=0.1, activation="gelu",
+                                           batch_first=True, norm_first=True)
+        self.encoder = nn.TransformerEncoder(layer, num_layers=2,
+                                             enable_nested_tensor=False)
+        self.norm = nn.LayerNorm(D_MODEL)
+        self.head = nn.Linear(D_MODEL, VOCAB)
+
+    def forward(self, tokens, targets=None):
+        s = tokens.shape[1]
+        # causal mask built in forward: -inf above the diagonal
+        mask = torch.triu(torch.full((s, s), float("-inf")), diagonal=1)
+        h = self.tok(tokens) + self.pos[:s]
+        h = self.encoder(h, mask=mask)
+        logits = self.head(self.norm(h))
+        if not self.return_loss:
+            return logits
+        return F.cross_entropy(logits.reshape(-1, VOCAB), targets.reshape(-1))
+
+
+def _lm_inputs():
+    gen = torch.Generator().manual_seed(3)
+    tokens = torch.randint(0, VOCAB, (BATCH, SEQ), generator=gen)
+    targets = torch.randint(0, VOCAB, (BATCH, SEQ), generator=gen)
+    return tokens, targets
+
+
+def build_causal_lm_loss(args):
+    model = CausalLM(return_loss=True)
+    _perturb_all(model)
+    tokens, targets = _lm_inputs()
+    return (model, {"tokens": tokens, "targets": targets}, ["loss"],
+            "causal LM (vocab 50, d64, 2 layers, triu mask) -> cross-entropy loss")
+
+
+def build_causal_lm_logits(args):
+    model = CausalLM(return_loss=False)
+    _perturb_all(model)
+    tokens, _ = _lm_inputs()
+    return model, {"tokens": tokens}, ["logits"], "causal LM (vocab 50, d64, 2 layers) -> logits"
+
+
+BUILDERS = {name: globals()["build_" + name] for name in MODEL_NAMES}
+
+
+def export_one(name, out_root, args):
+    torch.manual_seed(0)
+    np.random.seed(0)
+    model, inputs, output_names, note = BUILDERS[name](args)
+    model.eval()
+    input_names = list(inputs.keys())
+    example = tuple(inputs[n] for n in input_names)
+    with torch.no_grad():
+        ref = model(*example)
+    refs = ref if isinstance(ref, (tuple, list)) else (ref,)
+
+    d = os.path.join(out_root, name)
+    os.makedirs(os.path.join(d, "inputs"), exist_ok=True)
+    os.makedirs(os.path.join(d, "outputs"), exist_ok=True)
+    onnx_path = os.path.join(d, "model.onnx")
+    # Exported with grad enabled: under no_grad torch 1.13 takes the fused
+    # TransformerEncoderLayer fast path, which has no ONNX export.
+    for p in model.parameters():
+        p.requires_grad_(True)
+    with torch.enable_grad():
+        torch.onnx.export(model, example, onnx_path, opset_version=OPSET,
+                          do_constant_folding=True, input_names=input_names,
+                          output_names=output_names,
+                          training=torch.onnx.TrainingMode.EVAL)
+    meta = {"name": name, "note": note, "opset": OPSET, "inputs": [], "outputs": []}
+    for n in input_names:
+        a = inputs[n].detach().numpy()
+        np.save(os.path.join(d, "inputs", n + ".npy"), a)
+        meta["inputs"].append({"name": n, "shape": list(a.shape), "dtype": str(a.dtype)})
+    for n, t in zip(output_names, refs):
+        a = t.detach().numpy()
+        np.save(os.path.join(d, "outputs", n + ".npy"), a)
+        meta["outputs"].append({"name": n, "shape": list(a.shape), "dtype": str(a.dtype)})
+    import onnx
+    m = onnx.load(onnx_path)
+    meta["ops"] = sorted({nd.op_type for nd in m.graph.node})
+    with open(os.path.join(d, "meta.json"), "w") as f:
+        json.dump(meta, f, indent=1)
+    return d, meta
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description="export weft's e2e models + references")
+    ap.add_argument("--out", required=False, help="output directory")
+    ap.add_argument("--model", action="append", choices=MODEL_NAMES,
+                    help="model to export (repeatable; default all)")
+    ap.add_argument("--resnet-size", type=int, default=224,
+                    help="spatial size of resnet18's input (default 224)")
+    ap.add_argument("--list", action="store_true", help="print the model names")
+    args = ap.parse_args(argv)
+    if args.list:
+        print("\n".join(MODEL_NAMES))
+        return 0
+    if not args.out:
+        ap.error("--out is required")
+    warnings.filterwarnings("ignore")  # TracerWarnings from torchvision asserts
+    torch.set_num_threads(max(1, int(os.environ.get("WEFT_NUM_THREADS", "2"))))
+    for name in args.model or MODEL_NAMES:
+        d, meta = export_one(name, args.out, args)
+        print("exported %-22s -> %s  ops: %s" % (name, d, " ".join(meta["ops"])))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,146 @@
+//===- ConvTest.cpp - conv kernel -----------------------------------------===//
+
+#include "KernelTestUtil.h"
+
+using namespace weft::test;
+
+namespace {
+
+struct ConvCase {
+  Dims x; // [N, C, spatial...]
+  int64_t outC;
+  int64_t group;
+  Dims kernel;
+  Dims strides;
+  Dims pads; // begins then ends
+  Dims dilations;
+  bool bias;
+};
+
+Dims convOutDims(const ConvCase &c) {
+  const size_t s = c.kernel.size();
+  Dims out = {c.x[0], c.outC};
+  for (size_t i = 0; i < s; ++i) {
+    int64_t span = c.dilations[i] * (c.kernel[i] - 1) + 1;
+    out.push_back(
+        (c.x[2 + i] + c.pads[i] + c.pads[s + i] - span) / c.strides[i] + 1);
+  }
+  return out;
+}
+
+std::vector<float> referenceConv(const ConvCase &c, const HostTensor<float> &x,
+                                 const HostTensor<float> &w,
+                                 const HostTensor<float> *bias,
+                                 const Dims &yDims) {
+  const size_t s = c.kernel.size();
+  const int64_t cg = c.x[1] / c.group, ocg = c.outC / c.group;
+  Dims ySpatial(yDims.begin() + 2, yDims.end());
+  Dims xSpatial(c.x.begin() + 2, c.x.end());
+  std::vector<float> y(static_cast<size_t>(numelOf(yDims)));
+  for (int64_t i = 0; i < numelOf(yDims); ++i) {
+    Dims idx = unravel(i, yDims);
+    int64_t n = idx[0], oc = idx[1], g = oc / ocg;
+    double acc = bias ? (*bias)[oc] : 0.0;
+    for (int64_t ci = 0; ci < cg; ++ci)
+      for (int64_t t = 0; t < numelOf(c.kernel); ++t) {
+        Dims tap = unravel(t, c.kernel);
+        Dims pos(s);
+        bool inside = true;
+        for (size_t d = 0; d < s; ++d) {
+          pos[d] =
+              idx[2 + d] * c.strides[d] - c.pads[d] + tap[d] * c.dilations[d];
+          inside = inside && pos[d] >= 0 && pos[d] < xSpatial[d];
+        }
+        if (!inside)
+          continue;
+        int64_t xi = (n * c.x[1] + g * cg + ci) * numelOf(xSpatial) +
+                     ravel(pos, xSpatial);
+        int64_t wi = (oc * cg + ci) * numelOf(c.kernel) + t;
+        acc += double(x[xi]) * double(w[wi]);
+      }
+    y[i] = static_cast<float>(acc);
+  }
+  return y;
+}
+
+void checkConv(const ConvCase &c) {
+  const size_t s = c.kernel.size();
+  auto x = randomTensor<float>(c.x);
+  Dims wDims = {c.outC, c.x[1] / c.group};
+  wDims.insert(wDims.end(), c.kernel.begin(), c.kernel.end());
+  auto w = randomTensor<float>(wDims);
+  auto bias = randomTensor<float>({c.outC});
+  Dims yDims = convOutDims(c);
+  HostTensor<float> y(yDims);
+  KernelCall call;
+  call.tensor(x).tensor(w);
+  if (c.bias)
+    call.tensor(bias);
+  call.tensor(y)
+      .attr(c.bias)
+      .attr(c.group)
+      .attrs(c.strides)
+      .attrs(c.pads)
+      .attrs(c.dilations);
+  ASSERT_EQ(c.pads.size(), 2 * s);
+  call.run(weft_k_conv);
+  expectClose(y.data, referenceConv(c, x, w, c.bias ? &bias : nullptr, yDims),
+              1e-4, 1e-5);
+}
+
+TEST(Conv, TwoDimsBasic) {
+  checkConv({{1, 3, 8, 8}, 4, 1, {3, 3}, {1, 1}, {0, 0, 0, 0}, {1, 1}, false});
+  checkConv({{2, 3, 8, 7}, 5, 1, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, true});
+}
+
+TEST(Conv, StridesPadsDilations) {
+  checkConv({{1, 4, 11, 9}, 6, 1, {3, 2}, {2, 3}, {1, 0, 2, 1}, {1, 1}, true});
+  checkConv({{2, 2, 12, 12}, 3, 1, {3, 3}, {1, 2}, {2, 2, 2, 2}, {2, 3}, true});
+  // ResNet stem: 7x7 stride 2 pad 3.
+  checkConv(
+      {{1, 3, 32, 32}, 8, 1, {7, 7}, {2, 2}, {3, 3, 3, 3}, {1, 1}, false});
+}
+
+TEST(Conv, Groups) {
+  checkConv({{2, 6, 7, 7}, 4, 2, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, true});
+  checkConv({{1, 8, 9, 9}, 12, 4, {3, 3}, {2, 2}, {0, 1, 1, 0}, {1, 1}, true});
+}
+
+TEST(Conv, Depthwise) {
+  checkConv({{2, 6, 10, 10}, 6, 6, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, true});
+  checkConv(
+      {{1, 4, 11, 11}, 4, 4, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, false});
+  // Channel multiplier 2, dilation, asymmetric pads.
+  checkConv({{1, 3, 9, 8}, 6, 3, {3, 2}, {1, 2}, {2, 0, 1, 1}, {2, 1}, true});
+  // 1-D depthwise.
+  checkConv({{2, 4, 20}, 4, 4, {5}, {1}, {2, 2}, {1}, true});
+}
+
+TEST(Conv, Pointwise) {
+  checkConv({{1, 16, 6, 6}, 8, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, true});
+  checkConv({{3, 16, 5, 4}, 8, 2, {1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, false});
+  // Strided 1x1 (ResNet downsample) needs im2col.
+  checkConv({{1, 8, 8, 8}, 4, 1, {1, 1}, {2, 2}, {0, 0, 0, 0}, {1, 1}, true});
+}
+
+TEST(Conv, OneAndThreeSpatialDims) {
+  checkConv({{2, 3, 17}, 4, 1, {3}, {2}, {1, 2}, {2}, true});
+  checkConv({{1, 2, 5, 6, 7},
+             3,
+             1,
+             {2, 3, 3},
+             {1, 2, 1},
+             {1, 0, 1, 0, 1, 1},
+             {1, 1, 2},
+             true});
+}
+
+TEST(Conv, BatchParallelAndLarge) {
+  // More images than threads: images run on the pool.
+  checkConv({{8, 4, 9, 9}, 8, 1, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, true});
+  // One big image: OpenBLAS threads and a parallel im2col.
+  checkConv(
+      {{1, 32, 40, 40}, 64, 1, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, true});
+}
+
+} // namespace

@@ -1,0 +1,105 @@
+//===- ReduceTest.cpp - reduce kernel -------------------------------------===//
+
+#include "KernelTestUtil.h"
+
+#include <algorithm>
+#include <limits>
+
+using namespace weft::test;
+
+namespace {
+
+template <class T>
+std::vector<T> referenceReduce(const HostTensor<T> &x, const Dims &axes,
+                               int64_t op, Dims &outDims) {
+  outDims.clear();
+  std::vector<bool> reduced(x.dims.size(), false);
+  for (int64_t a : axes)
+    reduced[a] = true;
+  for (size_t d = 0; d < x.dims.size(); ++d)
+    outDims.push_back(reduced[d] ? 1 : x.dims[d]); // keepdims form
+  std::vector<double> acc(static_cast<size_t>(numelOf(outDims)),
+                          op == WEFT_REDUCE_MAX ? -1e300 : 0.0);
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    Dims idx = unravel(i, x.dims);
+    for (size_t d = 0; d < idx.size(); ++d)
+      if (reduced[d])
+        idx[d] = 0;
+    double &a = acc[ravel(idx, outDims)];
+    a = op == WEFT_REDUCE_MAX ? std::max<double>(a, x[i]) : a + x[i];
+  }
+  int64_t count = numelOf(outDims) ? x.numel() / numelOf(outDims) : 0;
+  std::vector<T> out(acc.size());
+  for (size_t i = 0; i < acc.size(); ++i)
+    out[i] = static_cast<T>(op == WEFT_REDUCE_MEAN ? acc[i] / count : acc[i]);
+  return out;
+}
+
+template <class T>
+void checkReduce(const Dims &dims, const Dims &axes, int64_t op,
+                 bool keepDims = true) {
+  SCOPED_TRACE(testing::Message() << "op " << op << " naxes " << axes.size());
+  auto x = randomTensor<T>(dims, -100, 100);
+  Dims outDims;
+  std::vector<T> e = referenceReduce(x, axes, op, outDims);
+  if (!keepDims) {
+    Dims squeezed;
+    for (size_t d = 0; d < dims.size(); ++d)
+      if (std::find(axes.begin(), axes.end(), int64_t(d)) == axes.end())
+        squeezed.push_back(dims[d]);
+    outDims = squeezed;
+  }
+  HostTensor<T> y(outDims);
+  KernelCall()
+      .tensor(x)
+      .tensor(y)
+      .attr(op)
+      .attr(static_cast<int64_t>(axes.size()))
+      .attrs(axes)
+      .run(weft_k_reduce);
+  if constexpr (std::is_floating_point_v<T>)
+    expectClose(y.data, e, 1e-5, 1e-3);
+  else
+    EXPECT_EQ(y.data, e);
+}
+
+TEST(Reduce, F32AxisPatterns) {
+  const std::vector<std::pair<Dims, Dims>> cases = {
+      {{5, 6}, {1}},                // rows
+      {{5, 6}, {0}},                // columns
+      {{3, 4, 5}, {1}},             // middle
+      {{2, 3, 4, 5}, {2, 3}},       // spatial (global pool)
+      {{2, 3, 4, 5}, {0, 2}},       // interleaved: general path
+      {{2, 3, 4, 5}, {1, 3}},       // interleaved: general path
+      {{2, 3, 4, 5}, {0, 1, 2, 3}}, // everything
+      {{4, 1, 6}, {1}},             // unit axis only
+      {{4, 1, 6}, {0, 1}},
+      {{7}, {}},            // nothing
+      {{300000}, {0}},      // long row: parallel blocks
+      {{64, 2048}, {0}},    // wide columns: parallel chunks
+      {{8, 128, 768}, {2}}, // transformer mean
+  };
+  for (int64_t op : {WEFT_REDUCE_SUM, WEFT_REDUCE_MEAN, WEFT_REDUCE_MAX})
+    for (const auto &[dims, axes] : cases) {
+      checkReduce<float>(dims, axes, op);
+      checkReduce<float>(dims, axes, op, /*keepDims=*/false);
+    }
+}
+
+TEST(Reduce, IntegersSumAndMax) {
+  for (int64_t op : {WEFT_REDUCE_SUM, WEFT_REDUCE_MAX}) {
+    checkReduce<int64_t>({3, 4, 5}, {0, 2}, op);
+    checkReduce<int64_t>({3, 4, 5}, {2}, op);
+    checkReduce<int32_t>({6, 7}, {0}, op);
+    checkReduce<int32_t>({6, 7}, {0, 1}, op);
+  }
+  checkReduce<double>({4, 5}, {1}, WEFT_REDUCE_MEAN);
+}
+
+TEST(ReduceDeath, MeanOverIntegersIsRejected) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(checkReduce<int64_t>({3, 4}, {1}, WEFT_REDUCE_MEAN),
+              testing::ExitedWithCode(1), "mean");
+}
+
+} // namespace

@@ -1,0 +1,200 @@
+//===- BundleWriter.cpp - Writes a bundle directory -----------------------===//
+#include "tools/weftc/BundleWriter.h"
+
+#include "passes/Passes.h"
+#include "weft/runtime/Safetensors.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace weft;
+namespace fs = llvm::sys::fs;
+
+static const char *kManifest = "manifest.json";
+
+bool BundleWriter::begin(const std::string &finalPathIn, std::string &error) {
+  finalPath = finalPathIn;
+  while (finalPath.size() > 1 && finalPath.back() == '/')
+    finalPath.pop_back();
+  if (fs::exists(finalPath)) {
+    llvm::SmallString<256> manifest(finalPath);
+    llvm::sys::path::append(manifest, kManifest);
+    bool isDir = fs::is_directory(finalPath);
+    std::error_code ec;
+    bool empty = isDir && fs::directory_iterator(finalPath, ec) ==
+                              fs::directory_iterator();
+    if (!isDir || (!empty && !fs::exists(manifest))) {
+      error = "refusing to overwrite '" + finalPath +
+              "': it exists and is not a weft bundle";
+      return false;
+    }
+  }
+  scratchPath = finalPath + ".partial-" +
+                std::to_string(llvm::sys::Process::getProcessId());
+  fs::remove_directories(scratchPath);
+  if (std::error_code ec = fs::create_directories(scratchPath)) {
+    error = "cannot create '" + scratchPath + "': " + ec.message();
+    return false;
+  }
+  return true;
+}
+
+std::string BundleWriter::path(const std::string &name) const {
+  llvm::SmallString<256> p(scratchPath);
+  llvm::sys::path::append(p, name);
+  return std::string(p);
+}
+
+bool BundleWriter::writeParams(const ProgramSummary &summary,
+                               const ParamTable &table, std::string &error) {
+  std::vector<SafetensorsTensorRef> tensors;
+  for (mlir::Attribute slot : summary.params) {
+    auto dict = mlir::cast<mlir::DictionaryAttr>(slot);
+    std::string name = mlir::cast<mlir::StringAttr>(dict.get("name")).str();
+    const ParamEntry *entry = table.lookup(name);
+    if (!entry) {
+      error = "parameter '" + name + "' has no data";
+      return false;
+    }
+    tensors.push_back(
+        {entry->name, entry->dtype, entry->shape, entry->data.data()});
+  }
+  SafetensorsMetadata metadata;
+  metadata.emplace_back("format", "weft");
+  metadata.emplace_back("rank", "0");
+  return writeSafetensors(path("params.rank0.safetensors"), tensors, metadata,
+                          error);
+}
+
+static llvm::json::Array slotsJson(mlir::ArrayAttr slots) {
+  llvm::json::Array out;
+  for (mlir::Attribute a : slots) {
+    auto dict = mlir::cast<mlir::DictionaryAttr>(a);
+    auto type = mlir::cast<mlir::RankedTensorType>(
+        mlir::cast<mlir::TypeAttr>(dict.get("type")).getValue());
+    llvm::json::Array shape;
+    for (int64_t d : type.getShape())
+      shape.push_back(d);
+    out.push_back(llvm::json::Object{
+        {"name", mlir::cast<mlir::StringAttr>(dict.get("name")).getValue()},
+        {"shape", std::move(shape)},
+        {"dtype", dtypeNameOf(type.getElementType())}});
+  }
+  return out;
+}
+
+static bool writeTextFile(const std::string &path, const std::string &text,
+                          std::string &error) {
+  std::error_code ec;
+  llvm::raw_fd_ostream out(path, ec);
+  if (ec) {
+    error = "cannot write '" + path + "': " + ec.message();
+    return false;
+  }
+  out << text;
+  out.close();
+  if (out.has_error()) {
+    error = "cannot write '" + path + "'";
+    return false;
+  }
+  return true;
+}
+
+bool BundleWriter::writeManifest(const std::string &modelPath,
+                                 const std::string &target,
+                                 const ProgramSummary &summary,
+                                 std::string &error) {
+  int64_t peak = summary.arenaBytes + summary.paramBytes + summary.ioBytes;
+  llvm::json::Object manifest{
+      {"format_version", 1},
+      {"weft_version", "0.1.0"},
+      {"source_model", llvm::sys::path::filename(modelPath)},
+      {"target", target},
+      {"world_size", 1},
+      {"mesh", llvm::json::Object{{"axes", llvm::json::Array{}},
+                                  {"shape", llvm::json::Array{}}}},
+      {"plan", llvm::json::Object{{"dp", 1},
+                                  {"tp", 1},
+                                  {"pp", 1},
+                                  {"zero", 0},
+                                  {"schedule", "none"},
+                                  {"microbatches", 1},
+                                  {"stage_boundaries", llvm::json::Array{}}}},
+      {"executable", "model"},
+      {"ranks", llvm::json::Array{llvm::json::Object{
+                    {"rank", 0}, {"params_file", "params.rank0.safetensors"}}}},
+      {"inputs", slotsJson(summary.inputs)},
+      {"outputs", slotsJson(summary.outputs)},
+      {"predicted",
+       llvm::json::Object{
+           {"peak_memory_bytes_per_rank", peak},
+           {"memory_breakdown_bytes",
+            llvm::json::Object{{"parameters", summary.paramBytes},
+                               {"intermediates_arena", summary.arenaBytes},
+                               {"inputs_outputs", summary.ioBytes}}},
+           {"step_time_s", nullptr}}}};
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest))) << "\n";
+  return writeTextFile(path(kManifest), text, error);
+}
+
+static std::string mib(int64_t bytes) {
+  std::string s;
+  llvm::raw_string_ostream(s) << llvm::format("%.2f MiB", bytes / 1048576.0);
+  return s;
+}
+
+bool BundleWriter::writePlanText(const std::string &modelPath,
+                                 const std::string &target,
+                                 const ProgramSummary &summary,
+                                 std::string &error) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "weft plan for " << llvm::sys::path::filename(modelPath) << "\n"
+     << "target: " << target << ", world size 1 (single device)\n"
+     << "parallelism: dp=1 tp=1 pp=1 zero=0\n\n"
+     << "memory per rank (planned):\n"
+     << "  parameters            " << mib(summary.paramBytes) << " ("
+     << summary.params.size() << " tensors)\n"
+     << "  intermediates arena   " << mib(summary.arenaBytes)
+     << " (static liveness-based buffer plan)\n"
+     << "  inputs and outputs    " << mib(summary.ioBytes) << "\n"
+     << "  peak                  "
+     << mib(summary.paramBytes + summary.arenaBytes + summary.ioBytes)
+     << "\n\nkernel launches per run:\n";
+  for (auto &[kernel, count] : summary.kernelCounts)
+    os << "  " << kernel << ": " << count << "\n";
+  return writeTextFile(path("plan.txt"), text, error);
+}
+
+bool BundleWriter::commit(std::string &error) {
+  if (fs::exists(finalPath)) {
+    std::string old = finalPath + ".old-" +
+                      std::to_string(llvm::sys::Process::getProcessId());
+    if (std::error_code ec = fs::rename(finalPath, old)) {
+      error = "cannot replace '" + finalPath + "': " + ec.message();
+      return false;
+    }
+    if (std::error_code ec = fs::rename(scratchPath, finalPath)) {
+      fs::rename(old, finalPath);
+      error = "cannot move the bundle to '" + finalPath + "': " + ec.message();
+      return false;
+    }
+    fs::remove_directories(old);
+    return true;
+  }
+  if (std::error_code ec = fs::rename(scratchPath, finalPath)) {
+    error = "cannot move the bundle to '" + finalPath + "': " + ec.message();
+    return false;
+  }
+  return true;
+}
+
+void BundleWriter::abandon() {
+  if (!scratchPath.empty())
+    fs::remove_directories(scratchPath);
+}

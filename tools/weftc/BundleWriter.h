@@ -1,0 +1,56 @@
+//===- BundleWriter.h - Writes a bundle directory ----------------*- C++
+//-*-===//
+//
+// A bundle (DESIGN.md) is built in a scratch directory beside its final
+// place and renamed over it only when complete, so a failed compile never
+// leaves a half-written bundle, and an existing one stays intact.
+//
+//===----------------------------------------------------------------------===//
+#ifndef WEFT_TOOLS_WEFTC_BUNDLEWRITER_H
+#define WEFT_TOOLS_WEFTC_BUNDLEWRITER_H
+
+#include "frontends/onnx/ParamTable.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/Support/JSON.h"
+
+#include <string>
+
+namespace weft {
+
+/// What the compiler knows about one rank's program once buffers are
+/// assigned: its signature slots and memory plan.
+struct ProgramSummary {
+  mlir::ArrayAttr inputs, params, outputs; // {name, type} dictionaries
+  int64_t arenaBytes = 0;
+  int64_t paramBytes = 0;
+  int64_t ioBytes = 0;
+  std::map<std::string, int64_t> kernelCounts;
+};
+
+class BundleWriter {
+public:
+  /// Prepares a scratch directory for the bundle at `finalPath`. Refuses a
+  /// `finalPath` that exists and is not a weft bundle.
+  bool begin(const std::string &finalPath, std::string &error);
+  /// Path of a file inside the scratch directory.
+  std::string path(const std::string &name) const;
+  /// Writes the parameters listed in `summary.params`, in that order.
+  bool writeParams(const ProgramSummary &summary, const ParamTable &table,
+                   std::string &error);
+  bool writeManifest(const std::string &modelPath, const std::string &target,
+                     const ProgramSummary &summary, std::string &error);
+  bool writePlanText(const std::string &modelPath, const std::string &target,
+                     const ProgramSummary &summary, std::string &error);
+  /// Moves the finished bundle into place.
+  bool commit(std::string &error);
+  /// Removes the scratch directory (after a failure).
+  void abandon();
+
+private:
+  std::string finalPath, scratchPath;
+};
+
+} // namespace weft
+
+#endif // WEFT_TOOLS_WEFTC_BUNDLEWRITER_H

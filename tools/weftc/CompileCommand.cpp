@@ -1,0 +1,153 @@
+//===- CompileCommand.cpp - weftc compile ---------------------------------===//
+//
+// ONNX -> weft dialect -> runtime calls with an assigned arena -> LLVM ->
+// object file -> executable linked with libweft_runtime, written as a bundle
+// with its parameters, manifest.json and plan.txt.
+//
+//===----------------------------------------------------------------------===//
+#include "tools/weftc/BundleWriter.h"
+#include "tools/weftc/Codegen.h"
+#include "tools/weftc/Commands.h"
+#include "tools/weftc/CompileOptions.h"
+
+#include "frontends/onnx/OnnxImporter.h"
+#include "passes/Passes.h"
+#include "tools/Registration.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace weft;
+
+static int fail(int code, const std::string &message) {
+  llvm::errs() << "weftc: error: " << message << "\n";
+  return code;
+}
+
+/// Hands --mlir-* flags (IR printing, timing) to MLIR's own options.
+static bool applyMlirFlags(const std::vector<std::string> &flags) {
+  mlir::registerMLIRContextCLOptions();
+  mlir::registerPassManagerCLOptions();
+  mlir::registerAsmPrinterCLOptions();
+  std::vector<const char *> argv = {"weftc"};
+  for (const std::string &f : flags)
+    argv.push_back(f.c_str());
+  return llvm::cl::ParseCommandLineOptions(argv.size(), argv.data(), "",
+                                           &llvm::errs());
+}
+
+/// Reads the signature and memory plan of the lowered program.
+static ProgramSummary summarize(mlir::ModuleOp module) {
+  ProgramSummary summary;
+  auto func = module.lookupSymbol<mlir::func::FuncOp>("weft_model_run");
+  summary.inputs = func->getAttrOfType<mlir::ArrayAttr>("weftrt.inputs");
+  summary.params = func->getAttrOfType<mlir::ArrayAttr>("weftrt.params");
+  summary.outputs = func->getAttrOfType<mlir::ArrayAttr>("weftrt.outputs");
+  if (auto arena = func->getAttrOfType<mlir::IntegerAttr>("weftrt.arena_bytes"))
+    summary.arenaBytes = arena.getInt();
+  auto bytesOf = [](mlir::ArrayAttr slots) {
+    int64_t total = 0;
+    for (mlir::Attribute a : slots) {
+      auto type = mlir::cast<mlir::RankedTensorType>(
+          mlir::cast<mlir::TypeAttr>(
+              mlir::cast<mlir::DictionaryAttr>(a).get("type"))
+              .getValue());
+      total += tensorBytes(type);
+    }
+    return total;
+  };
+  summary.paramBytes = bytesOf(summary.params);
+  summary.ioBytes = bytesOf(summary.inputs) + bytesOf(summary.outputs);
+  func.walk([&](rt::LaunchOp launch) {
+    ++summary.kernelCounts[launch.getKernel().str()];
+  });
+  return summary;
+}
+
+int weft::runCompileCommand(int argc, char **argv) {
+  CompileOptions opts;
+  std::string error;
+  if (!parseCompileOptions(argc, argv, opts, error)) {
+    llvm::errs() << kCompileUsage;
+    return fail(kExitBadInput, error);
+  }
+  if (opts.help) {
+    llvm::outs() << kCompileUsage;
+    return kExitOk;
+  }
+  if (!checkImplemented(opts, error))
+    return fail(kExitBadInput, error);
+
+  if (!applyMlirFlags(opts.mlirFlags))
+    return fail(kExitBadInput, "invalid --mlir-* option");
+  mlir::DialectRegistry registry;
+  registerAllDialects(registry);
+  mlir::MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+
+  OnnxImportOptions importOptions;
+  importOptions.inputShapes = opts.inputShapes;
+  std::optional<OnnxImportResult> imported =
+      importOnnxFile(context, opts.model, importOptions, error);
+  if (!imported)
+    return fail(kExitBadInput, error);
+  mlir::ModuleOp module = imported->module.get();
+
+  // Diagnostics from the passes name the op; they go to stderr as they come.
+  bool diagnosed = false;
+  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &diag) {
+    if (diag.getSeverity() == mlir::DiagnosticSeverity::Error)
+      diagnosed = true;
+    llvm::errs() << diag.getLocation() << ": "
+                 << (diag.getSeverity() == mlir::DiagnosticSeverity::Error
+                         ? "error: "
+                         : "note: ")
+                 << diag << "\n";
+    return mlir::success();
+  });
+
+  // Up to buffer assignment first: the bundle's manifest needs the program's
+  // signature and memory plan; then to LLVM.
+  mlir::PassManager lowerPm(&context);
+  if (mlir::failed(mlir::applyPassManagerCLOptions(lowerPm)))
+    return fail(kExitBadInput, "invalid pass manager options");
+  lowerPm.addPass(mlir::createCanonicalizerPass());
+  lowerPm.addPass(mlir::createCSEPass());
+  lowerPm.addPass(createLowerToRuntime());
+  lowerPm.addNestedPass<mlir::func::FuncOp>(createAssignBuffers());
+  if (mlir::failed(lowerPm.run(module)))
+    return fail(kExitBadInput,
+                "cannot compile " + opts.model + " for the cpu target");
+  ProgramSummary summary = summarize(module);
+
+  mlir::PassManager llvmPm(&context);
+  if (mlir::failed(mlir::applyPassManagerCLOptions(llvmPm)))
+    return fail(kExitBadInput, "invalid pass manager options");
+  llvmPm.addPass(createRuntimeToLLVM());
+  if (mlir::failed(llvmPm.run(module)))
+    return fail(kExitFailure, "lowering to LLVM failed");
+  (void)diagnosed;
+
+  BundleWriter bundle;
+  if (!bundle.begin(opts.output, error))
+    return fail(kExitBadInput, error);
+  std::string objectPath = bundle.path("model.o");
+  bool ok = emitObjectFile(module, objectPath, error) &&
+            linkExecutable(objectPath, bundle.path("model"), error);
+  llvm::sys::fs::remove(objectPath);
+  ok = ok && bundle.writeParams(summary, imported->params, error) &&
+       bundle.writeManifest(opts.model, opts.target, summary, error) &&
+       bundle.writePlanText(opts.model, opts.target, summary, error) &&
+       bundle.commit(error);
+  if (!ok) {
+    bundle.abandon();
+    return fail(kExitFailure, error);
+  }
+  return kExitOk;
+}

@@ -1,0 +1,268 @@
+//===- CompileOptions.cpp - Flags of weftc compile ------------------------===//
+#include "tools/weftc/CompileOptions.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+
+using namespace weft;
+
+const char *const weft::kCompileUsage =
+    "usage: weftc compile MODEL.onnx -o BUNDLE [--target cpu|cuda] "
+    "[--devices N]\n"
+    "          [--cluster PRESET|FILE.json] [--auto] [--dp N] [--tp N] [--pp "
+    "N]\n"
+    "          [--zero 0|1|2|3] [--microbatches M] [--schedule "
+    "gpipe|1f1b|interleaved]\n"
+    "          [--virtual-stages V] [--recompute none|selective|full]\n"
+    "          [--train] [--loss NAME|mse|cross_entropy] [--loss-target "
+    "INPUT]\n"
+    "          [--freeze GLOB]... [--optimizer adamw|sgd] [--lr F] "
+    "[--weight-decay F]\n"
+    "          [--beta1 F] [--beta2 F] [--eps F] [--momentum F] [--dtype "
+    "fp32|bf16]\n"
+    "          [--input-shape NAME=D0xD1x...]... [--mlir-print-ir-after-all] "
+    "...\n";
+
+static bool parseInt(const std::string &text, int64_t &out) {
+  if (text.empty())
+    return false;
+  errno = 0;
+  char *end = nullptr;
+  long long v = std::strtoll(text.c_str(), &end, 10);
+  if (errno || *end)
+    return false;
+  out = v;
+  return true;
+}
+
+static bool parseDouble(const std::string &text, double &out) {
+  if (text.empty())
+    return false;
+  errno = 0;
+  char *end = nullptr;
+  out = std::strtod(text.c_str(), &end);
+  return !errno && !*end;
+}
+
+bool weft::parseInputShape(const std::string &spec, std::string &name,
+                           std::vector<int64_t> &dims, std::string &error) {
+  size_t eq = spec.rfind('=');
+  if (eq == std::string::npos || eq == 0) {
+    error = "--input-shape expects NAME=D0xD1x..., got '" + spec + "'";
+    return false;
+  }
+  name = spec.substr(0, eq);
+  dims.clear();
+  std::string rest = spec.substr(eq + 1);
+  size_t pos = 0;
+  while (pos < rest.size()) {
+    size_t x = rest.find('x', pos);
+    std::string part = rest.substr(pos, x == std::string::npos ? x : x - pos);
+    int64_t d;
+    if (!parseInt(part, d) || d <= 0) {
+      error = "--input-shape " + spec + ": '" + part +
+              "' is not a positive dimension";
+      return false;
+    }
+    dims.push_back(d);
+    if (x == std::string::npos)
+      break;
+    pos = x + 1;
+    if (pos == rest.size()) {
+      error = "--input-shape " + spec + ": trailing 'x'";
+      return false;
+    }
+  }
+  return true;
+}
+
+bool weft::parseCompileOptions(int argc, char **argv, CompileOptions &opts,
+                               std::string &error) {
+  using Setter = std::function<bool(const std::string &)>;
+  auto intFlag = [&](std::optional<int64_t> &slot, int64_t min) -> Setter {
+    return [&slot, min](const std::string &v) {
+      int64_t x;
+      if (!parseInt(v, x) || x < min)
+        return false;
+      slot = x;
+      return true;
+    };
+  };
+  auto floatFlag = [&](std::optional<double> &slot) -> Setter {
+    return [&slot](const std::string &v) {
+      double x;
+      if (!parseDouble(v, x))
+        return false;
+      slot = x;
+      return true;
+    };
+  };
+  auto oneOf = [](std::string &slot,
+                  std::vector<std::string> allowed) -> Setter {
+    return [&slot, allowed](const std::string &v) {
+      for (const std::string &a : allowed)
+        if (v == a) {
+          slot = v;
+          return true;
+        }
+      return false;
+    };
+  };
+  auto text = [](std::string &slot) -> Setter {
+    return [&slot](const std::string &v) {
+      slot = v;
+      return !v.empty();
+    };
+  };
+  std::optional<int64_t> devices;
+  std::map<std::string, Setter> valued = {
+      {"-o", text(opts.output)},
+      {"--target", oneOf(opts.target, {"cpu", "cuda"})},
+      {"--devices", intFlag(devices, 1)},
+      {"--cluster", text(opts.cluster)},
+      {"--dp", intFlag(opts.dp, 1)},
+      {"--tp", intFlag(opts.tp, 1)},
+      {"--pp", intFlag(opts.pp, 1)},
+      {"--zero",
+       [&](const std::string &v) {
+         int64_t x;
+         if (!parseInt(v, x) || x < 0 || x > 3)
+           return false;
+         opts.zero = x;
+         return true;
+       }},
+      {"--microbatches", intFlag(opts.microbatches, 1)},
+      {"--schedule", oneOf(opts.schedule, {"gpipe", "1f1b", "interleaved"})},
+      {"--virtual-stages", intFlag(opts.virtualStages, 1)},
+      {"--recompute", oneOf(opts.recompute, {"none", "selective", "full"})},
+      {"--loss", text(opts.loss)},
+      {"--loss-target", text(opts.lossTarget)},
+      {"--freeze",
+       [&](const std::string &v) {
+         opts.freeze.push_back(v);
+         return !v.empty();
+       }},
+      {"--optimizer", oneOf(opts.optimizer, {"adamw", "sgd"})},
+      {"--lr", floatFlag(opts.lr)},
+      {"--weight-decay", floatFlag(opts.weightDecay)},
+      {"--beta1", floatFlag(opts.beta1)},
+      {"--beta2", floatFlag(opts.beta2)},
+      {"--eps", floatFlag(opts.eps)},
+      {"--momentum", floatFlag(opts.momentum)},
+      {"--dtype", oneOf(opts.dtype, {"fp32", "bf16"})},
+      {"--input-shape",
+       [&](const std::string &v) {
+         std::string name;
+         std::vector<int64_t> dims;
+         if (!parseInputShape(v, name, dims, error))
+           return false;
+         opts.inputShapes[name] = dims;
+         return true;
+       }},
+  };
+
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      opts.help = true;
+      return true;
+    }
+    if (arg == "--auto") {
+      opts.autoPlan = true;
+      continue;
+    }
+    if (arg == "--train") {
+      opts.train = true;
+      continue;
+    }
+    if (arg.rfind("--mlir-", 0) == 0) {
+      opts.mlirFlags.push_back(arg);
+      continue;
+    }
+    std::string value;
+    bool inlineValue = false;
+    size_t eq = arg.find('=');
+    if (arg.rfind("--", 0) == 0 && eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+      inlineValue = true;
+    }
+    auto it = valued.find(arg);
+    if (it == valued.end()) {
+      if (arg.rfind("-", 0) == 0 && arg.size() > 1) {
+        error = "unknown option '" + arg + "'";
+        return false;
+      }
+      if (!opts.model.empty()) {
+        error = "more than one model given ('" + opts.model + "' and '" + arg +
+                "')";
+        return false;
+      }
+      opts.model = arg;
+      continue;
+    }
+    if (!inlineValue) {
+      if (i + 1 >= argc) {
+        error = "option '" + arg + "' needs a value";
+        return false;
+      }
+      value = argv[++i];
+    }
+    error.clear();
+    if (!it->second(value)) {
+      if (error.empty())
+        error = "invalid value '" + value + "' for option '" + arg + "'";
+      return false;
+    }
+  }
+  if (opts.model.empty()) {
+    error = "no model given";
+    return false;
+  }
+  if (opts.output.empty()) {
+    error = "no output bundle given (-o BUNDLE)";
+    return false;
+  }
+  if (devices)
+    opts.devices = *devices;
+  return true;
+}
+
+bool weft::checkImplemented(const CompileOptions &opts, std::string &error) {
+  auto refuse = [&](const std::string &what) {
+    error = what + " is not implemented yet";
+    return false;
+  };
+  if (opts.target == "cuda")
+    return refuse("--target cuda");
+  if (opts.devices != 1)
+    return refuse("--devices " + std::to_string(opts.devices) +
+                  " (multi-device plans)");
+  if (!opts.cluster.empty())
+    return refuse("--cluster (the cost model)");
+  if (opts.dp.value_or(1) != 1)
+    return refuse("--dp (data parallelism)");
+  if (opts.tp.value_or(1) != 1)
+    return refuse("--tp (tensor parallelism)");
+  if (opts.pp.value_or(1) != 1)
+    return refuse("--pp (pipeline parallelism)");
+  if (opts.zero.value_or(0) != 0)
+    return refuse("--zero");
+  if (opts.microbatches.value_or(1) != 1)
+    return refuse("--microbatches");
+  if (!opts.schedule.empty())
+    return refuse("--schedule");
+  if (opts.virtualStages.value_or(1) != 1)
+    return refuse("--virtual-stages");
+  if (opts.recompute != "none")
+    return refuse("--recompute");
+  if (opts.train || !opts.loss.empty() || !opts.lossTarget.empty() ||
+      !opts.freeze.empty() || !opts.optimizer.empty() || opts.lr ||
+      opts.weightDecay || opts.beta1 || opts.beta2 || opts.eps || opts.momentum)
+    return refuse("training (--train and its options)");
+  if (opts.dtype != "fp32")
+    return refuse("--dtype " + opts.dtype);
+  return true;
+}

@@ -1,0 +1,58 @@
+//===- CompileOptions.h - Flags of weftc compile ------------------*- C++
+//-*-===//
+//
+// Every flag DESIGN.md lists for `weftc compile` is parsed and validated
+// here, so the names stay fixed while the features behind them arrive issue by
+// issue; a flag whose feature does not exist yet is refused by
+// checkImplemented() with "not implemented yet".
+//
+//===----------------------------------------------------------------------===//
+#ifndef WEFT_TOOLS_WEFTC_COMPILEOPTIONS_H
+#define WEFT_TOOLS_WEFTC_COMPILEOPTIONS_H
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace weft {
+
+struct CompileOptions {
+  std::string model;
+  std::string output;
+  std::string target = "cpu";
+  int64_t devices = 1;
+  std::string cluster;
+  bool autoPlan = false;
+  std::optional<int64_t> dp, tp, pp, zero, microbatches, virtualStages;
+  std::string schedule;
+  std::string recompute = "none";
+  bool train = false;
+  std::string loss, lossTarget, optimizer;
+  std::vector<std::string> freeze;
+  std::optional<double> lr, weightDecay, beta1, beta2, eps, momentum;
+  std::string dtype = "fp32";
+  std::map<std::string, std::vector<int64_t>> inputShapes;
+  /// --mlir-* flags, handed to MLIR's own command-line options.
+  std::vector<std::string> mlirFlags;
+  bool help = false;
+};
+
+/// Parses argv (argv[0] is the program name). On failure returns false with
+/// the reason in `error`.
+bool parseCompileOptions(int argc, char **argv, CompileOptions &opts,
+                         std::string &error);
+
+/// Refuses, with the reason, options whose feature is not implemented yet.
+bool checkImplemented(const CompileOptions &opts, std::string &error);
+
+/// Parses NAME=D0xD1x... (a scalar is NAME=). Used by import and compile.
+bool parseInputShape(const std::string &spec, std::string &name,
+                     std::vector<int64_t> &dims, std::string &error);
+
+extern const char *const kCompileUsage;
+
+} // namespace weft
+
+#endif // WEFT_TOOLS_WEFTC_COMPILEOPTIONS_H
