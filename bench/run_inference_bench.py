@@ -16,7 +16,9 @@ $WEFT_NUM_THREADS, else 2). The outputs of both are checked against PyTorch
 (relative L2 error, reported, not enforced).
 
 Prints a table (model, weft ms, ort ms, ratio = weft / ort, median of N runs)
-and writes the JSON results file. Benchmarks are never part of the test
+and writes the JSON results file. The ort time is measured around
+session.run() in node, so it includes onnxruntime-node's per-call overhead
+(tens of microseconds), which dominates the smallest models. Benchmarks are never part of the test
 pass/fail; the exit status is 1 only if a tool could not run at all.
 """
 
@@ -90,6 +92,26 @@ def fmt_err(errs):
     if not vals or any(v is None for v in vals):
         return "n/a"
     return "%.1e" % max(vals)
+
+
+def ort_call_overhead(work, args, node):
+    """Median time of session.run() on a 1-element Identity model (the fixed
+    per-call cost of onnxruntime-node that every ort time includes)."""
+    import onnx
+    from onnx import TensorProto, helper
+    path = os.path.join(work, "identity.onnx")
+    graph = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["y"])], "identity",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    x = os.path.join(work, "identity_x.npy")
+    np.save(x, np.zeros([1], np.float32))
+    r = weft_tools.run_tool([node, ORT_BENCH, "--model", path, "--input", "x=" + x,
+                             "--repeat", "200", "--warmup", "20",
+                             "--threads", str(args.threads)], timeout=120)
+    t = r.timing() if r.ok else None
+    return t["median_s"] if t else None
 
 
 def bench_model(name, models_dir, work, args, node):
@@ -185,6 +207,7 @@ def main(argv=None):
             print("bench: exporting the models failed", file=sys.stderr)
             return 1
 
+    overhead = ort_call_overhead(args.work_dir, args, node)
     rows = []
     for m in models:
         row = bench_model(m, models_dir, args.work_dir, args, node)
@@ -209,6 +232,10 @@ def main(argv=None):
             "%.2f" % r["ratio_weft_over_ort"] if "ratio_weft_over_ort" in r else "-",
             fmt_err(r.get("weft_rel_l2", {})), fmt_err(r.get("ort_rel_l2", {}))))
     print("(ratio = weft / ort, > 1 means weft is slower; err = max relative L2 vs PyTorch)")
+    print("(ort times are measured around session.run() in node and include onnxruntime-node's")
+    print(" per-call JS/N-API overhead; weft times come from the bundle's own --repeat loop.")
+    print(" Measured overhead, session.run() of a 1-element Identity model: %s ms.)" % (
+        "%.3f" % (overhead * 1e3) if overhead is not None else "n/a"))
     for r in rows:
         for k in ("weft_error", "ort_error"):
             if k in r:
@@ -229,6 +256,9 @@ def main(argv=None):
         "onnxruntime_node": ort_version,
         "weftc": weft_tools.find_tool("weftc"),
         "timing_stat": "median_s is the headline; mean_s and min_s also recorded",
+        "timing_note": "ort: wall time of session.run() in node (includes onnxruntime-node's "
+                       "per-call JS/N-API overhead); weft: the bundle's own --repeat loop",
+        "ort_call_overhead_s": overhead,
         "models": rows,
         "wall_s": time.monotonic() - start,
     }

@@ -198,8 +198,8 @@ LogicalResult onnx_import::importDropout(NodeImporter &imp) {
   if (!data)
     return failure();
   if (imp.hasInput(2)) {
-    std::optional<SmallVector<int64_t>> training =
-        imp.getConstantInts(2, "training_mode");
+    std::optional<SmallVector<int64_t>> training = imp.getConstantInts(
+        2, "training_mode", NodeImporter::kNeedsImportTimeValue);
     if (!training)
       return failure();
     if (llvm::any_of(*training, [](int64_t v) { return v != 0; }))

@@ -400,7 +400,8 @@ LogicalResult onnx_import::importTrilu(NodeImporter &imp) {
                          ") needs at least 2 dimensions");
   int64_t k = 0;
   if (imp.hasInput(1)) {
-    std::optional<SmallVector<int64_t>> values = imp.getConstantInts(1, "k");
+    std::optional<SmallVector<int64_t>> values =
+        imp.getConstantInts(1, "k", NodeImporter::kNeedsImportTimeValue);
     if (!values)
       return failure();
     if (values->size() != 1)

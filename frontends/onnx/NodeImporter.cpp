@@ -74,20 +74,19 @@ std::optional<DenseElementsAttr> NodeImporter::matchConstant(Value value) {
 }
 
 std::optional<DenseElementsAttr>
-NodeImporter::getConstantInput(unsigned i, StringRef what) {
+NodeImporter::getConstantInput(unsigned i, StringRef what, StringRef why) {
   Value value = getInput(i, what);
   if (!value)
     return std::nullopt;
   if (std::optional<DenseElementsAttr> attr = matchConstant(value))
     return attr;
-  (void)emitError("input '" + what +
-                  "' is not a constant; weft needs static shapes");
+  (void)emitError("input '" + what + "' is not a constant; " + why);
   return std::nullopt;
 }
 
 std::optional<SmallVector<int64_t>>
-NodeImporter::getConstantInts(unsigned i, StringRef what) {
-  std::optional<DenseElementsAttr> attr = getConstantInput(i, what);
+NodeImporter::getConstantInts(unsigned i, StringRef what, StringRef why) {
+  std::optional<DenseElementsAttr> attr = getConstantInput(i, what, why);
   if (!attr)
     return std::nullopt;
   auto intType = dyn_cast<IntegerType>(attr->getElementType());

@@ -78,12 +78,18 @@ public:
 
   /// The value of input `i`, which must be known at import time: an
   /// initializer, a Constant, or something that folded to a constant.
-  /// Records an error (and returns nullopt) otherwise.
-  std::optional<mlir::DenseElementsAttr> getConstantInput(unsigned i,
-                                                          llvm::StringRef what);
+  /// Records "input 'what' is not a constant; why" (and returns nullopt)
+  /// otherwise.
+  std::optional<mlir::DenseElementsAttr>
+  getConstantInput(unsigned i, llvm::StringRef what,
+                   llvm::StringRef why = kNeedsStaticShapes);
   /// Like getConstantInput, for an integer tensor read as int64 values.
   std::optional<llvm::SmallVector<int64_t>>
-  getConstantInts(unsigned i, llvm::StringRef what);
+  getConstantInts(unsigned i, llvm::StringRef what,
+                  llvm::StringRef why = kNeedsStaticShapes);
+  static constexpr const char *kNeedsStaticShapes = "weft needs static shapes";
+  static constexpr const char *kNeedsImportTimeValue =
+      "weft needs its value at import time";
   /// The constant value of `value` if it has one (constants, and parameters
   /// small enough to read), else nullopt.
   std::optional<mlir::DenseElementsAttr> matchConstant(mlir::Value value);

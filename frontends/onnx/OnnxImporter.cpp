@@ -39,13 +39,17 @@ public:
   std::optional<OnnxImportResult> run(std::string &error);
 
 private:
+  /// Everything that needs no graph walk: ops, opset, inputs.
+  LogicalResult checkModel();
   LogicalResult checkOps();
   LogicalResult checkOpset();
   LogicalResult resolveInputTypes();
+  void createFunction(GraphState &state, mlir::ModuleOp module);
   LogicalResult importInitializers(GraphState &state);
   LogicalResult importNodes(GraphState &state);
   LogicalResult finishFunction(GraphState &state);
   void eraseDeadOps(ParamTable &params);
+  LogicalResult verifyModule(mlir::ModuleOp module);
   LogicalResult fail(const Twine &message) {
     if (error.empty())
       error = message.str();
@@ -298,35 +302,26 @@ void GraphImporter::eraseDeadOps(ParamTable &params) {
       [&](const ParamEntry &entry) { return used.contains(entry.name); });
 }
 
-std::optional<OnnxImportResult> GraphImporter::run(std::string &errorOut) {
-  auto finish = [&]() -> std::optional<OnnxImportResult> {
-    errorOut = error;
-    return std::nullopt;
-  };
+LogicalResult GraphImporter::checkModel() {
   if (failed(checkOps()) || failed(checkOpset()))
-    return finish();
-  if (graph.sparse_initializer_size() > 0) {
-    (void)fail("sparse initializer '" +
-               graph.sparse_initializer(0).values().name() +
-               "' is not supported");
-    return finish();
-  }
+    return failure();
+  if (graph.sparse_initializer_size() > 0)
+    return fail("sparse initializer '" +
+                graph.sparse_initializer(0).values().name() +
+                "' is not supported");
   for (const onnx::TensorProto &tensor : graph.initializer())
     initializerNames.insert(tensor.name());
-  if (failed(resolveInputTypes()))
-    return finish();
+  return resolveInputTypes();
+}
 
-  OnnxImportResult result;
-  Location loc = NameLoc::get(
-      StringAttr::get(&ctx, graph.name().empty() ? "main" : graph.name()));
-  result.module = ModuleOp::create(loc);
-  GraphState state(ctx, result.params, modelDir, getDefaultOpsetVersion(model));
+/// Creates `func.func @main` with one argument per non-initializer input.
+void GraphImporter::createFunction(GraphState &state, ModuleOp module) {
   OpBuilder &builder = state.builder;
-  builder.setInsertionPointToEnd(result.module->getBody());
+  builder.setInsertionPointToEnd(module.getBody());
   SmallVector<Type> argTypes;
   for (const auto &arg : arguments)
     argTypes.push_back(arg.second);
-  func = func::FuncOp::create(builder, loc, "main",
+  func = func::FuncOp::create(builder, module.getLoc(), "main",
                               builder.getFunctionType(argTypes, {}));
   Block *entry = func.addEntryBlock();
   for (auto [i, arg] : llvm::enumerate(arguments)) {
@@ -334,23 +329,40 @@ std::optional<OnnxImportResult> GraphImporter::run(std::string &errorOut) {
     state.values[arg.first] = entry->getArgument(i);
   }
   builder.setInsertionPointToEnd(entry);
+}
 
-  if (failed(importInitializers(state)) || failed(importNodes(state)) ||
-      failed(finishFunction(state)))
-    return finish();
-  eraseDeadOps(result.params);
-
+LogicalResult GraphImporter::verifyModule(ModuleOp module) {
   std::string diagnostics;
-  {
-    ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &diag) {
-      diagnostics += (diagnostics.empty() ? "" : "\n") + diag.str();
-      return success();
-    });
-    if (failed(mlir::verify(*result.module))) {
-      (void)fail("the imported module does not verify (a weft bug):\n" +
-                 diagnostics);
-      return finish();
-    }
+  ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &diag) {
+    diagnostics += (diagnostics.empty() ? "" : "\n") + diag.str();
+    return success();
+  });
+  if (failed(mlir::verify(module)))
+    return fail("the imported module does not verify (a weft bug):\n" +
+                diagnostics);
+  return success();
+}
+
+std::optional<OnnxImportResult> GraphImporter::run(std::string &errorOut) {
+  OnnxImportResult result;
+  Location loc = NameLoc::get(
+      StringAttr::get(&ctx, graph.name().empty() ? "main" : graph.name()));
+  result.module = ModuleOp::create(loc);
+  GraphState state(ctx, result.params, modelDir, getDefaultOpsetVersion(model));
+  if (failed(checkModel())) {
+    errorOut = error;
+    return std::nullopt;
+  }
+  createFunction(state, *result.module);
+  if (failed(importInitializers(state)) || failed(importNodes(state)) ||
+      failed(finishFunction(state))) {
+    errorOut = error;
+    return std::nullopt;
+  }
+  eraseDeadOps(result.params);
+  if (failed(verifyModule(*result.module))) {
+    errorOut = error;
+    return std::nullopt;
   }
   return result;
 }

@@ -5,6 +5,7 @@ Run with Debian's python (numpy + onnx):
 
     /usr/bin/python3 test/conformance/run_conformance.py [--filter REGEX]
         [--jobs N] [--keep-going] [--verbose] [--work-dir DIR] [--keep]
+        [--keep-failed] [--no-variants] [--suites node,...] [--data-dir DIR]
 
 For every test under DATA/{node,pytorch-converted,pytorch-operator}/<test>/
 whose graph uses only ops listed in claimed_ops.txt, the script compiles
@@ -16,10 +17,12 @@ bools: exact; dtype and shape must match).
 Classification
   PASS  every output of every data set matches.
   SKIP  weftc exits 2 with a message naming an unsupported feature
-        ("unsupported", "not supported", "not implemented", "supports
-        opsets N to M": a dtype, an attribute value, an opset), unless that message names a claimed op
-        as an unsupported op; or the data cannot be fed (fewer input files
-        than model inputs, non-tensor inputs). The reason is printed.
+        ("unsupported", "not supported", "not implemented", "does not
+        support", "supports opsets N to M": a dtype, an attribute value, an
+        opset), unless that message lists a claimed op as an unsupported op;
+        or the data cannot be fed (fewer input files than model inputs,
+        non-tensor inputs, data contradicting the model's declared shapes).
+        The reason is printed.
   FAIL  anything else: weftc exit 1 or crash, exit 2 without such a message,
         a claimed op reported as unsupported, `weft run` failing, a missing
         output, wrong dtype/shape/values.
@@ -38,6 +41,8 @@ counts them; failures name the variant):
   - optional outputs weft does not produce ("outputs 'Mean' and 'InvStdDev'
     are not supported"): they are removed from the graph and not compared.
 If the variant is rejected again, that rejection is classified as above.
+--no-variants turns this off (weftc's first answer is classified; "weft needs
+static shapes" then counts as a named unsupported feature).
 Inputs whose declaration is not static are compiled with --input-shape
 NAME=<data shape>; data contradicting a static declaration is a SKIP
 ("test data inconsistent with the model"). bfloat16 outputs are compared
@@ -77,7 +82,8 @@ PASS, FAIL, SKIP = "PASS", "FAIL", "SKIP"
 
 # weftc's wording for "this feature is outside what weft supports".
 UNSUPPORTED_RE = re.compile(
-    r"unsupported|not supported|not implemented|does not support|supports opsets? \d+", re.I)
+    r"unsupported|not supported|not implemented|does not support|supports opsets? \d+|"
+    r"weft needs static shapes", re.I)
 # "unsupported ONNX ops (N):" followed by lines "  node 'x': OpType".
 UNSUPPORTED_OPS_HEADER_RE = re.compile(r"unsupported ONNX ops", re.I)
 UNSUPPORTED_OP_LINE_RE = re.compile(r"node\s+'[^']*'\s*:\s*([A-Za-z0-9_]+)")
@@ -414,7 +420,7 @@ def _derive_and_compile(t, model_path, bundle, ins, work, claimed, args, k):
             t.variants = applied
             return feed_vi, feed_arr, outputs
         msg = comp.message()
-        if comp.returncode == 2:
+        if comp.returncode == 2 and not args.no_variants:
             if model is None:
                 model = onnx.load(model_path)
             derived = None
@@ -572,6 +578,8 @@ def main(argv=None):
     ap.add_argument("--keep", action="store_true", help="keep every test's bundle and files")
     ap.add_argument("--keep-failed", action="store_true",
                     help="keep the bundles and files of failed tests")
+    ap.add_argument("--no-variants", action="store_true",
+                    help="classify weftc's first answer only (no derived models; see Variants)")
     ap.add_argument("--rtol", type=float, default=None, help="float rtol (default 1e-4)")
     ap.add_argument("--atol", type=float, default=None, help="float atol (default 1e-4)")
     ap.add_argument("--compile-timeout", type=float, default=120)
@@ -588,6 +596,15 @@ def main(argv=None):
     except FileNotFoundError as exc:
         print("error: %s" % exc, file=sys.stderr)
         return 2
+
+    # Preflight: a tool that cannot start (e.g. being re-linked) would turn
+    # every test into a FAIL; say so once instead.
+    for tool in (args.weftc, args.weft):
+        pre = weft_tools.run_tool([tool, "--version"], timeout=60)
+        if pre.returncode != 0:
+            print("error: '%s --version' failed (exit %d): %s" % (
+                tool, pre.returncode, pre.message(300)), file=sys.stderr)
+            return 2
 
     suites = [s for s in args.suites.split(",") if s]
     tests = discover(args.data_dir, suites, claimed, filter_re)

@@ -227,7 +227,8 @@ def compare_exact_or_close(actual, expected, rtol=None, atol=None):
         return False, "infinities differ; first at %s: got %r, expected %r" % (
             tuple(int(i) for i in idx), a[idx], e[idx])
     finite = ~(nan_e | inf_e)
-    err = np.where(finite, np.abs(a - e), 0.0)
+    with np.errstate(invalid="ignore", over="ignore"):
+        err = np.where(finite, np.abs(a - e), 0.0)
     err = np.where(np.isnan(err), np.inf, err)
     bound = atol + rtol * np.abs(np.where(finite, e, 0.0))
     bad = err > bound

@@ -32,6 +32,7 @@ static int fail(int code, const std::string &message) {
 
 /// Hands --mlir-* flags (IR printing, timing) to MLIR's own options.
 static bool applyMlirFlags(const std::vector<std::string> &flags) {
+  registerAllPasses(); // so --mlir-print-ir-after=<pass> knows the names
   mlir::registerMLIRContextCLOptions();
   mlir::registerPassManagerCLOptions();
   mlir::registerAsmPrinterCLOptions();

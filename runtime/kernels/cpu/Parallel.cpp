@@ -130,7 +130,9 @@ private:
     }
   }
 
-  static constexpr int kSpinIterations = 4000;
+  // About 20-100 us depending on the CPU's pause latency: long enough to catch
+  // back-to-back kernels, short enough not to starve OpenBLAS's threads.
+  static constexpr int kSpinIterations = 2000;
 
   int threads_;
   std::vector<std::thread> workers_;

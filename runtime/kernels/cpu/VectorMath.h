@@ -1,8 +1,8 @@
 //===- VectorMath.h - Loop-friendly float math ----------------------------===//
 //
-// exp, tanh and sigmoid written as straight-line float arithmetic (no calls,
-// no branches) so GCC vectorizes the loops that use them; libm's versions
-// are scalar calls. exp: range reduction by ln2 and a degree-7 Taylor
+// exp, tanh, erf and sigmoid written as straight-line float arithmetic (no
+// calls, no branches) so GCC vectorizes the loops that use them; libm's
+// versions are scalar calls. exp: range reduction by ln2 and a degree-7 Taylor
 // polynomial on |r| <= ln2/2, accurate to about 1 ulp, with correct
 // overflow to +inf, gradual underflow to 0 and NaN propagation.
 //
