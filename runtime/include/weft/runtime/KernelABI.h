@@ -144,12 +144,13 @@ enum WeftLossReduction {
 ///                                    has_ignore_index, ignore_index,
 ///                                    has_weights, has_log_prob
 /// copy         x -> y                (none); y = x, same byte size
+// clang-format off
 #define WEFT_KERNELS(X)                                                        \
-  X(unary)                                                                     \
-  X(binary) X(compare) X(where) X(cast) X(matmul) X(conv) X(max_pool)          \
-      X(avg_pool) X(batch_norm) X(layer_norm) X(softmax) X(reduce)             \
-          X(transpose) X(concat) X(split) X(slice) X(gather) X(expand)         \
-              X(trilu) X(softmax_xent) X(copy)
+  X(unary) X(binary) X(compare) X(where) X(cast) X(matmul) X(conv)             \
+  X(max_pool) X(avg_pool) X(batch_norm) X(layer_norm) X(softmax) X(reduce)     \
+  X(transpose) X(concat) X(split) X(slice) X(gather) X(expand) X(trilu)        \
+  X(softmax_xent) X(copy)
+// clang-format on
 
 #define WEFT_DECLARE_KERNEL(name)                                              \
   void weft_k_##name(void *const *bufs, const int64_t *desc);

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Fails when a C++/CUDA source is not clang-format (LLVM style) clean.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+files=$(find dialects passes frontends runtime tools test/unit \
+  \( -name '*.cpp' -o -name '*.h' -o -name '*.cu' \) | sort)
+clang-format-14 --dry-run -Werror $files
+echo "format: $(echo "$files" | wc -l) files clean"
