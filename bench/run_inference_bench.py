@@ -179,6 +179,10 @@ def main(argv=None):
     args = ap.parse_args(argv)
 
     start = time.monotonic()
+    load_at_start = os.getloadavg()
+    if load_at_start[0] > 0.5 * (os.cpu_count() or 1):
+        print("bench: warning: load average %.1f on %d cores; timings will be noisy" % (
+            load_at_start[0], os.cpu_count() or 1))
     node = shutil.which("node")
     if not node:
         print("bench: node not found", file=sys.stderr)
@@ -248,7 +252,8 @@ def main(argv=None):
     result = {
         "benchmark": "inference-cpu",
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "machine": {"cpu": cpu_model(), "cores": os.cpu_count(), "platform": platform.platform()},
+        "machine": {"cpu": cpu_model(), "cores": os.cpu_count(), "platform": platform.platform(),
+                    "loadavg_at_start": load_at_start},
         "threads": args.threads,
         "repeat": args.repeat,
         "warmup": args.warmup,

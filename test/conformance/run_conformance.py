@@ -41,8 +41,8 @@ counts them; failures name the variant):
   - optional outputs weft does not produce ("outputs 'Mean' and 'InvStdDev'
     are not supported"): they are removed from the graph and not compared.
 If the variant is rejected again, that rejection is classified as above.
---no-variants turns this off (weftc's first answer is classified; "weft needs
-static shapes" then counts as a named unsupported feature).
+--no-variants turns this off (weftc's first answer is classified; "input
+'...' is not a constant" then counts as a named unsupported feature).
 Inputs whose declaration is not static are compiled with --input-shape
 NAME=<data shape>; data contradicting a static declaration is a SKIP
 ("test data inconsistent with the model"). bfloat16 outputs are compared
@@ -83,7 +83,7 @@ PASS, FAIL, SKIP = "PASS", "FAIL", "SKIP"
 # weftc's wording for "this feature is outside what weft supports".
 UNSUPPORTED_RE = re.compile(
     r"unsupported|not supported|not implemented|does not support|supports opsets? \d+|"
-    r"weft needs static shapes", re.I)
+    r"weft needs static shapes|is not a constant", re.I)
 # "unsupported ONNX ops (N):" followed by lines "  node 'x': OpType".
 UNSUPPORTED_OPS_HEADER_RE = re.compile(r"unsupported ONNX ops", re.I)
 UNSUPPORTED_OP_LINE_RE = re.compile(r"node\s+'[^']*'\s*:\s*([A-Za-z0-9_]+)")

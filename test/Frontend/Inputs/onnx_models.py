@@ -362,6 +362,8 @@ def errors():
                               node("Relu", ["c"], ["y"], name="")], x, y)
     m["opset12"] = model([node("Relu", ["x"], ["y"])], x, y, opset=12)
     m["opset22"] = model([node("Relu", ["x"], ["y"])], x, y, opset=22)
+    m["opset13"] = model([node("Relu", ["x"], ["y"])], x, y, opset=13)
+    m["opset21"] = model([node("Relu", ["x"], ["y"], domain="ai.onnx")], x, y, opset=21)
     m["symbolic"] = model([node("Add", ["x", "z"], ["y"])],
                           [vi("x", F32, ["batch", 3]), vi("z", F32, [2, None])], y)
     m["no_shape"] = model([node("Relu", ["x"], ["y"])], [helper.make_tensor_value_info("x", F32, None)], y)
