@@ -6,6 +6,7 @@
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "llvm/Support/raw_ostream.h"
@@ -255,6 +256,36 @@ LogicalResult NodeImporter::emitUnsupportedAttr(StringRef name,
 
 Type NodeImporter::getPlaceholderType() { return NoneType::get(&state.ctx); }
 
+/// When `diagnostics` is an ODS type-constraint failure ("'weft.x' op
+/// operand #1 must be ... of ... values, but got '...'"), the element type
+/// the op refused.
+static std::optional<std::string>
+getRejectedElementType(Operation *op, StringRef diagnostics) {
+  if (!diagnostics.contains(" must be ") ||
+      !diagnostics.contains(", but got '"))
+    return std::nullopt;
+  for (bool isOperand : {true, false}) {
+    StringRef tail = diagnostics;
+    if (!tail.consume_front(("'" + op->getName().getStringRef() + "' op " +
+                             (isOperand ? "operand #" : "result #"))
+                                .str()))
+      continue;
+    unsigned index;
+    if (tail.consumeInteger(10, index))
+      continue;
+    unsigned count = isOperand ? op->getNumOperands() : op->getNumResults();
+    if (index >= count)
+      continue;
+    Type type = isOperand ? op->getOperand(index).getType()
+                          : op->getResult(index).getType();
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << getElementTypeOrSelf(type);
+    return text;
+  }
+  return std::nullopt;
+}
+
 SmallVector<Value> NodeImporter::finishOp(Operation *op, bool inferTypes) {
   std::string diagnostics;
   ScopedDiagnosticHandler handler(&state.ctx, [&](Diagnostic &diag) {
@@ -262,14 +293,21 @@ SmallVector<Value> NodeImporter::finishOp(Operation *op, bool inferTypes) {
       diagnostics += "; ";
     diagnostics += diag.str();
     for (Diagnostic &note : diag.getNotes())
-      diagnostics += " (" + note.str() + ")";
+      if (!StringRef(note.str()).starts_with("see current operation"))
+        diagnostics += " (" + note.str() + ")";
     return success();
   });
   auto fail = [&](StringRef what) {
     std::string opName = op->getName().getStringRef().str();
+    std::optional<std::string> badType =
+        getRejectedElementType(op, diagnostics);
     op->erase();
-    (void)emitError("cannot build " + opName + ": " +
-                    (diagnostics.empty() ? what.str() : diagnostics));
+    std::string detail = diagnostics.empty() ? what.str() : diagnostics;
+    if (badType)
+      (void)emitError("element type " + *badType + " is not supported by " +
+                      opName + " (" + detail + ")");
+    else
+      (void)emitError("cannot build " + opName + ": " + detail);
     return SmallVector<Value>();
   };
   if (hasError())

@@ -91,6 +91,7 @@ def elementwise():
     m["mixed_types"] = model([node("Add", ["a", "b"], ["y"])],
                              [vi("a", F32, [2]), vi("b", I64, [2])], [vi("y", F32, None)])
     m["bad_broadcast"] = binary_model("Add", a=(2, 3), b=(4,))
+    m["sqrt_int"] = unary_model("Sqrt", dtype=I32)
     return m
 
 
@@ -137,6 +138,9 @@ def linalg():
                                              storage_order=1)], x, [vi("y", F32, None)])
     m["maxpool_indices"] = model([node("MaxPool", ["x"], ["y", "idx"], kernel_shape=[2, 2])],
                                  x, [vi("y", F32, None), vi("idx", I64, None)])
+    m["maxpool_uint8"] = model([node("MaxPool", ["x"], ["y"], kernel_shape=[2, 2])],
+                               [vi("x", TensorProto.UINT8, [1, 1, 5, 5])],
+                               [vi("y", TensorProto.UINT8, None)])
     m["avgpool_dilated"] = model([node("AveragePool", ["x"], ["y"], kernel_shape=[2, 2],
                                        dilations=[2, 2])], x, [vi("y", F32, None)], opset=19)
     m["conv_bad_autopad"] = model([node("Conv", ["x", "w"], ["y"], auto_pad="SAME_MIDDLE")],
