@@ -15,73 +15,16 @@ namespace weft {
 using namespace mlir;
 using namespace weft;
 
-int64_t weft::dtypeCodeOf(Type t) {
-  if (t.isF32())
-    return WEFT_F32;
-  if (t.isF16())
-    return WEFT_F16;
-  if (t.isBF16())
-    return WEFT_BF16;
-  if (t.isF64())
-    return WEFT_F64;
-  if (auto i = dyn_cast<IntegerType>(t)) {
-    if (i.getWidth() == 1)
-      return WEFT_BOOL;
-    if (i.isUnsigned() && i.getWidth() == 8)
-      return WEFT_U8;
-    if (i.isUnsigned())
-      return -1;
-    switch (i.getWidth()) {
-    case 64:
-      return WEFT_I64;
-    case 32:
-      return WEFT_I32;
-    case 8:
-      return WEFT_I8;
-    default:
-      return -1;
-    }
-  }
-  return -1;
-}
-
-StringRef weft::dtypeNameOf(Type t) {
-  switch (dtypeCodeOf(t)) {
-  case WEFT_F32:
-    return "f32";
-  case WEFT_F16:
-    return "f16";
-  case WEFT_BF16:
-    return "bf16";
-  case WEFT_F64:
-    return "f64";
-  case WEFT_I64:
-    return "i64";
-  case WEFT_I32:
-    return "i32";
-  case WEFT_I8:
-    return "i8";
-  case WEFT_U8:
-    return "u8";
-  case WEFT_BOOL:
-    return "bool";
-  default:
-    return "unknown";
-  }
-}
-
-int64_t weft::tensorBytes(RankedTensorType type) {
-  return type.getNumElements() *
-         weftDTypeSize(dtypeCodeOf(type.getElementType()));
-}
-
 namespace {
 
 /// Which element types the CPU kernels accept, per kernel family. Anything
 /// else is rejected at compile time with the op and type named, instead of
 /// failing when the bundle runs.
 bool cpuSupports(Operation *op, Type elementType) {
-  int64_t code = dtypeCodeOf(elementType);
+  std::optional<WeftDType> dtype = getDTypeOf(elementType);
+  if (!dtype)
+    return false;
+  int64_t code = *dtype;
   bool isF32 = code == WEFT_F32;
   bool arithmetic =
       isF32 || code == WEFT_F64 || code == WEFT_I64 || code == WEFT_I32;
@@ -105,7 +48,7 @@ bool cpuSupports(Operation *op, Type elementType) {
   if (kernel == "where" || kernel == "cast" || kernel == "transpose" ||
       kernel == "concat" || kernel == "split" || kernel == "slice" ||
       kernel == "gather" || kernel == "expand" || kernel == "trilu")
-    return code >= 0;
+    return true;
   // matmul, conv, pools, norms, softmax, reduce_mean, softmax_xent.
   return isF32;
 }
@@ -123,7 +66,7 @@ Type decidingElementType(Operation *op) {
 
 void appendTensorDesc(SmallVectorImpl<int64_t> &desc, Type type) {
   auto tensor = cast<RankedTensorType>(type);
-  desc.push_back(dtypeCodeOf(tensor.getElementType()));
+  desc.push_back(*getDTypeOf(tensor.getElementType()));
   desc.push_back(tensor.getRank());
   desc.append(tensor.getShape().begin(), tensor.getShape().end());
 }
@@ -188,7 +131,7 @@ struct LowerToRuntimePass
       for (Type t : op.getResultTypes()) {
         auto type = dyn_cast<RankedTensorType>(t);
         if (!type || !type.hasStaticShape() ||
-            dtypeCodeOf(type.getElementType()) < 0)
+            !getDTypeOf(type.getElementType()))
           return op.emitError("result type ")
                  << t << " has no runtime representation";
       }
@@ -232,7 +175,7 @@ struct LowerToRuntimePass
       for (Value result : op.getResults()) {
         auto type = cast<RankedTensorType>(result.getType());
         Value buffer = rt::AllocOp::create(
-            b, loc, bufferType, std::max<int64_t>(1, tensorBytes(type)));
+            b, loc, bufferType, std::max<int64_t>(1, getTensorBytes(type)));
         buffers[result] = buffer;
         launchBuffers.push_back(buffer);
         appendTensorDesc(desc, type);
@@ -270,7 +213,7 @@ struct LowerToRuntimePass
       Value slot = rt::OutputOp::create(b, ret.getLoc(), bufferType,
                                         static_cast<int64_t>(index));
       rt::CopyOp::create(b, ret.getLoc(), buffer, slot,
-                         std::max<int64_t>(1, tensorBytes(type)));
+                         std::max<int64_t>(1, getTensorBytes(type)));
     }
     func::ReturnOp::create(b, ret.getLoc());
 

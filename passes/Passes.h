@@ -3,6 +3,7 @@
 #ifndef WEFT_PASSES_PASSES_H
 #define WEFT_PASSES_PASSES_H
 
+#include "dialects/weft/ElementTypes.h"
 #include "dialects/weft/WeftOps.h"
 #include "dialects/weftrt/WeftRtOps.h"
 
@@ -18,13 +19,6 @@ namespace weft {
 
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"
-
-/// The element type's code in KernelABI.h (WeftDType), or -1.
-int64_t dtypeCodeOf(mlir::Type elementType);
-/// The dtype name used in signatures and manifests ("f32", "i64", ...).
-llvm::StringRef dtypeNameOf(mlir::Type elementType);
-/// Bytes of a static tensor, booleans taking one byte each.
-int64_t tensorBytes(mlir::RankedTensorType type);
 
 /// Everything from an imported weft module to LLVM dialect for one rank on
 /// the CPU: cleanup, lowering to runtime calls, buffer assignment, LLVM.

@@ -59,7 +59,7 @@ llvm::json::Array slotsToJson(ArrayAttr slots) {
       shape.push_back(d);
     out.push_back(llvm::json::Object{
         {"name", cast<StringAttr>(dict.get("name")).getValue()},
-        {"dtype", dtypeNameOf(type.getElementType())},
+        {"dtype", getDTypeName(type.getElementType())},
         {"shape", std::move(shape)}});
   }
   return out;

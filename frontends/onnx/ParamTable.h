@@ -9,6 +9,7 @@
 #ifndef WEFT_FRONTENDS_ONNX_PARAMTABLE_H
 #define WEFT_FRONTENDS_ONNX_PARAMTABLE_H
 
+#include "dialects/weft/ElementTypes.h"
 #include "weft/runtime/KernelABI.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -80,12 +81,6 @@ private:
   std::vector<ParamEntry> entries;
   llvm::StringMap<size_t> index;
 };
-
-/// The weft dtype code of an MLIR element type; nullopt for types weft does
-/// not store (e.g. i16, complex).
-std::optional<WeftDType> getDTypeOf(mlir::Type elementType);
-/// The MLIR element type of a dtype code (ui8 for WEFT_U8, i1 for WEFT_BOOL).
-mlir::Type getElementTypeOf(mlir::MLIRContext &ctx, WeftDType dtype);
 
 } // namespace weft
 

@@ -81,7 +81,7 @@ static llvm::json::Array slotsJson(mlir::ArrayAttr slots) {
     out.push_back(llvm::json::Object{
         {"name", mlir::cast<mlir::StringAttr>(dict.get("name")).getValue()},
         {"shape", std::move(shape)},
-        {"dtype", dtypeNameOf(type.getElementType())}});
+        {"dtype", getDTypeName(type.getElementType())}});
   }
   return out;
 }

@@ -59,7 +59,7 @@ static ProgramSummary summarize(mlir::ModuleOp module) {
           mlir::cast<mlir::TypeAttr>(
               mlir::cast<mlir::DictionaryAttr>(a).get("type"))
               .getValue());
-      total += tensorBytes(type);
+      total += getTensorBytes(type);
     }
     return total;
   };

@@ -5,30 +5,7 @@
 namespace weft {
 namespace cpu {
 
-const char *dtypeName(int64_t dtype) {
-  switch (dtype) {
-  case WEFT_F32:
-    return "f32";
-  case WEFT_F16:
-    return "f16";
-  case WEFT_BF16:
-    return "bf16";
-  case WEFT_F64:
-    return "f64";
-  case WEFT_I64:
-    return "i64";
-  case WEFT_I32:
-    return "i32";
-  case WEFT_I8:
-    return "i8";
-  case WEFT_U8:
-    return "u8";
-  case WEFT_BOOL:
-    return "bool";
-  default:
-    return "unknown";
-  }
-}
+const char *dtypeName(int64_t dtype) { return weftDTypeName(dtype); }
 
 KernelArgs::KernelArgs(const char *kernel, void *const *bufs,
                        const int64_t *desc)

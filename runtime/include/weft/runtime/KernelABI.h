@@ -178,6 +178,33 @@ static inline int64_t weftDTypeSize(int64_t dtype) {
   }
 }
 
+/// Name of a dtype code in signatures, manifests and messages ("f32",
+/// "bool", ...); "unknown" for an unknown code.
+static inline const char *weftDTypeName(int64_t dtype) {
+  switch (dtype) {
+  case WEFT_F32:
+    return "f32";
+  case WEFT_F16:
+    return "f16";
+  case WEFT_BF16:
+    return "bf16";
+  case WEFT_F64:
+    return "f64";
+  case WEFT_I64:
+    return "i64";
+  case WEFT_I32:
+    return "i32";
+  case WEFT_I8:
+    return "i8";
+  case WEFT_U8:
+    return "u8";
+  case WEFT_BOOL:
+    return "bool";
+  default:
+    return "unknown";
+  }
+}
+
 /// Encodes and decodes a floating-point attribute.
 static inline int64_t weftDoubleToAttr(double v) {
   int64_t bits;
