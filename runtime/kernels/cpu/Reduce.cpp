@@ -15,6 +15,7 @@
 #include "RowOps.h"
 #include "VectorMath.h"
 
+#include <cmath>
 #include <limits>
 #include <vector>
 
@@ -38,18 +39,30 @@ template <class T> T identityOf(bool isMax) {
     return std::numeric_limits<T>::lowest();
 }
 
+// Max lets NaN through, as numpy, PyTorch and the binary max kernel do.
+template <class T> T maxOf(T a, T b) { return (b > a || b != b) ? b : a; }
+
 template <class T> T combine(T a, T b, bool isMax) {
-  return isMax ? (b > a ? b : a) : T(a + b);
+  return isMax ? maxOf(a, b) : T(a + b);
 }
 
 template <class T> T reduceRow(const T *x, int64_t n, bool isMax) {
   if constexpr (std::is_same_v<T, float>) {
-    return isMax ? rowMax(x, n) : rowSum(x, n);
+    if (!isMax)
+      return rowSum(x, n);
+    // The vector max skips NaN; a NaN anywhere makes the sum NaN, so only
+    // then is the row scanned.
+    float m = rowMax(x, n);
+    if (!std::isnan(m) && std::isnan(rowSum(x, n)))
+      for (int64_t i = 0; i < n; ++i)
+        if (std::isnan(x[i]))
+          return x[i];
+    return m;
   } else {
     T acc = identityOf<T>(isMax);
     if (isMax)
       for (int64_t i = 0; i < n; ++i)
-        acc = x[i] > acc ? x[i] : acc;
+        acc = maxOf(acc, x[i]);
     else
       for (int64_t i = 0; i < n; ++i)
         acc += x[i];
@@ -124,7 +137,7 @@ void reduceTyped(const KernelArgs &args, int64_t op,
                 const T *row = src + i * inner;
                 if (isMax)
                   for (int64_t j = j0; j < j1; ++j)
-                    dst[j] = row[j] > dst[j] ? row[j] : dst[j];
+                    dst[j] = maxOf(dst[j], row[j]);
                 else
                   for (int64_t j = j0; j < j1; ++j)
                     dst[j] += row[j];

@@ -103,3 +103,28 @@ TEST(ReduceDeath, MeanOverIntegersIsRejected) {
 }
 
 } // namespace
+
+// A NaN anywhere in a reduced group makes its max NaN (numpy, PyTorch, and
+// the dialect's folder agree), on the vector row path and the others.
+TEST(Reduce, MaxPropagatesNaN) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (const Dims &axes : {Dims{1}, Dims{0}}) {
+    HostTensor<float> x({3, 40});
+    for (int64_t i = 0; i < x.numel(); ++i)
+      x[i] = static_cast<float>(i % 17);
+    x[41] = nan; // row 1, column 1
+    Dims outDims = axes[0] == 1 ? Dims{3, 1} : Dims{1, 40};
+    HostTensor<float> y(outDims);
+    KernelCall()
+        .tensor(x)
+        .tensor(y)
+        .attr(WEFT_REDUCE_MAX)
+        .attr(1)
+        .attrs(axes)
+        .run(weft_k_reduce);
+    for (int64_t i = 0; i < y.numel(); ++i) {
+      bool nanGroup = axes[0] == 1 ? i == 1 : i == 1;
+      EXPECT_EQ(std::isnan(y[i]), nanGroup) << "output " << i;
+    }
+  }
+}
