@@ -144,12 +144,39 @@ enum WeftLossReduction {
 ///                                    has_ignore_index, ignore_index,
 ///                                    has_weights, has_log_prob
 /// copy         x -> y                (none); y = x, same byte size
+///
+/// Backward kernels (gradients of the ops above; all f32):
+/// scatter_add  indices, updates -> y axis; y = 0, then for every index
+///                                    position p: y[.., indices[p], ..] +=
+///                                    updates[.., p, ..] (gather's gradient;
+///                                    negative indices count from the end)
+/// conv_grad_input  dy, w -> dx       group, strides[s], pads[2s],
+///                                    dilations[s]
+/// conv_grad_weight x, dy -> dw       group, strides[s], pads[2s],
+///                                    dilations[s]
+/// max_pool_grad    x, dy -> dx       kernel[s], strides[s], pads[2s],
+///                                    dilations[s]; each window's gradient
+///                                    goes to its first maximum (PyTorch)
+/// avg_pool_grad    dy -> dx          count_include_pad, kernel[s],
+///                                    strides[s], pads[2s]
+/// layer_norm_grad  x, scale, dy -> dx, dscale, dbias
+///                                    axis (>= 0), epsilon (double bits)
+/// softmax_grad     y, dy -> dx       axis (>= 0), log (0 or 1); y is the
+///                                    forward op's output
+/// softmax_xent_grad scores, labels, [weights], dloss -> dscores
+///                                    reduction, has_ignore_index,
+///                                    ignore_index, has_weights; dloss has
+///                                    the forward loss's shape
+/// slice_grad   dy -> dx              starts[rank], steps[rank]; dx = 0
+///                                    except dx[start + i*step] = dy[i]
 // clang-format off
 #define WEFT_KERNELS(X)                                                        \
   X(unary) X(binary) X(compare) X(where) X(cast) X(matmul) X(conv)             \
   X(max_pool) X(avg_pool) X(batch_norm) X(layer_norm) X(softmax) X(reduce)     \
   X(transpose) X(concat) X(split) X(slice) X(gather) X(expand) X(trilu)        \
-  X(softmax_xent) X(copy)
+  X(softmax_xent) X(copy) X(scatter_add) X(conv_grad_input)                    \
+  X(conv_grad_weight) X(max_pool_grad) X(avg_pool_grad) X(layer_norm_grad)     \
+  X(softmax_grad) X(softmax_xent_grad) X(slice_grad)
 // clang-format on
 
 #define WEFT_DECLARE_KERNEL(name)                                              \
