@@ -6,6 +6,7 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 
 namespace weft {
 #define GEN_PASS_DEF_LOWERTORUNTIME
@@ -49,6 +50,13 @@ bool cpuSupports(Operation *op, Type elementType) {
       kernel == "concat" || kernel == "split" || kernel == "slice" ||
       kernel == "gather" || kernel == "expand" || kernel == "trilu")
     return true;
+  // The backward kernels of training (KernelABI.h): f32 only.
+  if (kernel == "scatter_add" || kernel == "conv_grad_input" ||
+      kernel == "conv_grad_weight" || kernel == "max_pool_grad" ||
+      kernel == "avg_pool_grad" || kernel == "layer_norm_grad" ||
+      kernel == "softmax_grad" || kernel == "softmax_xent_grad" ||
+      kernel == "slice_grad")
+    return isF32;
   // matmul, conv, pools, norms, softmax, reduce_mean, softmax_xent.
   return isF32;
 }
@@ -61,6 +69,8 @@ Type decidingElementType(Operation *op) {
     v = op->getOperand(1);
   if (isa<GatherOp>(op))
     v = op->getOperand(0);
+  if (isa<ScatterAddOp>(op)) // indices, then the updates that decide
+    v = op->getOperand(1);
   return cast<RankedTensorType>(v.getType()).getElementType();
 }
 
@@ -71,11 +81,62 @@ void appendTensorDesc(SmallVectorImpl<int64_t> &desc, Type type) {
   desc.append(tensor.getShape().begin(), tensor.getShape().end());
 }
 
-DictionaryAttr slotAttr(Builder &b, StringRef name, RankedTensorType type) {
+DictionaryAttr slotAttr(Builder &b, StringRef name, RankedTensorType type,
+                        ArrayRef<NamedAttribute> extra = {}) {
   SmallVector<NamedAttribute> fields = {
       b.getNamedAttr("name", b.getStringAttr(name)),
       b.getNamedAttr("type", TypeAttr::get(type))};
+  fields.append(extra.begin(), extra.end());
   return b.getDictionaryAttr(fields);
+}
+
+/// Kernels that read each element before writing the same element, so their
+/// result may be the buffer of a same-shaped operand.
+bool isElementwiseInPlaceSafe(StringRef kernel) {
+  return kernel == "adamw" || kernel == "sgd" || kernel == "binary" ||
+         kernel == "unary";
+}
+
+/// A parameter update is first lowered to a copy into the parameter's buffer.
+/// When the new value comes from an elementwise kernel and nothing reads the
+/// old parameter after that kernel, the kernel writes the parameter in place
+/// and the copy goes away.
+void updateInPlace(func::FuncOp func) {
+  Block &block = func.getBody().front();
+  DenseMap<Operation *, int64_t> position;
+  int64_t index = 0;
+  for (Operation &op : block)
+    position[&op] = index++;
+  SmallVector<rt::CopyOp> copies;
+  for (Operation &op : block)
+    if (auto copy = dyn_cast<rt::CopyOp>(op))
+      if (copy.getTarget().getDefiningOp<rt::ParamOp>())
+        copies.push_back(copy);
+  for (rt::CopyOp copy : copies) {
+    auto alloc = copy.getSource().getDefiningOp<rt::AllocOp>();
+    if (!alloc)
+      continue;
+    // The lowering places an alloc right before the launch that writes it,
+    // so its first user is the writer; later users read the new value, which
+    // the parameter's buffer holds just as well.
+    Operation *writerOp = nullptr;
+    for (Operation *user : alloc.getBuffer().getUsers())
+      if (!writerOp || position[user] < position[writerOp])
+        writerOp = user;
+    auto writer = dyn_cast_or_null<rt::LaunchOp>(writerOp);
+    if (!writer || !isElementwiseInPlaceSafe(writer.getKernel()))
+      continue;
+    Value param = copy.getTarget();
+    bool readLater = false;
+    for (Operation *user : param.getUsers())
+      if (user != copy && position[user] > position[writer])
+        readLater = true;
+    if (readLater)
+      continue;
+    alloc.getBuffer().replaceAllUsesWith(param);
+    copy.erase();
+    alloc.erase();
+  }
 }
 
 struct LowerToRuntimePass
@@ -127,6 +188,13 @@ struct LowerToRuntimePass
     }
 
     llvm::StringMap<Value> paramBuffers;
+    // Set by weft-build-train-step: which parameters the optimizer updates.
+    llvm::StringSet<> trainable;
+    if (auto names = func->getAttrOfType<ArrayAttr>("weft.trainable"))
+      for (Attribute name : names)
+        if (auto str = dyn_cast<StringAttr>(name))
+          trainable.insert(str.getValue());
+    bool training = false;
     for (Operation &op : oldBody.without_terminator()) {
       for (Type t : op.getResultTypes()) {
         auto type = dyn_cast<RankedTensorType>(t);
@@ -141,9 +209,17 @@ struct LowerToRuntimePass
         if (!buffer) {
           buffer = rt::ParamOp::create(b, loc, bufferType,
                                        static_cast<int64_t>(paramSlots.size()));
-          paramSlots.push_back(
-              slotAttr(attrBuilder, param.getName(),
-                       cast<RankedTensorType>(param.getType())));
+          SmallVector<NamedAttribute> extra;
+          auto role = param->getAttrOfType<StringAttr>("weft.role");
+          extra.push_back(attrBuilder.getNamedAttr(
+              "role", role ? role : attrBuilder.getStringAttr("param")));
+          if (!trainable.empty())
+            extra.push_back(attrBuilder.getNamedAttr(
+                "trainable",
+                attrBuilder.getBoolAttr(trainable.count(param.getName()))));
+          paramSlots.push_back(slotAttr(attrBuilder, param.getName(),
+                                        cast<RankedTensorType>(param.getType()),
+                                        extra));
         }
         buffers[param] = buffer;
         continue;
@@ -155,6 +231,17 @@ struct LowerToRuntimePass
       }
       if (auto reshape = dyn_cast<ReshapeOp>(op)) {
         buffers[reshape] = buffers.lookup(reshape.getInput());
+        continue;
+      }
+      if (auto update = dyn_cast<ParamUpdateOp>(op)) {
+        Value target = paramBuffers.lookup(update.getName());
+        if (!target)
+          return update.emitError("updates '")
+                 << update.getName() << "', which the function never reads";
+        auto type = cast<RankedTensorType>(update.getValue().getType());
+        rt::CopyOp::create(b, loc, buffers.lookup(update.getValue()), target,
+                           std::max<int64_t>(1, getTensorBytes(type)));
+        training = true;
         continue;
       }
       auto kernelOp = dyn_cast<KernelOpInterface>(op);
@@ -217,6 +304,10 @@ struct LowerToRuntimePass
     }
     func::ReturnOp::create(b, ret.getLoc());
 
+    if (training)
+      updateInPlace(newFunc);
+    newFunc->setAttr("weftrt.mode", attrBuilder.getStringAttr(
+                                        training ? "train" : "inference"));
     newFunc->setAttr("weftrt.inputs", attrBuilder.getArrayAttr(inputSlots));
     newFunc->setAttr("weftrt.params", attrBuilder.getArrayAttr(paramSlots));
     newFunc->setAttr("weftrt.outputs", attrBuilder.getArrayAttr(outputSlots));

@@ -20,6 +20,36 @@ def LowerToRuntime : Pass<"weft-lower-to-runtime", "mlir::ModuleOp"> {
   ];
 }
 
+def Autodiff : Pass<"weft-autodiff", "mlir::ModuleOp"> {
+  let summary = "Reverse-mode automatic differentiation of @main's loss";
+  let description = [{
+    Differentiates the scalar float loss that `@main` returns as result
+    `loss-index` with respect to every trainable parameter: the `weft.param`
+    ops of a float element type whose name matches none of the `freeze`
+    globs (llvm::GlobPattern syntax). Parameters sharing a name are one tied
+    parameter and get the sum of their gradients.
+
+    Ops are visited in reverse, seeded with d loss = 1; each op whose results
+    receive a gradient and which depends on a trainable parameter builds its
+    operands' gradients with its GradientOpInterface rule, and the gradients
+    of values used several times are added up. Integer and boolean values
+    carry no gradient, so shape computations and indices need no rule.
+
+    @main then returns (loss, one gradient per trainable parameter in the
+    order of the parameters' first uses; zeros for one the loss does not
+    depend on), with result attributes `weft.name = "loss"` and
+    `"grad:<name>"`, and the function attribute `weft.trainable` listing the
+    parameter names in that order. Its other results, and the ops only they
+    needed, are dropped.
+  }];
+  let options = [
+    Option<"lossIndex", "loss-index", "unsigned", "0",
+           "Which result of @main is the loss">,
+    ListOption<"freeze", "freeze", "std::string",
+               "Glob patterns of parameter names that are not trained">,
+  ];
+}
+
 def AssignBuffers : Pass<"weftrt-assign-buffers", "mlir::func::FuncOp"> {
   let summary = "Place every weftrt.alloc in one arena by liveness";
   let description = [{
@@ -40,6 +70,56 @@ def RuntimeToLLVM : Pass<"weftrt-to-llvm", "mlir::ModuleOp"> {
     by weft-lower-to-runtime becomes the JSON string `weft_model_signature`.
   }];
   let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
+def BuildTrainStep : Pass<"weft-build-train-step", "mlir::ModuleOp"> {
+  let summary = "Append the optimizer update to a differentiated @main";
+  let description = [{
+    Takes @main as weft-autodiff leaves it (loss, then one gradient per
+    `weft.trainable` parameter) and makes it one training step: a step
+    counter (`weft.step`, role "step"), optional gradient clipping by global
+    norm (torch.nn.utils.clip_grad_norm_), and per parameter an AdamW or SGD
+    update whose new parameter and optimizer state (role "optimizer_state",
+    named `adamw.m.<p>`, `adamw.v.<p>`, `sgd.momentum.<p>`) are stored with
+    `weft.param_update`. @main then returns the loss alone. Defaults are
+    torch.optim's; a negative `weight-decay` means the optimizer's default
+    (AdamW 1e-2, SGD 0).
+  }];
+  let options = [
+    Option<"optimizer", "optimizer", "std::string", "\"adamw\"",
+           "adamw or sgd">,
+    Option<"lr", "lr", "double", "1e-3", "Learning rate">,
+    Option<"beta1", "beta1", "double", "0.9", "AdamW beta1">,
+    Option<"beta2", "beta2", "double", "0.999", "AdamW beta2">,
+    Option<"eps", "eps", "double", "1e-8", "AdamW epsilon">,
+    Option<"weightDecay", "weight-decay", "double", "-1.0",
+           "Weight decay (negative: the optimizer's default)">,
+    Option<"momentum", "momentum", "double", "0.0", "SGD momentum">,
+    Option<"dampening", "dampening", "double", "0.0", "SGD dampening">,
+    Option<"nesterov", "nesterov", "bool", "false", "SGD Nesterov momentum">,
+    Option<"clipGradNorm", "clip-grad-norm", "double", "0.0",
+           "Clip gradients to this global L2 norm (0: no clipping)">,
+  ];
+}
+
+def AppendLoss : Pass<"weft-append-loss", "mlir::ModuleOp"> {
+  let summary = "Make @main return the training loss alone";
+  let description = [{
+    `loss` names either one of @main's results (by `weft.name`; empty: the
+    only result), which must be a scalar, or a built-in loss of the model's
+    only output against a target input `target` (an existing input of that
+    name, or a new argument): `mse` is mean((output - target)^2) over all
+    elements (target shaped like the output), `cross_entropy` is
+    SoftmaxCrossEntropyLoss with mean reduction (output [N, C, ...], target
+    [N, ...] of i64 class indices). @main then returns the loss alone, named
+    "loss".
+  }];
+  let options = [
+    Option<"loss", "loss", "std::string", "\"\"",
+           "mse, cross_entropy, or the name of the result that is the loss">,
+    Option<"target", "target", "std::string", "\"\"",
+           "Name of the target input of a built-in loss">,
+  ];
 }
 
 #endif // WEFT_PASSES_TD

@@ -48,7 +48,9 @@ std::string elementsToBytes(ElementsAttr attr) {
   return bytes;
 }
 
-llvm::json::Array slotsToJson(ArrayAttr slots) {
+/// Signature entries; parameters carry their role (and whether the optimizer
+/// trains them), inputs of a training step their batch dimension.
+llvm::json::Array slotsToJson(ArrayAttr slots, bool batchInputs = false) {
   llvm::json::Array out;
   for (Attribute a : slots) {
     auto dict = cast<DictionaryAttr>(a);
@@ -57,10 +59,17 @@ llvm::json::Array slotsToJson(ArrayAttr slots) {
     llvm::json::Array shape;
     for (int64_t d : type.getShape())
       shape.push_back(d);
-    out.push_back(llvm::json::Object{
+    llvm::json::Object entry{
         {"name", cast<StringAttr>(dict.get("name")).getValue()},
         {"dtype", getDTypeName(type.getElementType())},
-        {"shape", std::move(shape)}});
+        {"shape", std::move(shape)}};
+    if (auto role = dict.getAs<StringAttr>("role"))
+      entry["role"] = role.getValue();
+    if (auto trainable = dict.getAs<BoolAttr>("trainable"))
+      entry["trainable"] = trainable.getValue();
+    if (batchInputs && type.getRank() > 0)
+      entry["batch_dim"] = 0;
+    out.push_back(std::move(entry));
   }
   return out;
 }
@@ -91,6 +100,8 @@ struct RuntimeToLLVMPass
     auto inputs = func->getAttrOfType<ArrayAttr>("weftrt.inputs");
     auto params = func->getAttrOfType<ArrayAttr>("weftrt.params");
     auto outputs = func->getAttrOfType<ArrayAttr>("weftrt.outputs");
+    auto modeAttr = func->getAttrOfType<StringAttr>("weftrt.mode");
+    std::string mode = modeAttr ? modeAttr.str() : "inference";
     if (!inputs || !params || !outputs)
       return func.emitError(
           "lacks the signature weft-lower-to-runtime records");
@@ -105,8 +116,9 @@ struct RuntimeToLLVMPass
         {"format_version", 1},
         {"arena_bytes", arenaAttr ? arenaAttr.getInt() : 0},
         {"arena_alignment", 64},
+        {"mode", mode},
         {"params", slotsToJson(params)},
-        {"inputs", slotsToJson(inputs)},
+        {"inputs", slotsToJson(inputs, /*batchInputs=*/mode == "train")},
         {"outputs", slotsToJson(outputs)}};
     std::string json;
     llvm::raw_string_ostream(json) << llvm::json::Value(std::move(signature));

@@ -182,3 +182,59 @@ int64_t SoftmaxCrossEntropyOp::getFlops() {
   return sum(product({5, elements(getScores())}),
              product({3, elements(getLabels())}));
 }
+
+//===----------------------------------------------------------------------===//
+// Backward ops
+//===----------------------------------------------------------------------===//
+
+// One add per update.
+int64_t ScatterAddOp::getFlops() { return elements(getUpdates()); }
+
+int64_t ConvGradInputOp::getFlops() {
+  // The transposed convolution: as many multiply-adds as the forward op.
+  auto weight = dyn_cast<RankedTensorType>(getWeight().getType());
+  if (!weight || weight.getRank() < 2 || !weight.hasStaticShape())
+    return 0;
+  return product(
+      {2, elements(getGrad()), volume(weight.getShape().drop_front(1))});
+}
+
+int64_t ConvGradWeightOp::getFlops() {
+  // One multiply-add per (result gradient element, weight window element).
+  auto weight = dyn_cast<RankedTensorType>(getType());
+  if (!weight || weight.getRank() < 2 || !weight.hasStaticShape())
+    return 0;
+  return product(
+      {2, elements(getGrad()), volume(weight.getShape().drop_front(1))});
+}
+
+int64_t MaxPoolGradOp::getFlops() {
+  // The forward comparisons again to find each window's maximum, one add
+  // per window.
+  int64_t windows = elements(getGrad());
+  return sum(product({windows, volume(getKernelShape())}), windows);
+}
+
+int64_t AvgPoolGradOp::getFlops() {
+  // A divide per window and an add per window element.
+  int64_t windows = elements(getGrad());
+  return sum(product({windows, volume(getKernelShape())}), windows);
+}
+
+int64_t LayerNormGradOp::getFlops() {
+  // Statistics again (4), the normalized input (2), the scale and bias sums
+  // (3) and the input gradient's two row sums and combination (5).
+  return product({14, elements(getInput())});
+}
+
+int64_t SoftmaxGradOp::getFlops() {
+  // A product, a row sum, a subtract and a multiply (log: exp instead).
+  return product({4, elements(getOutput())});
+}
+
+int64_t SoftmaxCrossEntropyGradOp::getFlops() {
+  // The softmax again (5 per element), minus one-hot and the scaling (2).
+  return sum(product({7, elements(getScores())}), elements(getLabels()));
+}
+
+int64_t SliceGradOp::getFlops() { return 0; }

@@ -172,3 +172,77 @@ void SoftmaxCrossEntropyOp::getKernelAttributes(
   attrs.push_back(getWeights() ? 1 : 0);
   attrs.push_back(0); // has_log_prob: log-probabilities import as log_softmax
 }
+
+//===----------------------------------------------------------------------===//
+// Backward kernels (KernelABI.h, "Backward kernels")
+//===----------------------------------------------------------------------===//
+
+StringRef ScatterAddOp::getKernelName() { return "scatter_add"; }
+void ScatterAddOp::getKernelAttributes(SmallVectorImpl<int64_t> &attrs) {
+  attrs.push_back(getAxis());
+}
+
+StringRef ConvGradInputOp::getKernelName() { return "conv_grad_input"; }
+void ConvGradInputOp::getKernelAttributes(SmallVectorImpl<int64_t> &attrs) {
+  attrs.push_back(getGroup());
+  appendAll(attrs, getStrides());
+  appendAll(attrs, getPads());
+  appendAll(attrs, getDilations());
+}
+
+StringRef ConvGradWeightOp::getKernelName() { return "conv_grad_weight"; }
+void ConvGradWeightOp::getKernelAttributes(SmallVectorImpl<int64_t> &attrs) {
+  attrs.push_back(getGroup());
+  appendAll(attrs, getStrides());
+  appendAll(attrs, getPads());
+  appendAll(attrs, getDilations());
+}
+
+StringRef MaxPoolGradOp::getKernelName() { return "max_pool_grad"; }
+void MaxPoolGradOp::getKernelAttributes(SmallVectorImpl<int64_t> &attrs) {
+  appendAll(attrs, getKernelShape());
+  appendAll(attrs, getStrides());
+  appendAll(attrs, getPads());
+  appendAll(attrs, getDilations());
+}
+
+StringRef AvgPoolGradOp::getKernelName() { return "avg_pool_grad"; }
+void AvgPoolGradOp::getKernelAttributes(SmallVectorImpl<int64_t> &attrs) {
+  attrs.push_back(getCountIncludePad());
+  appendAll(attrs, getKernelShape());
+  appendAll(attrs, getStrides());
+  appendAll(attrs, getPads());
+}
+
+StringRef LayerNormGradOp::getKernelName() { return "layer_norm_grad"; }
+void LayerNormGradOp::getKernelAttributes(SmallVectorImpl<int64_t> &attrs) {
+  attrs.push_back(getAxis());
+  attrs.push_back(weftDoubleToAttr(getEpsilon().convertToDouble()));
+}
+
+StringRef SoftmaxGradOp::getKernelName() { return "softmax_grad"; }
+void SoftmaxGradOp::getKernelAttributes(SmallVectorImpl<int64_t> &attrs) {
+  attrs.push_back(getAxis());
+  attrs.push_back(getLog() ? 1 : 0);
+}
+
+StringRef SoftmaxCrossEntropyGradOp::getKernelName() {
+  return "softmax_xent_grad";
+}
+void SoftmaxCrossEntropyGradOp::getKernelAttributes(
+    SmallVectorImpl<int64_t> &attrs) {
+  StringRef reduction = getReduction();
+  attrs.push_back(reduction == "none"  ? WEFT_LOSS_NONE
+                  : reduction == "sum" ? WEFT_LOSS_SUM
+                                       : WEFT_LOSS_MEAN);
+  std::optional<int64_t> ignore = getIgnoreIndex();
+  attrs.push_back(ignore ? 1 : 0);
+  attrs.push_back(ignore ? *ignore : 0);
+  attrs.push_back(getWeights() ? 1 : 0);
+}
+
+StringRef SliceGradOp::getKernelName() { return "slice_grad"; }
+void SliceGradOp::getKernelAttributes(SmallVectorImpl<int64_t> &attrs) {
+  appendAll(attrs, getStarts());
+  appendAll(attrs, getSteps());
+}

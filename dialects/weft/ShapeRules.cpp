@@ -694,10 +694,10 @@ LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
 // Losses
 //===----------------------------------------------------------------------===//
 
-LogicalResult SoftmaxCrossEntropyOp::inferReturnTypes(
-    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
-    SmallVectorImpl<Type> &results) {
-  ShapeErrors errors(loc, getOperationName());
+/// The result type of weft.softmax_cross_entropy, shared by its gradient.
+template <typename Adaptor>
+static FailureOr<RankedTensorType>
+inferCrossEntropyLoss(const ShapeErrors &errors, Adaptor adaptor) {
   FailureOr<RankedTensorType> scores =
       errors.tensor(adaptor.getScores(), "scores");
   FailureOr<RankedTensorType> labels =
@@ -723,15 +723,118 @@ LogicalResult SoftmaxCrossEntropyOp::inferReturnTypes(
   }
   StringAttr reductionAttr = adaptor.getProperties().reduction;
   StringRef reduction = reductionAttr ? reductionAttr.getValue() : "mean";
-  if (reduction == "none") {
-    results.push_back(
-        RankedTensorType::get(labels->getShape(), scores->getElementType()));
-    return success();
-  }
+  if (reduction == "none")
+    return RankedTensorType::get(labels->getShape(), scores->getElementType());
   if (reduction != "mean" && reduction != "sum")
     return errors.fail("reduction must be \"mean\", \"sum\" or \"none\", got "
                        "\"",
                        reduction, "\"");
-  results.push_back(RankedTensorType::get({}, scores->getElementType()));
+  return RankedTensorType::get({}, scores->getElementType());
+}
+
+LogicalResult SoftmaxCrossEntropyOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &results) {
+  FailureOr<RankedTensorType> loss =
+      inferCrossEntropyLoss(ShapeErrors(loc, getOperationName()), adaptor);
+  if (failed(loss))
+    return failure();
+  results.push_back(*loss);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Backward ops (WeftGradOps.td). scatter_add, conv_grad_input,
+// conv_grad_weight, avg_pool_grad and slice_grad take their result types
+// from the forward op's operands; their verifiers check them.
+//===----------------------------------------------------------------------===//
+
+/// Checks that `grad` has the type of the forward result, `expected`.
+static LogicalResult checkGradType(const ShapeErrors &errors, Value grad,
+                                   StringRef name, Type expected) {
+  FailureOr<RankedTensorType> type = errors.tensor(grad, name);
+  if (failed(type))
+    return failure();
+  if (*type != expected)
+    return errors.fail(name, " must have the forward result's type ", expected,
+                       ", got ", *type);
+  return success();
+}
+
+LogicalResult MaxPoolGradOp::inferReturnTypes(MLIRContext *,
+                                              std::optional<Location> loc,
+                                              Adaptor adaptor,
+                                              SmallVectorImpl<Type> &results) {
+  ShapeErrors errors(loc, getOperationName());
+  FailureOr<ArrayRef<int64_t>> dilations =
+      errors.array(adaptor.getProperties().dilations, "dilations");
+  if (failed(dilations))
+    return failure();
+  SmallVector<Type> forward;
+  if (failed(inferPool(errors, adaptor, *dilations, forward)) ||
+      failed(checkGradType(errors, adaptor.getGrad(), "grad", forward[0])))
+    return failure();
+  results.push_back(adaptor.getInput().getType());
+  return success();
+}
+
+LogicalResult
+LayerNormGradOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                  Adaptor adaptor,
+                                  SmallVectorImpl<Type> &results) {
+  ShapeErrors errors(loc, getOperationName());
+  FailureOr<RankedTensorType> input =
+      errors.tensor(adaptor.getInput(), "input");
+  FailureOr<RankedTensorType> scale =
+      errors.tensor(adaptor.getScale(), "scale");
+  FailureOr<int64_t> axis =
+      errors.integer(adaptor.getProperties().axis, "axis");
+  if (failed(input) || failed(scale) || failed(axis))
+    return failure();
+  if (*axis < 0 || *axis >= input->getRank())
+    return errors.fail("axis ", *axis, " is out of range [0, ",
+                       input->getRank(), ") for input ", *input);
+  int64_t normalized = numElements(input->getShape().drop_front(*axis));
+  if (scale->getElementType() != input->getElementType() ||
+      scale->getNumElements() != normalized)
+    return errors.fail("scale must hold the normalized shape (input dims from "
+                       "axis ",
+                       *axis, ", ", normalized, " elements of ",
+                       input->getElementType(), "), got ", *scale);
+  if (failed(checkGradType(errors, adaptor.getGrad(), "grad", *input)))
+    return failure();
+  results.append({*input, *scale, *scale});
+  return success();
+}
+
+LogicalResult SoftmaxGradOp::inferReturnTypes(MLIRContext *,
+                                              std::optional<Location> loc,
+                                              Adaptor adaptor,
+                                              SmallVectorImpl<Type> &results) {
+  ShapeErrors errors(loc, getOperationName());
+  FailureOr<RankedTensorType> output =
+      errors.tensor(adaptor.getOutput(), "output");
+  FailureOr<int64_t> axis =
+      errors.integer(adaptor.getProperties().axis, "axis");
+  if (failed(output) || failed(axis))
+    return failure();
+  if (*axis < 0 || *axis >= output->getRank())
+    return errors.fail("axis ", *axis, " is out of range [0, ",
+                       output->getRank(), ") for output ", *output);
+  if (failed(checkGradType(errors, adaptor.getGrad(), "grad", *output)))
+    return failure();
+  results.push_back(*output);
+  return success();
+}
+
+LogicalResult SoftmaxCrossEntropyGradOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &results) {
+  ShapeErrors errors(loc, getOperationName());
+  FailureOr<RankedTensorType> loss = inferCrossEntropyLoss(errors, adaptor);
+  if (failed(loss) ||
+      failed(checkGradType(errors, adaptor.getLossGrad(), "loss_grad", *loss)))
+    return failure();
+  results.push_back(adaptor.getScores().getType());
   return success();
 }

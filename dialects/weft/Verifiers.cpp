@@ -114,51 +114,61 @@ LogicalResult SplitOp::verify() {
   return success();
 }
 
-LogicalResult SliceOp::verify() {
-  RankedTensorType input = getInput().getType(), result = getType();
-  if (failed(verifyStatic(*this, input, "input")) ||
-      failed(verifyStatic(*this, result, "result")))
+/// weft.slice's window: `result` takes, per dim, its size in elements of
+/// `input` from starts[d] by steps[d]. Shared with weft.slice_grad, whose
+/// result is the slice's input.
+static LogicalResult verifySliceWindow(Operation *op, RankedTensorType input,
+                                       RankedTensorType result,
+                                       ArrayRef<int64_t> starts,
+                                       ArrayRef<int64_t> steps) {
+  if (failed(verifyStatic(op, input, "input")) ||
+      failed(verifyStatic(op, result, "result")))
     return failure();
   if (input.getElementType() != result.getElementType())
-    return emitOpError() << "input and result must have the same element "
-                            "type, got "
-                         << input.getElementType() << " and "
-                         << result.getElementType();
+    return op->emitOpError()
+           << "input and result must have the same element "
+              "type, got "
+           << input.getElementType() << " and " << result.getElementType();
   int64_t rank = input.getRank();
   if (result.getRank() != rank)
-    return emitOpError() << "result must have the input's rank " << rank
-                         << ", got " << result;
-  ArrayRef<int64_t> starts = getStarts(), steps = getSteps();
+    return op->emitOpError() << "result must have the input's rank " << rank
+                             << ", got " << result;
   if (static_cast<int64_t>(starts.size()) != rank ||
       static_cast<int64_t>(steps.size()) != rank)
-    return emitOpError() << "needs one start and one step per dim (" << rank
-                         << "), got " << starts.size() << " starts and "
-                         << steps.size() << " steps";
+    return op->emitOpError()
+           << "needs one start and one step per dim (" << rank << "), got "
+           << starts.size() << " starts and " << steps.size() << " steps";
   for (int64_t d = 0; d < rank; ++d) {
     int64_t dim = input.getDimSize(d), size = result.getDimSize(d);
     int64_t start = starts[d], step = steps[d];
     if (step == 0)
-      return emitOpError() << "step of dim " << d << " must not be zero";
+      return op->emitOpError() << "step of dim " << d << " must not be zero";
     if (dim == 0) {
       if (start != 0 || size != 0)
-        return emitOpError()
+        return op->emitOpError()
                << "dim " << d << " of the input is empty: start "
                << "and result size must be 0, got " << start << " and " << size;
       continue;
     }
     if (start < 0 || start >= dim)
-      return emitOpError() << "start " << start << " of dim " << d
-                           << " must be in [0, " << dim << ")";
+      return op->emitOpError() << "start " << start << " of dim " << d
+                               << " must be in [0, " << dim << ")";
     if (size == 0)
       continue;
     int64_t offset, last;
     if (llvm::MulOverflow(size - 1, step, offset) ||
         llvm::AddOverflow(start, offset, last) || last < 0 || last >= dim)
-      return emitOpError() << "dim " << d << " takes " << size
-                           << " elements from " << start << " by step " << step
-                           << ", which leaves the input's [0, " << dim << ")";
+      return op->emitOpError()
+             << "dim " << d << " takes " << size << " elements from " << start
+             << " by step " << step << ", which leaves the input's [0, " << dim
+             << ")";
   }
   return success();
+}
+
+LogicalResult SliceOp::verify() {
+  return verifySliceWindow(*this, getInput().getType(), getType(), getStarts(),
+                           getSteps());
 }
 
 LogicalResult BroadcastToOp::verify() {
@@ -263,4 +273,134 @@ LogicalResult TriluOp::verify() {
                             "are the matrices), got "
                          << getType();
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Backward ops (WeftGradOps.td) with explicit result types
+//===----------------------------------------------------------------------===//
+
+LogicalResult ScatterAddOp::verify() {
+  RankedTensorType indices = getIndices().getType();
+  RankedTensorType updates = getUpdates().getType();
+  RankedTensorType result = getType();
+  if (failed(verifyStatic(*this, indices, "indices")) ||
+      failed(verifyStatic(*this, updates, "updates")) ||
+      failed(verifyStatic(*this, result, "result")))
+    return failure();
+  if (updates.getElementType() != result.getElementType())
+    return emitOpError() << "updates and result must have the same element "
+                            "type, got "
+                         << updates.getElementType() << " and "
+                         << result.getElementType();
+  int64_t axis = getAxisAttr().getInt();
+  if (failed(verifyAxis(*this, axis, result.getRank())))
+    return failure();
+  SmallVector<int64_t> expected =
+      gatheredShape(result.getShape(), indices.getShape(), axis);
+  if (updates.getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError() << "updates must have the shape gathering " << indices
+                         << " along axis " << axis << " from " << result
+                         << " gives, got " << updates;
+  return success();
+}
+
+/// The window of a conv or pool gradient: `grad` must have the shape of the
+/// forward result computed from `input` (the forward op's input shape):
+/// [N, channels, pooledSize per spatial dim].
+static LogicalResult
+verifyWindowGrad(Operation *op, RankedTensorType input, RankedTensorType grad,
+                 int64_t channels, ArrayRef<int64_t> kernel,
+                 ArrayRef<int64_t> strides, ArrayRef<int64_t> pads,
+                 ArrayRef<int64_t> dilations, bool ceilMode) {
+  if (failed(verifyStatic(op, input, "input")) ||
+      failed(verifyStatic(op, grad, "grad")))
+    return failure();
+  if (input.getRank() < 3 || grad.getRank() != input.getRank())
+    return op->emitOpError() << "needs NC... tensors of one rank >= 3, got "
+                             << input << " and gradient " << grad;
+  size_t spatial = input.getRank() - 2;
+  if (kernel.size() != spatial || strides.size() != spatial ||
+      dilations.size() != spatial || pads.size() != 2 * spatial)
+    return op->emitOpError()
+           << "needs " << spatial << " kernel dims, strides and dilations and "
+           << 2 * spatial << " pads, got " << kernel.size() << ", "
+           << strides.size() << ", " << dilations.size() << " and "
+           << pads.size();
+  SmallVector<int64_t> expected{input.getDimSize(0), channels};
+  for (size_t i = 0; i < spatial; ++i) {
+    int64_t out =
+        pooledSize(input.getDimSize(i + 2), kernel[i], strides[i], pads[i],
+                   pads[spatial + i], dilations[i], ceilMode);
+    if (out < 1)
+      return op->emitOpError()
+             << "window does not fit spatial dim " << i << " of " << input;
+    expected.push_back(out);
+  }
+  if (grad.getShape() != ArrayRef<int64_t>(expected))
+    return op->emitOpError()
+           << "gradient " << grad << " does not have the forward result's "
+           << "shape [" << ArrayRef<int64_t>(expected) << "] for input "
+           << input;
+  return success();
+}
+
+/// weft.conv's operand rules for the gradients: input [N, C, ...], weight
+/// [M, C/group, K...], grad [N, M, out...].
+static LogicalResult
+verifyConvGrad(Operation *op, RankedTensorType input, RankedTensorType weight,
+               RankedTensorType grad, int64_t group, ArrayRef<int64_t> strides,
+               ArrayRef<int64_t> pads, ArrayRef<int64_t> dilations) {
+  if (failed(verifyStatic(op, weight, "weight")))
+    return failure();
+  Type element = input.getElementType();
+  if (weight.getElementType() != element || grad.getElementType() != element)
+    return op->emitOpError() << "input, weight and gradient must have one "
+                                "element type, got "
+                             << input << ", " << weight << " and " << grad;
+  if (group < 1)
+    return op->emitOpError() << "group must be >= 1, got " << group;
+  if (weight.getRank() != input.getRank() || input.getRank() < 3)
+    return op->emitOpError()
+           << "weight " << weight
+           << " must have the input's rank (>= 3), input " << input;
+  int64_t outChannels = weight.getDimSize(0);
+  if (weight.getDimSize(1) * group != input.getDimSize(1) ||
+      outChannels % group != 0)
+    return op->emitOpError() << "weight " << weight << " does not fit input "
+                             << input << " with group " << group;
+  return verifyWindowGrad(op, input, grad, outChannels,
+                          weight.getShape().drop_front(2), strides, pads,
+                          dilations, /*ceilMode=*/false);
+}
+
+LogicalResult ConvGradInputOp::verify() {
+  return verifyConvGrad(*this, getType(), getWeight().getType(),
+                        getGrad().getType(), getGroup(), getStrides(),
+                        getPads(), getDilations());
+}
+
+LogicalResult ConvGradWeightOp::verify() {
+  return verifyConvGrad(*this, getInput().getType(), getType(),
+                        getGrad().getType(), getGroup(), getStrides(),
+                        getPads(), getDilations());
+}
+
+LogicalResult AvgPoolGradOp::verify() {
+  RankedTensorType input = getType(), grad = getGrad().getType();
+  if (input.getElementType() != grad.getElementType())
+    return emitOpError() << "gradient and result must have the same element "
+                            "type, got "
+                         << grad.getElementType() << " and "
+                         << input.getElementType();
+  if (input.getRank() < 3)
+    return emitOpError() << "result must have rank >= 3, got " << input;
+  SmallVector<int64_t> ones(input.getRank() - 2, 1);
+  return verifyWindowGrad(*this, input, grad, input.getDimSize(1),
+                          getKernelShape(), getStrides(), getPads(), ones,
+                          getCeilMode());
+}
+
+LogicalResult SliceGradOp::verify() {
+  return verifySliceWindow(*this, getType(), getGrad().getType(), getStarts(),
+                           getSteps());
 }

@@ -38,4 +38,31 @@ def Weft_CostOpInterface : OpInterface<"CostOpInterface"> {
   ];
 }
 
+// Reverse-mode derivative of an op, used by weft-autodiff (passes/Autodiff.cpp).
+// The rules live beside the ops in GradientRules*.cpp, one file per op family.
+def Weft_GradientOpInterface : OpInterface<"GradientOpInterface"> {
+  let cppNamespace = "::weft";
+  let description = [{
+    A differentiable op. Given the gradients of the loss with respect to the
+    op's results, `buildGradients` creates, with `b` at its insertion point,
+    the ops computing the gradients with respect to the op's operands.
+
+    `resultGrads` holds one value per result, each of that result's type, or
+    null where no gradient flows (a zero gradient). `operandGrads` receives
+    one entry per operand: the gradient, of exactly the operand's type, or
+    null for an operand that has none (integer and boolean operands, indices,
+    labels, conditions, running statistics). The caller sums the
+    contributions of several uses. Broadcast operands get their gradient
+    summed over the broadcast dims. A rule that cannot build its gradient
+    reports an error at the op and fails.
+  }];
+  let methods = [
+    InterfaceMethod<"Builds the gradients of the operands.",
+      "::llvm::LogicalResult", "buildGradients",
+      (ins "::mlir::OpBuilder &":$b,
+           "::llvm::ArrayRef<::mlir::Value>":$resultGrads,
+           "::llvm::SmallVectorImpl<::mlir::Value> &":$operandGrads)>,
+  ];
+}
+
 #endif // WEFT_INTERFACES_TD

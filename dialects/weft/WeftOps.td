@@ -3,8 +3,9 @@
 // Static-shape tensor ops. Element types: f32, f16, bf16, f64, i64, i32, i8,
 // ui8 and i1 (bool). Broadcasting follows numpy (and ONNX multidirectional
 // broadcasting). Shape rules live in ShapeRules.cpp, verifiers in
-// Verifiers.cpp, folders in Folders.cpp, kernels in RuntimeLowering.cpp and
-// costs in Cost.cpp.
+// Verifiers.cpp, folders in Folders.cpp, kernels in RuntimeLowering.cpp,
+// costs in Cost.cpp and gradient rules in GradientRules*.cpp. The backward
+// ops those rules build are in WeftGradOps.td.
 //
 //===----------------------------------------------------------------------===//
 #ifndef WEFT_OPS_TD
@@ -25,6 +26,10 @@ def Weft_BoolTensor : RankedTensorOf<[I1]>;
 
 class Weft_Op<string mnemonic, list<Trait> traits = []>
     : Op<Weft_Dialect, mnemonic, traits>;
+
+// An op with a gradient rule (GradientRules*.cpp), differentiated by
+// weft-autodiff.
+defvar Weft_Differentiable = DeclareOpInterfaceMethods<Weft_GradientOpInterface>;
 
 // An op lowered to one runtime kernel and costed by the cost model.
 class Weft_ComputeOp<string mnemonic, list<Trait> traits = []>
@@ -75,18 +80,32 @@ class Weft_UnaryOp<string mnemonic, Type operandType = Weft_FloatTensor,
   let hasFolder = 1;
 }
 
-def Weft_NegOp : Weft_UnaryOp<"neg", RankedTensorOf<[F32, F16, BF16, F64, I64, I32, I8]>> {
+def Weft_NegOp : Weft_UnaryOp<"neg", RankedTensorOf<[F32, F16, BF16, F64, I64, I32, I8]>,
+                              [Weft_Differentiable]> {
   let summary = "Elementwise negation";
 }
-def Weft_SqrtOp : Weft_UnaryOp<"sqrt"> { let summary = "Elementwise square root"; }
-def Weft_ExpOp : Weft_UnaryOp<"exp"> { let summary = "Elementwise e^x"; }
-def Weft_LogOp : Weft_UnaryOp<"log"> { let summary = "Elementwise natural logarithm"; }
-def Weft_TanhOp : Weft_UnaryOp<"tanh"> { let summary = "Elementwise tanh"; }
-def Weft_ErfOp : Weft_UnaryOp<"erf"> { let summary = "Elementwise Gauss error function"; }
-def Weft_ReluOp : Weft_UnaryOp<"relu", RankedTensorOf<[F32, F16, BF16, F64, I64, I32, I8]>> {
+def Weft_SqrtOp : Weft_UnaryOp<"sqrt", Weft_FloatTensor, [Weft_Differentiable]> {
+  let summary = "Elementwise square root";
+}
+def Weft_ExpOp : Weft_UnaryOp<"exp", Weft_FloatTensor, [Weft_Differentiable]> {
+  let summary = "Elementwise e^x";
+}
+def Weft_LogOp : Weft_UnaryOp<"log", Weft_FloatTensor, [Weft_Differentiable]> {
+  let summary = "Elementwise natural logarithm";
+}
+def Weft_TanhOp : Weft_UnaryOp<"tanh", Weft_FloatTensor, [Weft_Differentiable]> {
+  let summary = "Elementwise tanh";
+}
+def Weft_ErfOp : Weft_UnaryOp<"erf", Weft_FloatTensor, [Weft_Differentiable]> {
+  let summary = "Elementwise Gauss error function";
+}
+def Weft_ReluOp : Weft_UnaryOp<"relu", RankedTensorOf<[F32, F16, BF16, F64, I64, I32, I8]>,
+                               [Weft_Differentiable]> {
   let summary = "Elementwise max(x, 0)";
 }
-def Weft_SigmoidOp : Weft_UnaryOp<"sigmoid"> { let summary = "Elementwise 1/(1+e^-x)"; }
+def Weft_SigmoidOp : Weft_UnaryOp<"sigmoid", Weft_FloatTensor, [Weft_Differentiable]> {
+  let summary = "Elementwise 1/(1+e^-x)";
+}
 def Weft_NotOp : Weft_UnaryOp<"not", Weft_BoolTensor> { let summary = "Logical not"; }
 
 // Binary ops broadcast their operands; both have one element type.
@@ -101,22 +120,32 @@ class Weft_BinaryOp<string mnemonic, Type operandType = Weft_Tensor,
   let hasFolder = 1;
 }
 
-def Weft_AddOp : Weft_BinaryOp<"add", Weft_Tensor, [Commutative]> {
+def Weft_AddOp : Weft_BinaryOp<"add", Weft_Tensor, [Commutative, Weft_Differentiable]> {
   let summary = "Elementwise sum with broadcasting";
 }
-def Weft_SubOp : Weft_BinaryOp<"sub"> { let summary = "Elementwise difference with broadcasting"; }
-def Weft_MulOp : Weft_BinaryOp<"mul", Weft_Tensor, [Commutative]> {
+def Weft_SubOp : Weft_BinaryOp<"sub", Weft_Tensor, [Weft_Differentiable]> {
+  let summary = "Elementwise difference with broadcasting";
+}
+def Weft_MulOp : Weft_BinaryOp<"mul", Weft_Tensor, [Commutative, Weft_Differentiable]> {
   let summary = "Elementwise product with broadcasting";
 }
-def Weft_DivOp : Weft_BinaryOp<"div"> {
+def Weft_DivOp : Weft_BinaryOp<"div", Weft_Tensor, [Weft_Differentiable]> {
   let summary = "Elementwise quotient with broadcasting (integers truncate toward zero)";
 }
-def Weft_PowOp : Weft_BinaryOp<"pow"> { let summary = "Elementwise power with broadcasting"; }
-def Weft_MaxOp : Weft_BinaryOp<"max", Weft_Tensor, [Commutative]> {
-  let summary = "Elementwise maximum with broadcasting";
+def Weft_PowOp : Weft_BinaryOp<"pow", Weft_Tensor, [Weft_Differentiable]> {
+  let summary = "Elementwise power with broadcasting";
 }
-def Weft_MinOp : Weft_BinaryOp<"min", Weft_Tensor, [Commutative]> {
+def Weft_MaxOp : Weft_BinaryOp<"max", Weft_Tensor, [Commutative, Weft_Differentiable]> {
+  let summary = "Elementwise maximum with broadcasting";
+  let description = [{
+    Equal operands share the gradient equally (torch.maximum).
+  }];
+}
+def Weft_MinOp : Weft_BinaryOp<"min", Weft_Tensor, [Commutative, Weft_Differentiable]> {
   let summary = "Elementwise minimum with broadcasting";
+  let description = [{
+    Equal operands share the gradient equally (torch.minimum).
+  }];
 }
 def Weft_AndOp : Weft_BinaryOp<"and", Weft_BoolTensor, [Commutative]> {
   let summary = "Logical and with broadcasting";
@@ -142,7 +171,7 @@ def Weft_GreaterOp : Weft_CompareOp<"greater"> { let summary = "lhs > rhs"; }
 def Weft_LessEqualOp : Weft_CompareOp<"less_equal"> { let summary = "lhs <= rhs"; }
 def Weft_GreaterEqualOp : Weft_CompareOp<"greater_equal"> { let summary = "lhs >= rhs"; }
 
-def Weft_WhereOp : Weft_ComputeOp<"where", [InferTypeOpAdaptor]> {
+def Weft_WhereOp : Weft_ComputeOp<"where", [InferTypeOpAdaptor, Weft_Differentiable]> {
   let summary = "Select x where cond holds, else y, with broadcasting";
   let arguments = (ins Weft_BoolTensor:$condition, Weft_Tensor:$x, Weft_Tensor:$y);
   let results = (outs Weft_Tensor:$result);
@@ -152,7 +181,7 @@ def Weft_WhereOp : Weft_ComputeOp<"where", [InferTypeOpAdaptor]> {
   let hasFolder = 1;
 }
 
-def Weft_CastOp : Weft_ComputeOp<"cast"> {
+def Weft_CastOp : Weft_ComputeOp<"cast", [Weft_Differentiable]> {
   let summary = "Converts elements to the result's element type";
   let description = [{
     Same shape. Float to integer truncates toward zero; to i1 yields x != 0;
@@ -169,7 +198,7 @@ def Weft_CastOp : Weft_ComputeOp<"cast"> {
 // Linear algebra and convolution
 //===----------------------------------------------------------------------===//
 
-def Weft_MatMulOp : Weft_ComputeOp<"matmul", [InferTypeOpAdaptor]> {
+def Weft_MatMulOp : Weft_ComputeOp<"matmul", [InferTypeOpAdaptor, Weft_Differentiable]> {
   let summary = "Batched matrix product with broadcast batch dimensions";
   let description = [{
     Both operands have rank >= 2; the last two dims are the matrices
@@ -187,7 +216,7 @@ def Weft_MatMulOp : Weft_ComputeOp<"matmul", [InferTypeOpAdaptor]> {
   let hasCanonicalizer = 1;
 }
 
-def Weft_ConvOp : Weft_ComputeOp<"conv", [InferTypeOpAdaptor]> {
+def Weft_ConvOp : Weft_ComputeOp<"conv", [InferTypeOpAdaptor, Weft_Differentiable]> {
   let summary = "N-D convolution (cross-correlation) over NC... tensors";
   let description = [{
     input [N, C, D1..Ds], weight [M, C/group, K1..Ks], optional bias [M].
@@ -209,7 +238,7 @@ def Weft_ConvOp : Weft_ComputeOp<"conv", [InferTypeOpAdaptor]> {
 // Pooling and normalization
 //===----------------------------------------------------------------------===//
 
-def Weft_MaxPoolOp : Weft_ComputeOp<"max_pool", [InferTypeOpAdaptor]> {
+def Weft_MaxPoolOp : Weft_ComputeOp<"max_pool", [InferTypeOpAdaptor, Weft_Differentiable]> {
   let summary = "Max pooling over the spatial dims of an NC... tensor";
   let arguments = (ins Weft_FloatTensor:$input, DenseI64ArrayAttr:$kernel_shape,
                    DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
@@ -219,7 +248,7 @@ def Weft_MaxPoolOp : Weft_ComputeOp<"max_pool", [InferTypeOpAdaptor]> {
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
-def Weft_AvgPoolOp : Weft_ComputeOp<"avg_pool", [InferTypeOpAdaptor]> {
+def Weft_AvgPoolOp : Weft_ComputeOp<"avg_pool", [InferTypeOpAdaptor, Weft_Differentiable]> {
   let summary = "Average pooling over the spatial dims of an NC... tensor";
   let arguments = (ins Weft_FloatTensor:$input, DenseI64ArrayAttr:$kernel_shape,
                    DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
@@ -229,7 +258,7 @@ def Weft_AvgPoolOp : Weft_ComputeOp<"avg_pool", [InferTypeOpAdaptor]> {
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
-def Weft_BatchNormOp : Weft_ComputeOp<"batch_norm", [InferTypeOpAdaptor]> {
+def Weft_BatchNormOp : Weft_ComputeOp<"batch_norm", [InferTypeOpAdaptor, Weft_Differentiable]> {
   let summary = "Batch normalization with running statistics (inference form)";
   let arguments = (ins Weft_FloatTensor:$input, Weft_FloatTensor:$scale,
                    Weft_FloatTensor:$bias, Weft_FloatTensor:$mean,
@@ -242,7 +271,7 @@ def Weft_BatchNormOp : Weft_ComputeOp<"batch_norm", [InferTypeOpAdaptor]> {
   }];
 }
 
-def Weft_LayerNormOp : Weft_ComputeOp<"layer_norm", [InferTypeOpAdaptor]> {
+def Weft_LayerNormOp : Weft_ComputeOp<"layer_norm", [InferTypeOpAdaptor, Weft_Differentiable]> {
   let summary = "Layer normalization over the dims from `axis` on";
   let description = [{
     scale (and the optional bias) hold the normalized shape, input.dims[axis:].
@@ -259,7 +288,7 @@ def Weft_LayerNormOp : Weft_ComputeOp<"layer_norm", [InferTypeOpAdaptor]> {
 }
 
 class Weft_SoftmaxLikeOp<string mnemonic>
-    : Weft_ComputeOp<mnemonic, [SameOperandsAndResultType]> {
+    : Weft_ComputeOp<mnemonic, [SameOperandsAndResultType, Weft_Differentiable]> {
   let arguments = (ins Weft_FloatTensor:$input, I64Attr:$axis);
   let results = (outs Weft_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($result)";
@@ -280,7 +309,7 @@ def Weft_LogSoftmaxOp : Weft_SoftmaxLikeOp<"log_softmax"> {
 // importer turns ONNX's "empty means all" / noop_with_empty_axes into either a
 // full axis list or no op).
 class Weft_ReduceOp<string mnemonic, Type operandType = Weft_Tensor>
-    : Weft_ComputeOp<mnemonic, [InferTypeOpAdaptor]> {
+    : Weft_ComputeOp<mnemonic, [InferTypeOpAdaptor, Weft_Differentiable]> {
   let arguments = (ins operandType:$input, DenseI64ArrayAttr:$axes,
                    DefaultValuedAttr<BoolAttr, "true">:$keepdims);
   let results = (outs operandType:$result);
@@ -291,13 +320,19 @@ def Weft_ReduceSumOp : Weft_ReduceOp<"reduce_sum"> { let summary = "Sum over axe
 def Weft_ReduceMeanOp : Weft_ReduceOp<"reduce_mean", Weft_FloatTensor> {
   let summary = "Mean over axes";
 }
-def Weft_ReduceMaxOp : Weft_ReduceOp<"reduce_max"> { let summary = "Maximum over axes"; }
+def Weft_ReduceMaxOp : Weft_ReduceOp<"reduce_max"> {
+  let summary = "Maximum over axes";
+  let description = [{
+    The gradient goes to the elements equal to the maximum, shared equally
+    when several are (PyTorch's amax); weft.max_pool's goes to the first.
+  }];
+}
 
 //===----------------------------------------------------------------------===//
 // Data movement
 //===----------------------------------------------------------------------===//
 
-def Weft_ReshapeOp : Weft_Op<"reshape", [Pure]> {
+def Weft_ReshapeOp : Weft_Op<"reshape", [Pure, Weft_Differentiable]> {
   let summary = "Reinterprets the elements in a new static shape";
   let description = [{
     ONNX Reshape, Flatten, Squeeze and Unsqueeze all import as this op. No data
@@ -310,7 +345,7 @@ def Weft_ReshapeOp : Weft_Op<"reshape", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Weft_TransposeOp : Weft_ComputeOp<"transpose", [InferTypeOpAdaptor]> {
+def Weft_TransposeOp : Weft_ComputeOp<"transpose", [InferTypeOpAdaptor, Weft_Differentiable]> {
   let summary = "Permutes dimensions: result.dims[i] = input.dims[permutation[i]]";
   let arguments = (ins Weft_Tensor:$input, DenseI64ArrayAttr:$permutation);
   let results = (outs Weft_Tensor:$result);
@@ -318,7 +353,7 @@ def Weft_TransposeOp : Weft_ComputeOp<"transpose", [InferTypeOpAdaptor]> {
   let hasFolder = 1;
 }
 
-def Weft_ConcatOp : Weft_ComputeOp<"concat", [InferTypeOpAdaptor]> {
+def Weft_ConcatOp : Weft_ComputeOp<"concat", [InferTypeOpAdaptor, Weft_Differentiable]> {
   let summary = "Joins tensors along a non-negative axis";
   let arguments = (ins Variadic<Weft_Tensor>:$inputs, I64Attr:$axis);
   let results = (outs Weft_Tensor:$result);
@@ -326,7 +361,7 @@ def Weft_ConcatOp : Weft_ComputeOp<"concat", [InferTypeOpAdaptor]> {
   let hasFolder = 1;
 }
 
-def Weft_SplitOp : Weft_ComputeOp<"split"> {
+def Weft_SplitOp : Weft_ComputeOp<"split", [Weft_Differentiable]> {
   let summary = "Cuts a tensor along an axis into pieces sized by the result types";
   let arguments = (ins Weft_Tensor:$input, I64Attr:$axis);
   let results = (outs Variadic<Weft_Tensor>:$results);
@@ -334,7 +369,7 @@ def Weft_SplitOp : Weft_ComputeOp<"split"> {
   let hasVerifier = 1;
 }
 
-def Weft_SliceOp : Weft_ComputeOp<"slice"> {
+def Weft_SliceOp : Weft_ComputeOp<"slice", [Weft_Differentiable]> {
   let summary = "Strided window; one start and step per dimension";
   let description = [{
     Dimension d of the result takes result.dims[d] elements of the input,
@@ -349,7 +384,7 @@ def Weft_SliceOp : Weft_ComputeOp<"slice"> {
   let hasVerifier = 1;
 }
 
-def Weft_GatherOp : Weft_ComputeOp<"gather", [InferTypeOpAdaptor]> {
+def Weft_GatherOp : Weft_ComputeOp<"gather", [InferTypeOpAdaptor, Weft_Differentiable]> {
   let summary = "Takes slices of data along `axis` at the given indices";
   let description = [{
     result shape: data.dims[:axis] + indices.dims + data.dims[axis+1:].
@@ -361,7 +396,7 @@ def Weft_GatherOp : Weft_ComputeOp<"gather", [InferTypeOpAdaptor]> {
   let hasFolder = 1;
 }
 
-def Weft_BroadcastToOp : Weft_ComputeOp<"broadcast_to"> {
+def Weft_BroadcastToOp : Weft_ComputeOp<"broadcast_to", [Weft_Differentiable]> {
   let summary = "Broadcasts the operand to the result's shape (ONNX Expand)";
   let arguments = (ins Weft_Tensor:$input);
   let results = (outs Weft_Tensor:$result);
@@ -370,7 +405,7 @@ def Weft_BroadcastToOp : Weft_ComputeOp<"broadcast_to"> {
   let hasVerifier = 1;
 }
 
-def Weft_TriluOp : Weft_ComputeOp<"trilu", [SameOperandsAndResultType]> {
+def Weft_TriluOp : Weft_ComputeOp<"trilu", [SameOperandsAndResultType, Weft_Differentiable]> {
   let summary = "Keeps the upper or lower triangle of the last two dims";
   let arguments = (ins Weft_Tensor:$input, DefaultValuedAttr<BoolAttr, "true">:$upper,
                    DefaultValuedAttr<I64Attr, "0">:$k);
@@ -384,7 +419,7 @@ def Weft_TriluOp : Weft_ComputeOp<"trilu", [SameOperandsAndResultType]> {
 //===----------------------------------------------------------------------===//
 
 def Weft_SoftmaxCrossEntropyOp
-    : Weft_ComputeOp<"softmax_cross_entropy", [InferTypeOpAdaptor]> {
+    : Weft_ComputeOp<"softmax_cross_entropy", [InferTypeOpAdaptor, Weft_Differentiable]> {
   let summary = "Cross entropy of softmax(scores) against class labels";
   let description = [{
     scores [N, C, d1..dk], labels [N, d1..dk], optional weights [C].
@@ -400,5 +435,9 @@ def Weft_SoftmaxCrossEntropyOp
     $scores `,` $labels (`,` $weights^)? attr-dict `:` functional-type(operands, results)
   }];
 }
+
+include "dialects/weft/WeftGradOps.td"
+
+include "dialects/weft/WeftTrainingOps.td"
 
 #endif // WEFT_OPS_TD

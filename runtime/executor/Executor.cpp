@@ -7,6 +7,8 @@
 #include "weft/runtime/Npy.h"
 #include "weft/runtime/Safetensors.h"
 
+#include "Trainer.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -21,6 +23,62 @@ namespace weft {
 //===----------------------------------------------------------------------===//
 // Signature
 //===----------------------------------------------------------------------===//
+
+const char *stateRoleName(StateRole role) {
+  switch (role) {
+  case StateRole::Param:
+    return "param";
+  case StateRole::OptimizerState:
+    return "optimizer_state";
+  case StateRole::Step:
+    return "step";
+  case StateRole::None:
+    break;
+  }
+  return "";
+}
+
+/// The training fields of one entry: "role" and "trainable" (params),
+/// "batch_dim" (inputs).
+static bool parseTrainingFields(const JsonValue &item, const char *key,
+                                TensorSpec &spec, const std::string &where,
+                                std::string &error) {
+  if (const JsonValue *role = item.get("role")) {
+    const std::string &name = role->asString();
+    if (name == "param")
+      spec.role = StateRole::Param;
+    else if (name == "optimizer_state")
+      spec.role = StateRole::OptimizerState;
+    else if (name == "step")
+      spec.role = StateRole::Step;
+    else {
+      error = where + ": \"role\" must be \"param\", \"optimizer_state\" "
+                      "or \"step\"";
+      return false;
+    }
+    if (std::string(key) != "params") {
+      error = where + ": only params entries have a \"role\"";
+      return false;
+    }
+  }
+  if (const JsonValue *trainable = item.get("trainable")) {
+    if (!trainable->isBool()) {
+      error = where + ": \"trainable\" is not a boolean";
+      return false;
+    }
+    spec.trainable = trainable->asBool();
+  }
+  if (const JsonValue *batchDim = item.get("batch_dim")) {
+    if (!batchDim->isInteger() || batchDim->asInt() < 0 ||
+        batchDim->asInt() >= static_cast<int64_t>(spec.shape.size())) {
+      error = where + ": \"batch_dim\" is not a dimension of shape " +
+              formatShape(spec.shape);
+      return false;
+    }
+    spec.batchDim = batchDim->asInt();
+  }
+  return true;
+}
 
 static bool parseTensorList(const JsonValue &root, const char *key,
                             std::vector<TensorSpec> &out, std::string &error) {
@@ -72,7 +130,51 @@ static bool parseTensorList(const JsonValue &root, const char *key,
       return false;
     }
     spec.byteSize = static_cast<uint64_t>(count * elementSize);
+    if (!parseTrainingFields(item, key, spec, where, error))
+      return false;
     out.push_back(std::move(spec));
+  }
+  return true;
+}
+
+/// What the trainer relies on (ModelABI.h, training signatures).
+static bool checkTrainingSignature(const ModelSignature &sig,
+                                   std::string &error) {
+  for (const TensorSpec &p : sig.params) {
+    if (p.role == StateRole::None) {
+      error = "params entry '" + p.name + "' of a training model has no role";
+      return false;
+    }
+    if (p.name == "__metadata__") {
+      error = "params entry '__metadata__': the name is reserved";
+      return false;
+    }
+  }
+  if (sig.inputs.empty()) {
+    error = "a training model needs at least one input";
+    return false;
+  }
+  int64_t batch = -1;
+  for (const TensorSpec &in : sig.inputs) {
+    if (in.batchDim != 0) {
+      error = "input '" + in.name + "' of a training model needs batch_dim 0";
+      return false;
+    }
+    if (batch < 0)
+      batch = in.shape[0];
+    if (in.shape[0] != batch || batch == 0) {
+      error = "input '" + in.name + "' has batch dimension " +
+              std::to_string(in.shape[0]) + " but the global batch is " +
+              std::to_string(batch) + " (every input needs the same, non-zero)";
+      return false;
+    }
+  }
+  if (sig.outputs.empty() || !sig.outputs[0].shape.empty() ||
+      (sig.outputs[0].dtype != WEFT_F32 && sig.outputs[0].dtype != WEFT_F64 &&
+       sig.outputs[0].dtype != WEFT_F16 && sig.outputs[0].dtype != WEFT_BF16)) {
+    error = "the first output of a training model must be the loss, a float "
+            "scalar";
+    return false;
   }
   return true;
 }
@@ -110,9 +212,17 @@ bool parseModelSignature(std::string_view json, ModelSignature &out,
       return fail("\"arena_alignment\" is not a power of two");
     sig.arenaAlignment = static_cast<uint64_t>(a);
   }
+  if (const JsonValue *mode = root.get("mode")) {
+    if (mode->asString() == "train")
+      sig.mode = ModelMode::Train;
+    else if (mode->asString() != "inference")
+      return fail("\"mode\" must be \"inference\" or \"train\"");
+  }
   if (!parseTensorList(root, "params", sig.params, reason) ||
       !parseTensorList(root, "inputs", sig.inputs, reason) ||
       !parseTensorList(root, "outputs", sig.outputs, reason))
+    return fail(reason);
+  if (sig.isTraining() && !checkTrainingSignature(sig, reason))
     return fail(reason);
   out = std::move(sig);
   return true;
@@ -128,7 +238,7 @@ std::string runUsage(const std::string &prog) {
          "[--repeat N] [--warmup N] [--quiet]";
 }
 
-static bool parseInt64(const std::string &text, int64_t &out) {
+bool parseInt64(const std::string &text, int64_t &out) {
   if (text.empty())
     return false;
   errno = 0;
@@ -359,6 +469,20 @@ Status Executor::loadInputs(
   return Status::success();
 }
 
+Status Executor::allocateInputs() {
+  for (size_t i = 0; i < sig_.inputs.size(); ++i) {
+    const TensorSpec &spec = sig_.inputs[i];
+    inputs_[i].dtype = spec.dtype;
+    inputs_[i].shape = spec.shape;
+    if (!inputs_[i].data.allocate(spec.byteSize, AlignedBuffer::kAlignment,
+                                  /*zero=*/true))
+      return Status::failure("out of memory allocating input '" + spec.name +
+                             "' (" + std::to_string(spec.byteSize) + " bytes)");
+    inputSet_[i] = true;
+  }
+  return Status::success();
+}
+
 Status Executor::prepare() {
   for (size_t i = 0; i < sig_.inputs.size(); ++i)
     if (!inputSet_[i])
@@ -413,19 +537,26 @@ Status Executor::writeOutputs(const std::string &dir) const {
 // main()
 //===----------------------------------------------------------------------===//
 
-static int report(const Status &status, const std::string &prog) {
+int reportStatus(const Status &status, const std::string &usage) {
   if (status.ok())
     return 0;
   std::fflush(stdout);
   std::fprintf(stderr, "weft: error: %s\n", status.message.c_str());
   if (status.showUsage)
-    std::fprintf(stderr, "%s\n", runUsage(prog).c_str());
+    std::fprintf(stderr, "%s\n", usage.c_str());
   std::fflush(stderr);
   return status.code;
 }
 
+static int report(const Status &status, const std::string &prog) {
+  return reportStatus(status, runUsage(prog));
+}
+
 int executorMain(int argc, char **argv, const char *signatureJson,
                  WeftModelRunFn run) {
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "--train") == 0)
+      return trainMain(argc, argv, signatureJson, run);
   std::string prog = argc > 0 ? fileName(argv[0]) : "model";
   RunOptions options;
   Status status = parseRunOptions(argc > 0 ? argc - 1 : 0,
@@ -440,6 +571,12 @@ int executorMain(int argc, char **argv, const char *signatureJson,
   Executor executor;
   if (!(status = executor.init(signatureJson ? signatureJson : "", run)).ok())
     return report(status, prog);
+  if (executor.signature().isTraining())
+    return report(
+        Status::badInput("this bundle was compiled for training (weftc "
+                         "compile --train): run it with 'weft train BUNDLE "
+                         "--data NAME=FILE.npy ... --steps K', not --input"),
+        prog);
 
   std::string bundle = options.bundleDir;
   if (bundle.empty()) {

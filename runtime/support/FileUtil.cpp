@@ -2,9 +2,11 @@
 
 #include "weft/runtime/FileUtil.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -145,6 +147,75 @@ bool isDirectory(const std::string &path) {
 bool fileExists(const std::string &path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0;
+}
+
+bool listDirectory(const std::string &path, std::vector<std::string> &names,
+                   std::string &error) {
+  names.clear();
+  DIR *dir = ::opendir(path.c_str());
+  if (!dir) {
+    error = sysError("cannot list directory", path);
+    return false;
+  }
+  while (true) {
+    errno = 0;
+    struct dirent *entry = ::readdir(dir);
+    if (!entry)
+      break;
+    std::string name = entry->d_name;
+    if (name != "." && name != "..")
+      names.push_back(std::move(name));
+  }
+  int readErrno = errno;
+  ::closedir(dir);
+  if (readErrno != 0) {
+    errno = readErrno;
+    error = sysError("cannot list directory", path);
+    return false;
+  }
+  std::sort(names.begin(), names.end());
+  return true;
+}
+
+bool removeTree(const std::string &path, std::string &error) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT)
+      return true;
+    error = sysError("cannot stat", path);
+    return false;
+  }
+  if (S_ISDIR(st.st_mode)) {
+    std::vector<std::string> names;
+    if (!listDirectory(path, names, error))
+      return false;
+    for (const std::string &name : names)
+      if (!removeTree(joinPath(path, name), error))
+        return false;
+    if (::rmdir(path.c_str()) != 0 && errno != ENOENT) {
+      error = sysError("cannot remove directory", path);
+      return false;
+    }
+    return true;
+  }
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+    error = sysError("cannot remove", path);
+    return false;
+  }
+  return true;
+}
+
+bool fsyncDirectory(const std::string &path, std::string &error) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) {
+    error = sysError("cannot open directory", path);
+    return false;
+  }
+  bool ok = ::fsync(fd) == 0;
+  if (!ok)
+    error = sysError("cannot fsync directory", path);
+  ::close(fd);
+  return ok;
 }
 
 bool makeDirectories(const std::string &path, std::string &error) {

@@ -5,8 +5,9 @@
 // output slot 0.
 // CHECK-LABEL: func.func @weft_model_run()
 // CHECK-SAME: weftrt.inputs = [{name = "x", type = tensor<2x3xf32>}]
+// CHECK-SAME: weftrt.mode = "inference"
 // CHECK-SAME: weftrt.outputs = [{name = "y", type = tensor<2x4xf32>}]
-// CHECK-SAME: weftrt.params = [{name = "w", type = tensor<3x4xf32>}, {name = "b", type = tensor<4xf32>}]
+// CHECK-SAME: weftrt.params = [{name = "w", role = "param", type = tensor<3x4xf32>}, {name = "b", role = "param", type = tensor<4xf32>}]
 // CHECK: %[[X:.*]] = weftrt.input 0
 // CHECK: %[[W:.*]] = weftrt.param 0
 // CHECK: %[[B:.*]] = weftrt.param 1
@@ -47,7 +48,7 @@ func.func @main(%x: tensor<2x2xf32>) -> (tensor<4xf32>, tensor<2x2xf32>, tensor<
 
 // Constants become read-only data; a parameter used twice is one slot.
 // CHECK-LABEL: func.func @weft_model_run()
-// CHECK-SAME: weftrt.params = [{name = "p", type = tensor<3xf32>}]
+// CHECK-SAME: weftrt.params = [{name = "p", role = "param", type = tensor<3xf32>}]
 // CHECK: %[[C:.*]] = weftrt.constant dense<[1.000000e+00, 2.000000e+00, 3.000000e+00]> : tensor<3xf32>
 // CHECK: %[[P:.*]] = weftrt.param 0
 // CHECK-NOT: weftrt.param

@@ -2,13 +2,17 @@
 //
 //   weft run BUNDLE [-n N] --input NAME=FILE.npy ... --output-dir DIR
 //            [--repeat N] [--warmup W] [--quiet]
-//   weft train ... / weft export ...   (not implemented yet)
+//   weft train BUNDLE [-n N] --data NAME=FILE.npy ... --steps K
+//            [--metrics FILE.jsonl] [--checkpoint-dir DIR] [--save-every K]
+//            [--resume]
+//   weft export ...   (not implemented yet)
 //   weft --help | --version
 //
-// `weft run` reads BUNDLE/manifest.json and executes the bundle's executable
-// with `--bundle BUNDLE` and the remaining arguments: directly for a world
-// size of 1, through `mpirun -n N` otherwise. Exit codes: 0 success, 2 bad
-// usage or bad input, 1 anything else (the executable's own code otherwise).
+// `weft run` and `weft train` read BUNDLE/manifest.json and execute the
+// bundle's executable with `--bundle BUNDLE` (and `--train` for training)
+// followed by the remaining arguments: directly for a world size of 1,
+// through `mpirun -n N` otherwise. Exit codes: 0 success, 2 bad usage or bad
+// input, 1 anything else (the executable's own code otherwise).
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,9 +42,10 @@ const char *const kUsage =
     "  run BUNDLE [-n N] --input NAME=FILE.npy ... --output-dir DIR\n"
     "      [--repeat N] [--warmup W] [--quiet]\n"
     "                 run a compiled bundle on .npy inputs\n"
-    "  train BUNDLE [-n N] --data NAME=FILE.npy ... --steps K ...\n"
-    "                 train a bundle compiled with --train (not implemented "
-    "yet)\n"
+    "  train BUNDLE [-n N] --data NAME=FILE.npy ... --steps K\n"
+    "      [--metrics FILE.jsonl] [--checkpoint-dir DIR] [--save-every K]\n"
+    "      [--resume]\n"
+    "                 train a bundle compiled with --train\n"
     "  export BUNDLE --checkpoint DIR -o TRAINED.onnx\n"
     "                 write trained weights back to ONNX (not implemented "
     "yet)\n"
@@ -52,6 +57,11 @@ const char *const kUsage =
 const char *const kRunUsage =
     "usage: weft run BUNDLE [-n N] --input NAME=FILE.npy ... --output-dir DIR "
     "[--repeat N] [--warmup W] [--quiet]";
+
+const char *const kTrainUsage =
+    "usage: weft train BUNDLE [-n N] --data NAME=FILE.npy ... --steps K "
+    "[--metrics FILE.jsonl] [--checkpoint-dir DIR] [--save-every K] "
+    "[--resume]";
 
 int error(int code, const std::string &message, const char *usage = nullptr) {
   std::fflush(stdout);
@@ -137,14 +147,18 @@ std::string absolutePath(const std::string &path) {
   return path;
 }
 
-int runCommand(int argc, char **argv) {
+/// `weft run` (train = false) and `weft train`: checks the bundle and -n,
+/// then executes the bundle's executable.
+int launchCommand(bool train, int argc, char **argv) {
+  const char *usage = train ? kTrainUsage : kRunUsage;
+  const char *command = train ? "train" : "run";
   std::string bundle;
   int64_t ranks = 0; // 0: not given
   std::vector<std::string> forwarded;
   for (int i = 0; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
-      std::printf("%s\n", kRunUsage);
+      std::printf("%s\n", usage);
       return kExitOk;
     }
     if (arg == "-n" || arg.compare(0, 3, "-n=") == 0 ||
@@ -153,7 +167,7 @@ int runCommand(int argc, char **argv) {
       std::string value;
       if (arg == "-n") {
         if (i + 1 >= argc)
-          return error(kExitBadInput, "-n needs a number of ranks", kRunUsage);
+          return error(kExitBadInput, "-n needs a number of ranks", usage);
         value = argv[++i];
       } else {
         value = arg.substr(arg[2] == '=' ? 3 : 2);
@@ -162,19 +176,24 @@ int runCommand(int argc, char **argv) {
         return error(kExitBadInput,
                      "-n expects a positive number of ranks, got '" + value +
                          "'",
-                     kRunUsage);
+                     usage);
       continue;
     }
     if (arg == "--bundle" || arg.compare(0, 9, "--bundle=") == 0)
       return error(kExitBadInput,
-                   "give the bundle as the first argument of 'weft run', "
-                   "not with --bundle",
-                   kRunUsage);
-    if (arg == "--input" || arg == "--output-dir" || arg == "--repeat" ||
-        arg == "--warmup") {
+                   std::string("give the bundle as the first argument of "
+                               "'weft ") +
+                       command + "', not with --bundle",
+                   usage);
+    bool takesValue =
+        train ? (arg == "--data" || arg == "--steps" || arg == "--metrics" ||
+                 arg == "--checkpoint-dir" || arg == "--save-every")
+              : (arg == "--input" || arg == "--output-dir" ||
+                 arg == "--repeat" || arg == "--warmup");
+    if (takesValue) {
       if (i + 1 >= argc)
         return error(kExitBadInput, "option '" + arg + "' needs a value",
-                     kRunUsage);
+                     usage);
       forwarded.push_back(arg);
       forwarded.push_back(argv[++i]);
       continue;
@@ -184,12 +203,11 @@ int runCommand(int argc, char **argv) {
       continue;
     }
     if (!bundle.empty())
-      return error(kExitBadInput, "unexpected argument '" + arg + "'",
-                   kRunUsage);
+      return error(kExitBadInput, "unexpected argument '" + arg + "'", usage);
     bundle = arg;
   }
   if (bundle.empty())
-    return error(kExitBadInput, "missing BUNDLE", kRunUsage);
+    return error(kExitBadInput, "missing BUNDLE", usage);
 
   Manifest manifest;
   std::string reason;
@@ -225,6 +243,8 @@ int runCommand(int argc, char **argv) {
   args.push_back(exe);
   args.push_back("--bundle");
   args.push_back(bundleAbs);
+  if (train)
+    args.push_back("--train");
   args.insert(args.end(), forwarded.begin(), forwarded.end());
   std::vector<char *> cargs;
   for (std::string &a : args)
@@ -257,9 +277,9 @@ int main(int argc, char **argv) {
     std::printf("weft %s\n", WEFT_VERSION_STRING);
     return kExitOk;
   }
-  if (command == "run")
-    return runCommand(argc - 2, argv + 2);
-  if (command == "train" || command == "export")
+  if (command == "run" || command == "train")
+    return launchCommand(command == "train", argc - 2, argv + 2);
+  if (command == "export")
     return error(kExitBadInput,
                  "'weft " + command + "' is not implemented yet");
   return error(kExitBadInput, "unknown command '" + command + "'", kUsage);

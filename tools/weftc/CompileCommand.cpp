@@ -118,6 +118,11 @@ int weft::runCompileCommand(int argc, char **argv) {
   mlir::PassManager lowerPm(&context);
   if (mlir::failed(mlir::applyPassManagerCLOptions(lowerPm)))
     return fail(kExitBadInput, "invalid pass manager options");
+  if (opts.emitGradients) {
+    AutodiffOptions autodiff;
+    autodiff.freeze.assign(opts.freeze.begin(), opts.freeze.end());
+    lowerPm.addPass(createAutodiff(autodiff));
+  }
   lowerPm.addPass(mlir::createCanonicalizerPass());
   lowerPm.addPass(mlir::createCSEPass());
   lowerPm.addPass(createLowerToRuntime());

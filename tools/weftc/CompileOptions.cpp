@@ -23,7 +23,12 @@ const char *const weft::kCompileUsage =
     "          [--beta1 F] [--beta2 F] [--eps F] [--momentum F] [--dtype "
     "fp32|bf16]\n"
     "          [--input-shape NAME=D0xD1x...]... [--mlir-print-ir-after-all] "
-    "...\n";
+    "...\n"
+    "debugging aid: --emit-gradients [--freeze GLOB]... compiles the "
+    "gradient of the\n"
+    "          model's first output (a scalar loss) instead: the bundle "
+    "returns 'loss'\n"
+    "          and 'grad:<param>' for every float initializer not frozen\n";
 
 static bool parseInt(const std::string &text, int64_t &out) {
   if (text.empty())
@@ -177,6 +182,10 @@ bool weft::parseCompileOptions(int argc, char **argv, CompileOptions &opts,
       opts.train = true;
       continue;
     }
+    if (arg == "--emit-gradients") {
+      opts.emitGradients = true;
+      continue;
+    }
     if (arg.rfind("--mlir-", 0) == 0) {
       opts.mlirFlags.push_back(arg);
       continue;
@@ -225,6 +234,11 @@ bool weft::parseCompileOptions(int argc, char **argv, CompileOptions &opts,
     error = "no output bundle given (-o BUNDLE)";
     return false;
   }
+  if (opts.emitGradients && opts.train) {
+    error = "--emit-gradients (a debugging aid) cannot be combined with "
+            "--train";
+    return false;
+  }
   if (devices)
     opts.devices = *devices;
   return true;
@@ -258,9 +272,11 @@ bool weft::checkImplemented(const CompileOptions &opts, std::string &error) {
     return refuse("--virtual-stages");
   if (opts.recompute != "none")
     return refuse("--recompute");
+  // --freeze also selects the parameters --emit-gradients differentiates.
   if (opts.train || !opts.loss.empty() || !opts.lossTarget.empty() ||
-      !opts.freeze.empty() || !opts.optimizer.empty() || opts.lr ||
-      opts.weightDecay || opts.beta1 || opts.beta2 || opts.eps || opts.momentum)
+      (!opts.freeze.empty() && !opts.emitGradients) ||
+      !opts.optimizer.empty() || opts.lr || opts.weightDecay || opts.beta1 ||
+      opts.beta2 || opts.eps || opts.momentum)
     return refuse("training (--train and its options)");
   if (opts.dtype != "fp32")
     return refuse("--dtype " + opts.dtype);

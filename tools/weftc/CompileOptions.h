@@ -34,6 +34,10 @@ struct CompileOptions {
   std::optional<double> lr, weightDecay, beta1, beta2, eps, momentum;
   std::string dtype = "fp32";
   std::map<std::string, std::vector<int64_t>> inputShapes;
+  /// Developer flag: differentiate the model's first output (a scalar loss)
+  /// and make the bundle return the loss and the gradients of the trainable
+  /// parameters (weft-autodiff), to check gradient rules end to end.
+  bool emitGradients = false;
   /// --mlir-* flags, handed to MLIR's own command-line options.
   std::vector<std::string> mlirFlags;
   bool help = false;

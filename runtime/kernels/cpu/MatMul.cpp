@@ -1,16 +1,19 @@
 //===- MatMul.cpp - matmul kernel -----------------------------------------===//
 //
 // c[..., M, N] = op(a)[..., M, K] x op(b)[..., K, N] with numpy-broadcast
-// batch dims, on OpenBLAS sgemm. When b has no batch of its own (a Linear
-// layer applied to [B, S, K] activations) the batch folds into M and the
-// whole product is one sgemm. Other batches run one sgemm per matrix:
-// spread over the pool (OpenBLAS kept single-threaded) when there are enough
-// matrices or they are too small for OpenBLAS threading to pay, else one after
-// another with OpenBLAS's own threads.
+// batch dims. When b has no batch of its own (a Linear layer applied to
+// [B, S, K] activations) the batch folds into M and the whole product is one
+// gemm. Other batches run one gemm per matrix: whole matrices spread over the
+// pool when there are at least as many as threads (or they are small), else
+// one after another, each split over the pool. A split cuts M when B is the
+// smaller operand (each thread then reads all of B), else N. Every gemm call
+// is single-threaded: gemmTile (Gemm.h) for untransposed operands, OpenBLAS
+// at one thread for transposed ones, so only weft's pool runs threads.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Broadcast.h"
+#include "Gemm.h"
 #include "Parallel.h"
 
 #include <cblas.h>
@@ -22,29 +25,69 @@ using namespace weft::cpu;
 
 namespace {
 
-/// Up to this many multiply-adds a gemm is too small for OpenBLAS's own
-/// threading to pay (its per-call synchronization costs tens of
-/// microseconds), so independent gemms of this size run one per thread.
-constexpr int64_t kSmallGemm = int64_t(1) << 22;
+/// Multiply-adds below which a gemm is not split over threads.
+constexpr int64_t kMinParallelMacs = int64_t(1) << 17;
 
 struct GemmShape {
   int64_t m, n, k;
   bool transA, transB;
 };
 
-void gemm(const GemmShape &s, const float *a, const float *b, float *c) {
+/// One gemm on the calling thread. Untransposed operands go through
+/// gemmTile (weft's AVX-512 tiles where available), others to OpenBLAS,
+/// which the pool keeps single-threaded.
+void gemm(const GemmShape &s, const float *a, int64_t lda, const float *b,
+          int64_t ldb, float *c, int64_t ldc) {
   if (s.m == 0 || s.n == 0)
     return;
   if (s.k == 0) {
-    std::memset(c, 0, static_cast<size_t>(s.m * s.n) * sizeof(float));
+    for (int64_t i = 0; i < s.m; ++i)
+      std::memset(c + i * ldc, 0, static_cast<size_t>(s.n) * sizeof(float));
     return;
   }
+  if (!s.transA && !s.transB)
+    return gemmTile(s.m, s.n, s.k, a, lda, b, ldb, c, ldc, nullptr, false);
   cblas_sgemm(CblasRowMajor, s.transA ? CblasTrans : CblasNoTrans,
               s.transB ? CblasTrans : CblasNoTrans, static_cast<int>(s.m),
               static_cast<int>(s.n), static_cast<int>(s.k), 1.0f, a,
-              static_cast<int>(s.transA ? s.m : s.k), b,
-              static_cast<int>(s.transB ? s.k : s.n), 0.0f, c,
-              static_cast<int>(s.n));
+              static_cast<int>(lda), b, static_cast<int>(ldb), 0.0f, c,
+              static_cast<int>(ldc));
+}
+
+/// Leading dimensions of untouched operands of shape s.
+int64_t leadA(const GemmShape &s) { return s.transA ? s.m : s.k; }
+int64_t leadB(const GemmShape &s) { return s.transB ? s.k : s.n; }
+
+/// One gemm split over the pool: along M (rows of C) when B is the smaller
+/// operand to share, else along N, in ranges of whole 16-column vectors.
+void parallelGemm(const GemmShape &s, const float *a, const float *b,
+                  float *c) {
+  const int64_t lda = leadA(s), ldb = leadB(s);
+  const int64_t macs = s.m * s.n * (s.k > 0 ? s.k : 1);
+  const int threads = numThreads();
+  if (threads <= 1 || macs < 2 * kMinParallelMacs)
+    return gemm(s, a, lda, b, ldb, c, s.n);
+  const bool splitM = s.n <= s.m || s.n < 32 * threads;
+  if (splitM) {
+    const int64_t rowMacs = s.n * (s.k > 0 ? s.k : 1);
+    const int64_t grain = (kMinParallelMacs + rowMacs - 1) / rowMacs;
+    parallelFor(s.m, grain < 4 ? 4 : grain, [&](int64_t m0, int64_t m1) {
+      GemmShape part = s;
+      part.m = m1 - m0;
+      gemm(part, a + (s.transA ? m0 : m0 * lda), lda, b, ldb, c + m0 * s.n,
+           s.n);
+    });
+  } else {
+    const int64_t units = (s.n + 15) / 16;
+    const int64_t unitMacs = 16 * s.m * (s.k > 0 ? s.k : 1);
+    const int64_t grain = (kMinParallelMacs + unitMacs - 1) / unitMacs;
+    parallelFor(units, grain, [&](int64_t u0, int64_t u1) {
+      const int64_t n0 = u0 * 16, n1 = u1 * 16 < s.n ? u1 * 16 : s.n;
+      GemmShape part = s;
+      part.n = n1 - n0;
+      gemm(part, a, lda, b + (s.transB ? n0 * ldb : n0), ldb, c + n0, s.n);
+    });
+  }
 }
 
 /// A view of t's leading (batch) dims only.
@@ -88,16 +131,16 @@ extern "C" void weft_k_matmul(void *const *bufs, const int64_t *desc) {
   const int64_t batch = cBatch.numel;
   if (batch == 0)
     return;
-  numThreads(); // starts the pool, which sets OpenBLAS's thread count
+  numThreads(); // starts the pool, which sets OpenBLAS to one thread
 
   // b shared by every batch and a's rows contiguous: one tall gemm.
   if (bBatch.numel == 1 && !s.transA && aBatch.numel == batch) {
     GemmShape tall = s;
     tall.m = s.m * batch;
-    return gemm(tall, pa, pb, pc);
+    return parallelGemm(tall, pa, pb, pc);
   }
   if (batch == 1)
-    return gemm(s, pa, pb, pc);
+    return parallelGemm(s, pa, pb, pc);
 
   // Offsets (in matrices) of a and b for every batch index of c.
   const TensorArg *ins[2] = {&aBatch, &bBatch};
@@ -111,16 +154,18 @@ extern "C" void weft_k_matmul(void *const *bufs, const int64_t *desc) {
                }
              });
   const int64_t aSize = s.m * s.k, bSize = s.k * s.n, cSize = s.m * s.n;
-  auto run = [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i)
-      gemm(s, pa + offsets[2 * i] * aSize, pb + offsets[2 * i + 1] * bSize,
-           pc + i * cSize);
-  };
   const int64_t macs = s.m * s.n * (s.k > 0 ? s.k : 1);
-  if (macs <= kSmallGemm || batch >= numThreads()) {
-    BlasSingleThreadScope serialBlas;
-    parallelFor(batch, grainFor(macs / 8), run);
+  if (batch >= numThreads() || macs < 2 * kMinParallelMacs) {
+    // Whole matrices per thread.
+    const int64_t grain = (kMinParallelMacs + macs - 1) / macs;
+    parallelFor(batch, grain, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i)
+        gemm(s, pa + offsets[2 * i] * aSize, leadA(s),
+             pb + offsets[2 * i + 1] * bSize, leadB(s), pc + i * cSize, s.n);
+    });
   } else {
-    run(0, batch);
+    for (int64_t i = 0; i < batch; ++i)
+      parallelGemm(s, pa + offsets[2 * i] * aSize,
+                   pb + offsets[2 * i + 1] * bSize, pc + i * cSize);
   }
 }

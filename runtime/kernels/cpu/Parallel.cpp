@@ -48,7 +48,7 @@ int threadsFromEnvironment() {
 class ThreadPool {
 public:
   explicit ThreadPool(int threads) : threads_(threads) {
-    openblas_set_num_threads(threads);
+    openblas_set_num_threads(1);
     for (int i = 1; i < threads; ++i)
       workers_.emplace_back([this] { workerLoop(); });
   }
@@ -200,16 +200,6 @@ void parallelMemcpy(void *dst, const void *src, int64_t bytes) {
     int64_t hi = end * kBlock < bytes ? end * kBlock : bytes;
     std::memcpy(d + lo, s + lo, static_cast<size_t>(hi - lo));
   });
-}
-
-BlasSingleThreadScope::BlasSingleThreadScope() : changed_(numThreads() > 1) {
-  if (changed_)
-    openblas_set_num_threads(1);
-}
-
-BlasSingleThreadScope::~BlasSingleThreadScope() {
-  if (changed_)
-    openblas_set_num_threads(numThreads());
 }
 
 } // namespace cpu

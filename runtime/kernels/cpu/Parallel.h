@@ -2,9 +2,11 @@
 //
 // One persistent pool per process runs the data-parallel loops of the
 // kernels. Its size is WEFT_NUM_THREADS when set, else the number of hardware
-// threads; OpenBLAS is set to the same count once, when the pool starts.
-// The calling thread takes part in every loop, so a pool of N threads keeps
-// N-1 workers. Loops called from inside a loop run inline.
+// threads. The calling thread takes part in every loop, so a pool of N
+// threads keeps N-1 workers. Loops called from inside a loop run inline.
+// OpenBLAS is set to one thread when the pool starts and stays there: the
+// kernels split their gemms over this pool themselves, so OpenBLAS's own
+// threads never compete with it for the cores.
 //
 //===----------------------------------------------------------------------===//
 #ifndef WEFT_RUNTIME_KERNELS_CPU_PARALLEL_H
@@ -56,19 +58,6 @@ inline int64_t grainFor(int64_t workPerItem) {
   int64_t g = kParallelGrain / workPerItem;
   return g < 1 ? 1 : g;
 }
-
-/// While alive, OpenBLAS runs each call on the calling thread only, so
-/// kernels can issue independent sgemm calls from inside parallelFor.
-class BlasSingleThreadScope {
-public:
-  BlasSingleThreadScope();
-  ~BlasSingleThreadScope();
-  BlasSingleThreadScope(const BlasSingleThreadScope &) = delete;
-  BlasSingleThreadScope &operator=(const BlasSingleThreadScope &) = delete;
-
-private:
-  bool changed_;
-};
 
 } // namespace cpu
 } // namespace weft

@@ -14,7 +14,7 @@ namespace weft {
 namespace cpu {
 
 /// Independent scratch buffers a kernel may hold at once, per thread.
-constexpr int kScratchSlots = 4;
+constexpr int kScratchSlots = 6;
 
 /// At least `bytes` bytes, 64-byte aligned, owned by the calling thread and
 /// valid until its next call with the same slot.

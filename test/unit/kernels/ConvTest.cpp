@@ -2,6 +2,11 @@
 
 #include "KernelTestUtil.h"
 
+#include "runtime/kernels/cpu/Gemm.h"
+#include "runtime/kernels/cpu/Winograd.h"
+
+#include <cmath>
+
 using namespace weft::test;
 
 namespace {
@@ -84,8 +89,36 @@ void checkConv(const ConvCase &c) {
       .attrs(c.dilations);
   ASSERT_EQ(c.pads.size(), 2 * s);
   call.run(weft_k_conv);
-  expectClose(y.data, referenceConv(c, x, w, c.bias ? &bias : nullptr, yDims),
-              1e-4, 1e-5);
+  std::vector<float> ref =
+      referenceConv(c, x, w, c.bias ? &bias : nullptr, yDims);
+  // Absolute tolerance relative to the typical output: Winograd F(4x4, 3x3)
+  // rounds to a few parts per million of it, element-wise.
+  double sq = 0;
+  for (float v : ref)
+    sq += double(v) * v;
+  const double rms = ref.empty() ? 0.0 : std::sqrt(sq / double(ref.size()));
+  expectClose(y.data, ref, 1e-4, 1e-5 * (rms > 1 ? rms : 1.0));
+}
+
+/// Runs checkConv for each case with the gemms on weft's kernels and on
+/// OpenBLAS.
+void checkConvBothGemms(const std::vector<ConvCase> &cases) {
+  for (bool blas : {false, true}) {
+    SCOPED_TRACE(blas ? "OpenBLAS gemms" : "weft gemms");
+    weft::cpu::gemmForceBlasForTesting(blas);
+    for (const ConvCase &c : cases)
+      checkConv(c);
+  }
+  weft::cpu::gemmForceBlasForTesting(false);
+}
+
+/// Runs checkConv with Winograd forced to tile size m (when it can run).
+void checkWinograd(int m, const std::vector<ConvCase> &cases) {
+  SCOPED_TRACE(testing::Message() << "Winograd m=" << m);
+  weft::cpu::winogradForceForTesting(m);
+  for (const ConvCase &c : cases)
+    checkConv(c);
+  weft::cpu::winogradForceForTesting(0);
 }
 
 TEST(Conv, TwoDimsBasic) {
@@ -133,6 +166,77 @@ TEST(Conv, OneAndThreeSpatialDims) {
              {1, 0, 1, 0, 1, 1},
              {1, 1, 2},
              true});
+}
+
+TEST(Conv, WinogradTilesChannelsAndPads) {
+  // 3x3 stride 1: partial edge tiles, channel counts off multiples of 16,
+  // batch, pads from 0 to 2 (asymmetric), with and without bias; the last
+  // two have more weights than tiles (transformed per output block).
+  const std::vector<ConvCase> cases = {
+      {{1, 16, 10, 10}, 16, 1, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, true},
+      {{2, 20, 9, 11}, 24, 1, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, true},
+      {{1, 5, 13, 7}, 3, 1, {3, 3}, {1, 1}, {0, 0, 0, 0}, {1, 1}, false},
+      {{1, 32, 5, 6}, 40, 1, {3, 3}, {1, 1}, {2, 2, 2, 2}, {1, 1}, true},
+      {{1, 17, 8, 9}, 33, 1, {3, 3}, {1, 1}, {1, 0, 2, 1}, {1, 1}, false},
+      {{1, 64, 6, 6}, 64, 1, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, true},
+      {{2, 48, 4, 5}, 80, 1, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, false},
+  };
+  checkWinograd(2, cases);
+  checkWinograd(4, cases);
+  checkWinograd(-1, cases);
+}
+
+TEST(Conv, ColumnSplitOddSizes) {
+  // One image, many columns: column ranges split over threads, blocks not
+  // multiples of 16; stride 1 reads the input as its own phase plane.
+  checkConvBothGemms({
+      {{1, 16, 37, 41}, 24, 1, {5, 5}, {1, 1}, {2, 2, 2, 2}, {1, 1}, true},
+      {{1, 3, 61, 67}, 8, 1, {7, 7}, {2, 2}, {3, 3, 3, 3}, {1, 1}, true},
+      {{3, 4, 19, 23}, 6, 1, {3, 5}, {1, 1}, {1, 2, 1, 2}, {1, 1}, false},
+  });
+}
+
+TEST(Conv, StridedPhasePlanes) {
+  // Strided convs whose output width matches the strided input width read
+  // phase planes (odd extents, dilation); the last ones do not qualify.
+  checkConvBothGemms({
+      {{1, 8, 45, 39}, 20, 1, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, true},
+      {{1, 8, 14, 14}, 32, 1, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, false},
+      {{2, 5, 17, 16}, 7, 1, {3, 3}, {2, 3}, {2, 1, 2, 2}, {2, 1}, true},
+      {{1, 6, 20, 20}, 9, 1, {3, 3}, {2, 2}, {0, 0, 0, 0}, {1, 1}, true},
+      {{1, 6, 20, 21}, 9, 1, {4, 4}, {3, 3}, {1, 1, 1, 1}, {1, 1}, true},
+  });
+}
+
+TEST(Conv, StridedPointwise) {
+  // 1x1 strided convs gather only the pixels they read.
+  checkConvBothGemms({
+      {{1, 64, 14, 14}, 32, 1, {1, 1}, {2, 2}, {0, 0, 0, 0}, {1, 1}, true},
+      {{2, 20, 15, 13}, 24, 1, {1, 1}, {2, 2}, {0, 0, 0, 0}, {1, 1}, false},
+      {{1, 9, 10, 11}, 5, 1, {1, 1}, {3, 2}, {0, 0, 0, 0}, {1, 1}, true},
+  });
+}
+
+TEST(Conv, FewPositionsAlongOutputChannels) {
+  // 7x7 outputs with output channels in whole vectors: y^T = cols^T w^T,
+  // per image over threads or one image split over them; pointwise too.
+  checkConvBothGemms({
+      {{1, 32, 7, 7}, 48, 1, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, true},
+      {{4, 32, 7, 7}, 48, 1, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, false},
+      {{1, 32, 14, 14}, 64, 1, {1, 1}, {2, 2}, {0, 0, 0, 0}, {1, 1}, true},
+      {{1, 24, 7, 7}, 32, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, true},
+      {{1, 64, 7, 7}, 64, 2, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, true},
+  });
+}
+
+TEST(Conv, GroupsWithWideGroups) {
+  // Grouped (not depthwise) with 16+ output channels per group, and few
+  // positions split by output channels.
+  checkConvBothGemms({
+      {{1, 32, 12, 12}, 64, 2, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, true},
+      {{1, 48, 9, 9}, 96, 3, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, false},
+      {{1, 32, 20, 20}, 32, 1, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, true},
+  });
 }
 
 TEST(Conv, BatchParallelAndLarge) {

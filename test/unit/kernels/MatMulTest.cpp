@@ -2,6 +2,8 @@
 
 #include "KernelTestUtil.h"
 
+#include "runtime/kernels/cpu/Gemm.h"
+
 using namespace weft::test;
 
 namespace {
@@ -71,9 +73,28 @@ TEST(MatMul, BatchedWithBroadcastBatchDims) {
   checkMatMul({2, 8, 32, 16}, {2, 8, 16, 32}, false, false, {2, 8, 32, 32});
 }
 
-TEST(MatMul, LargeUsesBlasThreads) {
+TEST(MatMul, LargeSplitOverThreads) {
+  // Split by rows (n <= m) and by 16-column ranges (n > m), odd sizes, every
+  // transpose; a batch smaller than the thread count splits each matrix.
+  for (int t = 0; t < 4; ++t) {
+    const bool ta = t & 1, tb = t & 2;
+    checkMatMul(ta ? Dims{257, 300} : Dims{300, 257},
+                tb ? Dims{129, 257} : Dims{257, 129}, ta, tb, {300, 129});
+    checkMatMul(ta ? Dims{64, 40} : Dims{40, 64},
+                tb ? Dims{701, 64} : Dims{64, 701}, ta, tb, {40, 701});
+  }
   checkMatMul({2, 160, 200}, {2, 200, 150}, false, false, {2, 160, 150});
+  checkMatMul({1, 96, 300}, {1, 300, 500}, false, false, {1, 96, 500});
+  // Linear layer folded into one tall gemm.
+  checkMatMul({3, 70, 64}, {64, 90}, false, false, {3, 70, 90});
+}
+
+TEST(MatMul, OnOpenBlas) {
+  weft::cpu::gemmForceBlasForTesting(true);
   checkMatMul({300, 257}, {257, 129}, false, false, {300, 129});
+  checkMatMul({40, 64}, {64, 701}, false, false, {40, 701});
+  checkMatMul({2, 8, 32, 16}, {2, 8, 16, 32}, false, false, {2, 8, 32, 32});
+  weft::cpu::gemmForceBlasForTesting(false);
 }
 
 TEST(MatMul, EmptyInnerDimGivesZeros) {

@@ -360,8 +360,13 @@ def run_all(args, tmp):
     check(rc == 0 and so.strip() == "weft 0.1.0", "weft --version", so + se)
     rc, so, se = run([weft, "--help"])
     check(rc == 0 and "usage: weft" in so and "run BUNDLE" in so, "weft --help", so + se)
-    expect_error("weft train", [weft, "train", bundle, "--steps", "3"],
-                 ["'weft train' is not implemented yet"])
+    expect_error("weft train on an inference bundle",
+                 [weft, "train", bundle, "--data", "a=" + a_npy, "--steps",
+                  "3"],
+                 ["this bundle was compiled for inference"])
+    expect_error("--train on an inference bundle",
+                 [exe, "--train", "--data", "a=" + a_npy, "--steps", "3"],
+                 ["this bundle was compiled for inference"])
     expect_error("weft export", [weft, "export", bundle],
                  ["'weft export' is not implemented yet"])
     err = expect_error("weft with an unknown command", [weft, "frobnicate"],

@@ -11,6 +11,8 @@
 //
 //   model [--bundle DIR] --input NAME=FILE.npy ... --output-dir DIR
 //         [--repeat N] [--warmup W] [--quiet]
+//   model [--bundle DIR] --train --data NAME=FILE.npy ... --steps K ...
+//         (training bundles; see Trainer.h)
 //
 // Parameters come from DIR/params.rank<R>.safetensors (R from
 // OMPI_COMM_WORLD_RANK, RANK or SLURM_PROCID, else 0; DIR defaults to the
@@ -57,21 +59,42 @@ struct Status {
   bool ok() const { return code == 0; }
 };
 
+/// What a "params" entry of a training signature holds ("role").
+enum class StateRole { None, Param, OptimizerState, Step };
+
+/// "param", "optimizer_state", "step"; "" for None.
+const char *stateRoleName(StateRole role);
+
 struct TensorSpec {
   std::string name;
   WeftDType dtype = WEFT_F32;
   std::vector<int64_t> shape;
   uint64_t byteSize = 0;
+  StateRole role = StateRole::None; ///< params of training signatures
+  bool trainable = false;           ///< role Param: "trainable"
+  int64_t batchDim = -1;            ///< inputs: "batch_dim" (-1: none)
 };
+
+enum class ModelMode { Inference, Train };
 
 struct ModelSignature {
   int64_t formatVersion = 0;
   uint64_t arenaBytes = 0;
   uint64_t arenaAlignment = 64;
+  ModelMode mode = ModelMode::Inference; ///< "mode" (absent: inference)
   std::vector<TensorSpec> params, inputs, outputs;
+
+  bool isTraining() const { return mode == ModelMode::Train; }
+  /// Training signatures: the global batch, shape[0] of every input.
+  int64_t globalBatch() const {
+    return inputs.empty() || inputs[0].shape.empty() ? 0 : inputs[0].shape[0];
+  }
 };
 
-/// Parses and validates weft_model_signature (see ModelABI.h).
+/// Parses and validates weft_model_signature (see ModelABI.h). A training
+/// signature ("mode": "train") must also give every params entry a role,
+/// every input "batch_dim": 0 and the same non-zero dim 0, and have a float
+/// scalar as its first output (the loss).
 bool parseModelSignature(std::string_view json, ModelSignature &out,
                          std::string &error);
 
@@ -130,6 +153,14 @@ public:
   const HostTensor &input(size_t index) const { return inputs_[index]; }
   const HostTensor &param(size_t index) const { return params_[index]; }
 
+  /// Training: gives every input a zeroed buffer of its signature type (the
+  /// trainer copies each step's rows into it in place).
+  Status allocateInputs();
+  /// In-place access for training (the buffers must keep their size: the
+  /// model is handed their addresses by prepare()).
+  HostTensor &mutableInput(size_t index) { return inputs_[index]; }
+  HostTensor &mutableParam(size_t index) { return params_[index]; }
+
 private:
   ModelSignature sig_;
   WeftModelRunFn run_ = nullptr;
@@ -141,8 +172,17 @@ private:
 
 /// The whole program: parses the arguments, loads, runs, writes outputs and
 /// reports errors ("weft: error: ..." on stderr). Returns the exit code.
+/// With --train among the arguments it trains instead (trainMain, Trainer.h);
+/// a training bundle refuses inference runs and vice versa (exit code 2).
 int executorMain(int argc, char **argv, const char *signatureJson,
                  WeftModelRunFn run);
+
+/// Prints "weft: error: <message>" (and `usage` for a usage error) on stderr
+/// unless `status` is ok; returns its exit code.
+int reportStatus(const Status &status, const std::string &usage);
+
+/// Parses a decimal int64 (the whole string).
+bool parseInt64(const std::string &text, int64_t &out);
 
 } // namespace weft
 

@@ -41,6 +41,18 @@ bool makeDirectories(const std::string &path, std::string &error);
 bool isDirectory(const std::string &path);
 bool fileExists(const std::string &path);
 
+/// The names in directory `path` (without "." and ".."), sorted.
+bool listDirectory(const std::string &path, std::vector<std::string> &names,
+                   std::string &error);
+
+/// Removes `path` and, for a directory, everything under it (symbolic links
+/// are removed, never followed). Succeeds when `path` does not exist.
+bool removeTree(const std::string &path, std::string &error);
+
+/// fsyncs a directory, making the creation, rename or removal of its entries
+/// durable.
+bool fsyncDirectory(const std::string &path, std::string &error);
+
 /// "a/b/c" -> "a/b"; "c" -> "."; "/c" -> "/".
 std::string parentPath(const std::string &path);
 /// "a/b/c" -> "c".

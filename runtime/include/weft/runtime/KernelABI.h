@@ -169,6 +169,17 @@ enum WeftLossReduction {
 ///                                    the forward loss's shape
 /// slice_grad   dy -> dx              starts[rank], steps[rank]; dx = 0
 ///                                    except dx[start + i*step] = dy[i]
+///
+/// Optimizer updates (f32 tensors; `step` is the i64 scalar number t >= 1 of
+/// this update; results may share buffers with the operands they replace):
+/// adamw        param, grad, m, v, step -> param', m', v'
+///                                    lr, beta1, beta2, eps, weight_decay
+///                                    (double bits); torch.optim.AdamW
+/// sgd          param, grad, [buf], step -> param', [buf']
+///                                    lr, momentum, dampening, weight_decay
+///                                    (double bits), nesterov, has_buffer;
+///                                    torch.optim.SGD (the buffer exists
+///                                    when momentum != 0)
 // clang-format off
 #define WEFT_KERNELS(X)                                                        \
   X(unary) X(binary) X(compare) X(where) X(cast) X(matmul) X(conv)             \
@@ -176,7 +187,7 @@ enum WeftLossReduction {
   X(transpose) X(concat) X(split) X(slice) X(gather) X(expand) X(trilu)        \
   X(softmax_xent) X(copy) X(scatter_add) X(conv_grad_input)                    \
   X(conv_grad_weight) X(max_pool_grad) X(avg_pool_grad) X(layer_norm_grad)     \
-  X(softmax_grad) X(softmax_xent_grad) X(slice_grad)
+  X(softmax_grad) X(softmax_xent_grad) X(slice_grad) X(adamw) X(sgd)
 // clang-format on
 
 #define WEFT_DECLARE_KERNEL(name)                                              \

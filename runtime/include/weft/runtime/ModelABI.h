@@ -24,6 +24,27 @@
 //                         keep state between calls outside the arena (which
 //                         is not cleared between calls).
 //
+// Training models (`weftc compile --train`) add to the signature
+//
+//     "mode": "train",          (inference models: "inference" or no "mode")
+//     "params":  [{"name": "fc.weight", ..., "role": "param",
+//                  "trainable": true},
+//                 {"name": "adamw.fc.weight.m", ..., "role":
+//                 "optimizer_state"},
+//                 {"name": "step", "dtype": "i64", "shape": [], "role":
+//                 "step"}],
+//     "inputs":  [{"name": "x", ..., "shape": [8, 4], "batch_dim": 0}, ...],
+//     "outputs": [{"name": "loss", "dtype": "f32", "shape": []}, ...]
+//
+// and one weft_model_run call is one optimizer step on one global batch
+// (shape[0] of every input): it reads the batch from `inputs`, writes the
+// loss to outputs[0], and updates every params buffer (parameters, optimizer
+// state, step counter) IN PLACE. The params buffers are the whole training
+// state: the runtime loads them from params.rank<R>.safetensors or a
+// checkpoint, saves them in checkpoints, and never interprets them. A step
+// must depend only on them and on the inputs (never on the arena's contents
+// at entry), so that a resumed run repeats the uninterrupted one bitwise.
+//
 //===----------------------------------------------------------------------===//
 #ifndef WEFT_RUNTIME_MODELABI_H
 #define WEFT_RUNTIME_MODELABI_H

@@ -1,0 +1,271 @@
+//===- Autodiff.cpp - Reverse-mode differentiation of the loss ------------===//
+//
+// weft-autodiff: @main's loss differentiated with respect to the trainable
+// parameters, by the ops' own GradientOpInterface rules
+// (dialects/weft/GradientRules*.cpp). The pass only orders the work: which
+// values carry gradients, the reverse walk, accumulation over several uses
+// and tied parameters, and the new signature.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Passes.h"
+
+#include "dialects/weft/GradientRules.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/Support/GlobPattern.h"
+
+namespace weft {
+#define GEN_PASS_DEF_AUTODIFF
+#include "passes/Passes.h.inc"
+} // namespace weft
+
+using namespace mlir;
+using namespace weft;
+
+namespace {
+
+/// One trainable parameter: every weft.param op of that name (torch.onnx
+/// ties identical initializers by giving them one name).
+struct TrainableParam {
+  StringRef name;
+  RankedTensorType type;
+  SmallVector<ParamOp> uses;
+  /// Position of the first op reading the parameter; unused parameters sort
+  /// last, in the order of their weft.param ops.
+  uint64_t firstUse;
+};
+
+/// Differentiates one single-block function.
+class LossDifferentiator {
+public:
+  LossDifferentiator(func::FuncOp func, ArrayRef<llvm::GlobPattern> frozen)
+      : func(func), frozen(frozen) {}
+
+  LogicalResult run(unsigned lossIndex) {
+    if (!llvm::hasSingleElement(func.getBody()))
+      return func.emitError("weft-autodiff expects @main to have one block");
+    Block &block = func.getBody().front();
+    auto ret = dyn_cast<func::ReturnOp>(block.getTerminator());
+    if (!ret)
+      return func.emitError("weft-autodiff expects @main to end in a return");
+    FailureOr<Value> loss = getLoss(ret, lossIndex);
+    if (failed(loss) || failed(collectTrainable(block)))
+      return failure();
+    markActive(block);
+    OpBuilder b(ret);
+    if (failed(backpropagate(b, block, *loss)))
+      return failure();
+    rewriteSignature(b, ret, *loss);
+    eraseDeadOps(block);
+    return success();
+  }
+
+private:
+  FailureOr<Value> getLoss(func::ReturnOp ret, unsigned lossIndex) {
+    if (lossIndex >= ret.getNumOperands())
+      return ret.emitError()
+             << "loss-index " << lossIndex << " is out of range: @main has "
+             << ret.getNumOperands() << " results";
+    Value loss = ret.getOperand(lossIndex);
+    auto type = dyn_cast<RankedTensorType>(loss.getType());
+    if (!type || !type.hasStaticShape() || type.getNumElements() != 1)
+      return ret.emitError()
+             << "the loss must be a scalar, got " << loss.getType();
+    if (!isa<FloatType>(type.getElementType()))
+      return ret.emitError() << "the loss must be a floating-point scalar, got "
+                             << loss.getType();
+    return loss;
+  }
+
+  bool isFrozen(StringRef name) const {
+    return llvm::any_of(frozen, [&](const llvm::GlobPattern &glob) {
+      return glob.match(name);
+    });
+  }
+
+  /// The float parameters no freeze glob matches, ordered by first use.
+  LogicalResult collectTrainable(Block &block) {
+    DenseMap<Operation *, uint64_t> position;
+    uint64_t next = 0;
+    for (Operation &op : block)
+      position[&op] = next++;
+    llvm::MapVector<StringRef, TrainableParam> byName;
+    for (ParamOp param : block.getOps<ParamOp>()) {
+      auto type = dyn_cast<RankedTensorType>(param.getType());
+      if (!type || !isa<FloatType>(type.getElementType()) ||
+          isFrozen(param.getName()))
+        continue;
+      TrainableParam &entry = byName[param.getName()];
+      if (entry.uses.empty()) {
+        entry.name = param.getName();
+        entry.type = type;
+        entry.firstUse = UINT64_MAX;
+      } else if (entry.type != type) {
+        return param.emitError()
+               << "parameter '" << param.getName() << "' is used as " << type
+               << " here but as " << entry.type << " before";
+      }
+      entry.uses.push_back(param);
+      for (Operation *user : param->getUsers())
+        if (user->getBlock() == &block)
+          entry.firstUse = std::min(entry.firstUse, position[user]);
+    }
+    if (byName.empty())
+      return func.emitError("the model has no trainable parameters");
+    for (auto &entry : byName)
+      trainable.push_back(std::move(entry.second));
+    llvm::stable_sort(trainable,
+                      [](const TrainableParam &a, const TrainableParam &b) {
+                        return a.firstUse < b.firstUse;
+                      });
+    return success();
+  }
+
+  /// Float values that depend on a trainable parameter: only they need
+  /// gradients, and only ops reading them need a rule.
+  void markActive(Block &block) {
+    for (const TrainableParam &param : trainable)
+      for (ParamOp use : param.uses)
+        active.insert(use.getResult());
+    for (Operation &op : block.without_terminator()) {
+      if (llvm::none_of(op.getOperands(),
+                        [&](Value v) { return active.contains(v); }))
+        continue;
+      for (Value result : op.getResults())
+        if (gradient::isFloatTensor(result.getType()))
+          active.insert(result);
+    }
+  }
+
+  /// The reverse walk. Gradient ops go before the return, so every forward
+  /// value they read is in scope.
+  LogicalResult backpropagate(OpBuilder &b, Block &block, Value loss) {
+    SmallVector<Operation *> forward;
+    for (Operation &op : block.without_terminator())
+      forward.push_back(&op);
+    grads[loss] = gradient::splat(b, loss.getLoc(),
+                                  cast<RankedTensorType>(loss.getType()), 1.0);
+    for (Operation *opPtr : llvm::reverse(forward)) {
+      Operation &op = *opPtr;
+      SmallVector<Value> resultGrads;
+      for (Value result : op.getResults())
+        resultGrads.push_back(grads.lookup(result));
+      if (llvm::none_of(resultGrads, [](Value g) { return bool(g); }) ||
+          llvm::none_of(op.getOperands(),
+                        [&](Value v) { return active.contains(v); }))
+        continue;
+      auto rule = dyn_cast<GradientOpInterface>(op);
+      if (!rule)
+        return op.emitOpError()
+               << "has no gradient rule, but the loss depends on a trainable "
+                  "parameter through it";
+      SmallVector<Value> operandGrads;
+      if (failed(rule.buildGradients(b, resultGrads, operandGrads)))
+        return failure();
+      if (operandGrads.size() != op.getNumOperands())
+        return op.emitOpError()
+               << "gradient rule gave " << operandGrads.size()
+               << " gradients for " << op.getNumOperands() << " operands";
+      for (auto [index, operand, grad] :
+           llvm::enumerate(op.getOperands(), operandGrads)) {
+        if (!grad || !active.contains(operand))
+          continue;
+        if (grad.getType() != operand.getType())
+          return op.emitOpError()
+                 << "gradient rule gave " << grad.getType() << " for operand #"
+                 << index << " of type " << operand.getType();
+        accumulate(b, op.getLoc(), operand, grad);
+      }
+    }
+    return success();
+  }
+
+  /// Adds `grad` to the gradient `value` has collected from its other uses.
+  void accumulate(OpBuilder &b, Location loc, Value value, Value grad) {
+    Value &sum = grads[value];
+    sum = sum ? gradient::add(b, loc, sum, grad) : grad;
+  }
+
+  /// @main now returns the loss and the parameters' gradients.
+  void rewriteSignature(OpBuilder &b, func::ReturnOp ret, Value loss) {
+    MLIRContext *ctx = func.getContext();
+    SmallVector<Value> results{loss};
+    SmallVector<DictionaryAttr> resultAttrs;
+    auto named = [&](StringRef name) {
+      return DictionaryAttr::get(
+          ctx, {b.getNamedAttr("weft.name", b.getStringAttr(name))});
+    };
+    resultAttrs.push_back(named("loss"));
+    SmallVector<StringRef> names;
+    for (const TrainableParam &param : trainable) {
+      // Tied uses summed in the order of their weft.param ops.
+      Value total;
+      for (ParamOp use : param.uses)
+        if (Value g = grads.lookup(use.getResult()))
+          total = total ? gradient::add(b, use.getLoc(), total, g) : g;
+      if (!total) {
+        ParamOp first = param.uses.front();
+        total = gradient::splat(b, first.getLoc(), param.type, 0.0);
+      }
+      results.push_back(total);
+      resultAttrs.push_back(named(("grad:" + param.name).str()));
+      names.push_back(param.name);
+    }
+    func::ReturnOp::create(b, ret.getLoc(), results);
+    ret.erase();
+    func.setType(FunctionType::get(ctx, func.getArgumentTypes(),
+                                   ValueRange(results).getTypes()));
+    func.setAllResultAttrs(resultAttrs);
+    func->setAttr("weft.trainable", b.getStrArrayAttr(names));
+  }
+
+  /// Forward ops only the dropped results needed, and gradients of operands
+  /// nothing trains (rules compute all operands' gradients).
+  static void eraseDeadOps(Block &block) {
+    SmallVector<Operation *> ops;
+    for (Operation &op : block.without_terminator())
+      ops.push_back(&op);
+    // Users before their operands, so that chains go at once.
+    for (Operation *op : llvm::reverse(ops))
+      if (isOpTriviallyDead(op))
+        op->erase();
+  }
+
+  func::FuncOp func;
+  ArrayRef<llvm::GlobPattern> frozen;
+  SmallVector<TrainableParam> trainable;
+  DenseSet<Value> active;
+  DenseMap<Value, Value> grads;
+};
+
+struct AutodiffPass : public weft::impl::AutodiffBase<AutodiffPass> {
+  using AutodiffBase::AutodiffBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<llvm::GlobPattern> globs;
+    for (const std::string &pattern : freeze) {
+      // Brace expansion ({a,b}) on, with a bound on the expansion.
+      llvm::Expected<llvm::GlobPattern> glob =
+          llvm::GlobPattern::create(pattern, /*MaxSubPatterns=*/1024);
+      if (!glob) {
+        module.emitError() << "invalid freeze pattern '" << pattern
+                           << "': " << llvm::toString(glob.takeError());
+        return signalPassFailure();
+      }
+      globs.push_back(std::move(*glob));
+    }
+    auto func = module.lookupSymbol<func::FuncOp>("main");
+    if (!func) {
+      module.emitError("weft-autodiff: no function @main to differentiate");
+      return signalPassFailure();
+    }
+    if (failed(LossDifferentiator(func, globs).run(lossIndex)))
+      signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,119 @@
+//===- DataLoader.cpp - Training batches from .npy files ------------------===//
+
+#include "DataLoader.h"
+
+#include "weft/runtime/Npy.h"
+
+#include <cstring>
+
+namespace weft {
+
+std::vector<RowRange> rowWindow(int64_t position, int64_t batch, int64_t rows) {
+  std::vector<RowRange> ranges;
+  if (rows <= 0 || batch <= 0 || position < 0)
+    return ranges;
+  int64_t start = position % rows;
+  int64_t left = batch;
+  while (left > 0) {
+    int64_t count = rows - start < left ? rows - start : left;
+    ranges.push_back({start, count});
+    left -= count;
+    start = 0;
+  }
+  return ranges;
+}
+
+static std::string listInputs(const ModelSignature &sig) {
+  std::string s;
+  for (const TensorSpec &spec : sig.inputs)
+    s += (s.empty() ? "" : ", ") + spec.name;
+  return s;
+}
+
+/// "f32[*,4]": the type a data file of `spec` needs (any number of rows).
+static std::string dataFileType(const TensorSpec &spec) {
+  std::string s = std::string(dtypeName(spec.dtype)) + "[N";
+  for (size_t d = 1; d < spec.shape.size(); ++d)
+    s += "," + std::to_string(spec.shape[d]);
+  return s + "]";
+}
+
+Status
+DataLoader::open(const ModelSignature &sig,
+                 const std::vector<std::pair<std::string, std::string>> &data) {
+  sources_.clear();
+  batch_ = sig.globalBatch();
+  // Names first: unknown, duplicate and missing inputs are reported before
+  // any file is read.
+  std::vector<int> fileOf(sig.inputs.size(), -1);
+  for (size_t k = 0; k < data.size(); ++k) {
+    const std::string &name = data[k].first;
+    size_t index = sig.inputs.size();
+    for (size_t i = 0; i < sig.inputs.size(); ++i)
+      if (sig.inputs[i].name == name)
+        index = i;
+    if (index == sig.inputs.size())
+      return Status::badInput("--data: unknown input '" + name + "' (in " +
+                              data[k].second +
+                              "); the model's inputs are: " + listInputs(sig));
+    if (fileOf[index] >= 0)
+      return Status::badInput("--data: input '" + name + "' is given twice (" +
+                              data[fileOf[index]].second + " and " +
+                              data[k].second + ")");
+    fileOf[index] = static_cast<int>(k);
+  }
+  for (size_t i = 0; i < sig.inputs.size(); ++i)
+    if (fileOf[i] < 0)
+      return Status::badInput(
+          "missing --data for input '" + sig.inputs[i].name +
+          "' (a .npy file " + "of " + dataFileType(sig.inputs[i]) +
+          " with N >= " + std::to_string(batch_) + " rows); pass --data " +
+          sig.inputs[i].name + "=FILE.npy");
+
+  sources_.resize(sig.inputs.size());
+  for (size_t i = 0; i < sig.inputs.size(); ++i) {
+    const TensorSpec &spec = sig.inputs[i];
+    Source &src = sources_[i];
+    src.file = data[fileOf[i]].second;
+    std::string error;
+    if (!readNpy(src.file, src.data, error, spec.dtype))
+      return Status::badInput("--data for input '" + spec.name + "': " + error);
+    std::string where =
+        "--data for input '" + spec.name + "' (" + src.file + "): ";
+    const std::vector<int64_t> &shape = src.data.shape;
+    bool dimsMatch = shape.size() == spec.shape.size() && !shape.empty();
+    for (size_t d = 1; dimsMatch && d < shape.size(); ++d)
+      dimsMatch = shape[d] == spec.shape[d];
+    if (src.data.dtype != spec.dtype || !dimsMatch)
+      return Status::badInput(
+          where + "expected " + dataFileType(spec) + ", got " +
+          formatTensorType(src.data.dtype, shape) +
+          (src.data.dtype != spec.dtype ? " (wrong dtype)"
+                                        : " (wrong shape after dim 0)"));
+    src.rows = shape[0];
+    if (src.rows < batch_)
+      return Status::badInput(where + "has " + std::to_string(src.rows) +
+                              " rows, the global batch needs " +
+                              std::to_string(batch_));
+    src.rowBytes = spec.byteSize / static_cast<uint64_t>(batch_);
+  }
+  return Status::success();
+}
+
+void DataLoader::fill(int64_t position,
+                      std::vector<HostTensor *> &inputs) const {
+  for (size_t i = 0; i < sources_.size(); ++i) {
+    const Source &src = sources_[i];
+    const char *from = static_cast<const char *>(src.data.data.data());
+    char *to = static_cast<char *>(inputs[i]->data.data());
+    for (const RowRange &r : rowWindow(position, batch_, src.rows)) {
+      size_t bytes = static_cast<size_t>(r.count) * src.rowBytes;
+      if (bytes)
+        std::memcpy(to, from + static_cast<size_t>(r.start) * src.rowBytes,
+                    bytes);
+      to += bytes;
+    }
+  }
+}
+
+} // namespace weft

@@ -1,0 +1,313 @@
+//===- Trainer.cpp - `weft train`: the training loop of a bundle ----------===//
+
+#include "Trainer.h"
+
+#include "Checkpoint.h"
+#include "DataLoader.h"
+#include "Progress.h"
+
+#include "weft/runtime/FileUtil.h"
+#include "weft/runtime/Float16.h"
+#include "weft/runtime/Json.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <unistd.h>
+
+namespace weft {
+
+//===----------------------------------------------------------------------===//
+// Command line
+//===----------------------------------------------------------------------===//
+
+std::string trainUsage(const std::string &prog) {
+  return "usage: " + prog +
+         " --train [--bundle DIR] --data NAME=FILE.npy ... --steps K "
+         "[--metrics FILE.jsonl] [--checkpoint-dir DIR] [--save-every K] "
+         "[--resume]";
+}
+
+Status parseTrainOptions(int argc, char *const *argv, TrainOptions &out) {
+  bool haveSteps = false;
+  for (int i = 0; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      out.help = true;
+      continue;
+    }
+    if (arg == "--train")
+      continue;
+    if (arg == "--resume") {
+      out.resume = true;
+      continue;
+    }
+    if (arg.size() < 2 || arg[0] != '-')
+      return Status::badUsage("unexpected argument '" + arg + "'");
+    std::string flag = arg, value;
+    size_t eq = arg.find('=');
+    bool inlineValue = eq != std::string::npos && arg.compare(0, 2, "--") == 0;
+    if (inlineValue) {
+      flag = arg.substr(0, eq);
+      value = arg.substr(eq + 1);
+    }
+    if (flag == "--input" || flag == "--output-dir" || flag == "--repeat" ||
+        flag == "--warmup")
+      return Status::badUsage(flag + " is for inference runs ('weft run'); "
+                                     "training reads its batches with --data "
+                                     "NAME=FILE.npy");
+    if (flag != "--bundle" && flag != "--data" && flag != "--steps" &&
+        flag != "--metrics" && flag != "--checkpoint-dir" &&
+        flag != "--save-every")
+      return Status::badUsage("unknown option '" + arg + "'");
+    if (!inlineValue) {
+      if (i + 1 >= argc)
+        return Status::badUsage("option '" + flag + "' needs a value");
+      value = argv[++i];
+    }
+    if (flag == "--bundle") {
+      if (value.empty())
+        return Status::badUsage("--bundle needs a directory");
+      out.bundleDir = value;
+    } else if (flag == "--data") {
+      size_t sep = value.find('=');
+      if (sep == std::string::npos || sep == 0 || sep + 1 == value.size())
+        return Status::badUsage("--data expects NAME=FILE.npy, got '" + value +
+                                "'");
+      out.data.emplace_back(value.substr(0, sep), value.substr(sep + 1));
+    } else if (flag == "--steps") {
+      if (!parseInt64(value, out.steps) || out.steps < 1)
+        return Status::badUsage("--steps expects a positive integer, got '" +
+                                value + "'");
+      haveSteps = true;
+    } else if (flag == "--save-every") {
+      if (!parseInt64(value, out.saveEvery) || out.saveEvery < 1)
+        return Status::badUsage(
+            "--save-every expects a positive integer, got '" + value + "'");
+    } else if (flag == "--metrics") {
+      if (value.empty())
+        return Status::badUsage("--metrics needs a file name");
+      out.metricsFile = value;
+    } else { // --checkpoint-dir
+      if (value.empty())
+        return Status::badUsage("--checkpoint-dir needs a directory");
+      out.checkpointDir = value;
+    }
+  }
+  if (out.help)
+    return Status::success();
+  if (!haveSteps)
+    return Status::badUsage("--steps is required (the total number of "
+                            "training steps)");
+  if (out.saveEvery > 0 && out.checkpointDir.empty())
+    return Status::badUsage("--save-every needs --checkpoint-dir");
+  if (out.resume && out.checkpointDir.empty())
+    return Status::badUsage("--resume needs --checkpoint-dir");
+  return Status::success();
+}
+
+//===----------------------------------------------------------------------===//
+// The loop
+//===----------------------------------------------------------------------===//
+
+static double readScalar(const HostTensor &t) {
+  const void *p = t.data.data();
+  switch (t.dtype) {
+  case WEFT_F32: {
+    float f;
+    std::memcpy(&f, p, sizeof f);
+    return f;
+  }
+  case WEFT_F64: {
+    double d;
+    std::memcpy(&d, p, sizeof d);
+    return d;
+  }
+  case WEFT_F16:
+  case WEFT_BF16: {
+    uint16_t h;
+    std::memcpy(&h, p, sizeof h);
+    return t.dtype == WEFT_F16 ? halfToFloat(h) : bfloat16ToFloat(h);
+  }
+  default:
+    return NAN;
+  }
+}
+
+static JsonValue finiteOrNull(double v) {
+  return std::isfinite(v) ? JsonValue::number(v) : JsonValue::null();
+}
+
+namespace {
+
+/// Everything a run needs, checked before anything is written.
+struct TrainSetup {
+  Executor executor;
+  DataLoader data;
+  int64_t startStep = 0;
+  int64_t position = 0;
+  double lastLoss = NAN;
+};
+
+Status setUp(const TrainOptions &options, const char *signatureJson,
+             WeftModelRunFn run, TrainSetup &setup,
+             std::unique_ptr<CheckpointStore> &store) {
+  Executor &executor = setup.executor;
+  Status status = executor.init(signatureJson ? signatureJson : "", run);
+  if (!status.ok())
+    return status;
+  if (!executor.signature().isTraining())
+    return Status::badInput(
+        "this bundle was compiled for inference: 'weft train' needs a bundle "
+        "compiled with 'weftc compile --train'");
+  std::string bundle = options.bundleDir;
+  if (bundle.empty()) {
+    bundle = executableDirectory();
+    if (bundle.empty())
+      return Status::failure("cannot find the executable's directory; pass "
+                             "--bundle DIR");
+  } else if (!isDirectory(bundle)) {
+    return Status::badInput("bundle directory '" + bundle + "' does not exist");
+  }
+  int64_t rank = 0;
+  if (!(status = currentRank(rank)).ok() ||
+      !(status = executor.loadParams(joinPath(bundle, paramsFileName(rank))))
+           .ok() ||
+      !(status = setup.data.open(executor.signature(), options.data)).ok())
+    return status;
+
+  if (!options.checkpointDir.empty()) {
+    store.reset(new CheckpointStore(options.checkpointDir,
+                                    signatureJson ? signatureJson : ""));
+    if (options.resume) {
+      CheckpointInfo info;
+      if (!(status = store->load(executor, info)).ok())
+        return status;
+      if (info.step > options.steps)
+        return Status::badInput("checkpoint " + info.path + " is at step " +
+                                std::to_string(info.step) +
+                                ", beyond --steps " +
+                                std::to_string(options.steps) +
+                                " (--steps is the total number of steps)");
+      setup.startStep = info.step;
+      setup.position = info.dataPosition;
+      setup.lastLoss = info.loss;
+    } else {
+      std::string which;
+      if (store->hasCheckpoint(which))
+        return Status::badInput(
+            "checkpoint directory " + options.checkpointDir +
+            " already holds a checkpoint (" + which +
+            "): pass --resume to continue from it, or use another directory");
+    }
+  }
+  return Status::success();
+}
+
+} // namespace
+
+int trainMain(int argc, char **argv, const char *signatureJson,
+              WeftModelRunFn run) {
+  std::string prog = argc > 0 ? fileName(argv[0]) : "model";
+  std::string usage = trainUsage(prog);
+  TrainOptions options;
+  Status status = parseTrainOptions(argc > 0 ? argc - 1 : 0,
+                                    argc > 0 ? argv + 1 : argv, options);
+  if (!status.ok())
+    return reportStatus(status, usage);
+  if (options.help) {
+    std::printf("%s\n", usage.c_str());
+    return 0;
+  }
+
+  TrainSetup setup;
+  std::unique_ptr<CheckpointStore> store;
+  if (!(status = setUp(options, signatureJson, run, setup, store)).ok())
+    return reportStatus(status, usage);
+  Executor &executor = setup.executor;
+  const int64_t batch = setup.data.batch();
+  const int64_t total = options.steps;
+
+  // Only now is anything written.
+  if (store) {
+    std::string error;
+    if (!makeDirectories(store->dir(), error))
+      return reportStatus(Status::badInput("--checkpoint-dir: " + error),
+                          usage);
+  }
+  MetricsWriter metrics;
+  if (!options.metricsFile.empty() &&
+      !(status = metrics.open(options.metricsFile,
+                              options.resume ? setup.startStep : -1))
+           .ok())
+    return reportStatus(status, usage);
+  if (!(status = executor.allocateInputs()).ok() ||
+      !(status = executor.prepare()).ok())
+    return reportStatus(status, usage);
+  std::vector<HostTensor *> inputs;
+  for (size_t i = 0; i < executor.signature().inputs.size(); ++i)
+    inputs.push_back(&executor.mutableInput(i));
+
+  ProgressDisplay progress(STDERR_FILENO);
+  bool warnedNonFinite = false;
+  int64_t position = setup.position;
+  double lastLoss = setup.lastLoss, timeSum = 0;
+  int64_t stepsRun = 0;
+  if (setup.startStep == total)
+    std::fprintf(stderr,
+                 "weft: note: the checkpoint is already at step %lld; "
+                 "nothing to train\n",
+                 static_cast<long long>(total));
+  for (int64_t step = setup.startStep + 1; step <= total; ++step) {
+    auto start = std::chrono::steady_clock::now();
+    setup.data.fill(position, inputs);
+    executor.run();
+    auto end = std::chrono::steady_clock::now();
+    position += batch;
+    double seconds = std::chrono::duration<double>(end - start).count();
+    double rate = seconds > 0 ? static_cast<double>(batch) / seconds : 0;
+    lastLoss = readScalar(executor.output(0));
+    timeSum += seconds;
+    ++stepsRun;
+    if (!std::isfinite(lastLoss) && !warnedNonFinite) {
+      warnedNonFinite = true;
+      progress.warn("the loss is not finite (" + std::to_string(lastLoss) +
+                    ") at step " + std::to_string(step) +
+                    "; training continues");
+    }
+    if (!(status = metrics.write(step, lastLoss, seconds, rate)).ok()) {
+      progress.clear();
+      return reportStatus(status, usage);
+    }
+    double mean = timeSum / static_cast<double>(stepsRun);
+    progress.update(step, total, lastLoss,
+                    mean > 0 ? static_cast<double>(batch) / mean : 0,
+                    mean * static_cast<double>(total - step),
+                    step == total || step == setup.startStep + 1);
+    bool due = store && (step == total || (options.saveEvery > 0 &&
+                                           step % options.saveEvery == 0));
+    if (due) {
+      if (!(status = store->save(executor, step, position, lastLoss)).ok()) {
+        progress.clear();
+        return reportStatus(status, usage);
+      }
+    }
+  }
+  progress.clear();
+  metrics.close();
+
+  double mean = stepsRun ? timeSum / static_cast<double>(stepsRun) : NAN;
+  JsonValue summary = JsonValue::object();
+  summary.set("steps", JsonValue::integer(total));
+  summary.set("final_loss", finiteOrNull(lastLoss));
+  summary.set("mean_step_time_s", finiteOrNull(mean));
+  summary.set("samples_per_s",
+              finiteOrNull(mean > 0 ? static_cast<double>(batch) / mean : NAN));
+  std::printf("%s\n", summary.dump().c_str());
+  std::fflush(stdout);
+  return 0;
+}
+
+} // namespace weft

@@ -1,0 +1,173 @@
+//===- LossGrad.cpp - softmax_xent_grad kernel ----------------------------===//
+//
+// Gradient of softmax_xent (Loss.cpp) with respect to the scores:
+//
+//   dscores[n, :, d] = c[n, d] * (softmax(scores[n, :, d]) - onehot(label))
+//   c[n, d] = w[label] * g[n, d]
+//
+// with g = dloss[n, d] (reduction none), dloss (sum), or dloss / W (mean,
+// W the summed weights of the positions not ignored, or their count without
+// weights, summed in double in order as the forward kernel does). Ignored
+// positions get 0. Work splits into (sample, column chunk) tasks.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GradRowOps.h"
+#include "KernelArgs.h"
+#include "Parallel.h"
+#include "Scratch.h"
+
+#include <cstring>
+#include <vector>
+
+using namespace weft;
+using namespace weft::cpu;
+
+namespace {
+
+/// Positions per task when scores have trailing dims.
+constexpr int64_t kXentColumns = 256;
+
+struct XentGradProblem {
+  int64_t n, c, d; // batch, classes, positions per sample
+  const float *scores;
+  float *dscores;
+  const int64_t *label; // per position; -1 when ignored
+  const float *coef;    // per position
+};
+
+void xentGrad(const XentGradProblem &p) {
+  if (p.d == 1) {
+    parallelFor(p.n, grainFor(3 * p.c), [&](int64_t b, int64_t e) {
+      for (int64_t s = b; s < e; ++s) {
+        float *out = p.dscores + s * p.c;
+        if (p.label[s] < 0)
+          std::memset(out, 0, static_cast<size_t>(p.c) * sizeof(float));
+        else
+          xentGradRow(p.scores + s * p.c, out, p.c, p.coef[s], p.label[s]);
+      }
+    });
+    return;
+  }
+  const int64_t chunks = (p.d + kXentColumns - 1) / kXentColumns;
+  const int64_t width = p.d < kXentColumns ? p.d : kXentColumns;
+  parallelFor(
+      p.n * chunks, grainFor(3 * p.c * width), [&](int64_t b, int64_t e) {
+        float *acc = scratch<float>(0, 2 * width);
+        for (int64_t t = b; t < e; ++t) {
+          const int64_t s = t / chunks;
+          const int64_t j0 = (t % chunks) * kXentColumns;
+          const int64_t j1 = j0 + kXentColumns < p.d ? j0 + kXentColumns : p.d;
+          const int64_t off = s * p.c * p.d + j0;
+          xentGradColumns(p.scores + off, p.dscores + off, p.c, p.d, j1 - j0,
+                          p.coef + s * p.d + j0, p.label + s * p.d + j0, acc);
+        }
+      });
+}
+
+/// Fills label (-1 when ignored) and the weight of each position; returns
+/// the summed weight in double, in position order.
+template <class L>
+double readLabels(const L *labels, int64_t positions, int64_t classes,
+                  bool hasIgnore, int64_t ignoreIndex, const float *weights,
+                  int64_t *label, float *weightOf) {
+  double total = 0.0;
+  for (int64_t i = 0; i < positions; ++i) {
+    const int64_t l = static_cast<int64_t>(labels[i]);
+    if (hasIgnore && l == ignoreIndex) {
+      label[i] = -1;
+      weightOf[i] = 0.0f;
+      continue;
+    }
+    if (l < 0 || l >= classes)
+      fatal(kExitBadInput,
+            "softmax_xent_grad: label %lld out of range [0, %lld)",
+            static_cast<long long>(l), static_cast<long long>(classes));
+    label[i] = l;
+    weightOf[i] = weights ? weights[l] : 1.0f;
+    total += weightOf[i];
+  }
+  return total;
+}
+
+} // namespace
+
+extern "C" void weft_k_softmax_xent_grad(void *const *bufs,
+                                         const int64_t *desc) {
+  KernelArgs args("softmax_xent_grad", bufs, desc);
+  args.expectAttrs(4);
+  const int64_t reduction = args.attr(0);
+  const bool hasIgnore = args.attr(1) != 0;
+  const int64_t ignoreIndex = args.attr(2);
+  const bool hasWeights = args.attr(3) != 0;
+  const int expected = hasWeights ? 5 : 4;
+  args.expectTensors(expected, expected);
+  const int dlossIdx = hasWeights ? 3 : 2;
+  const TensorArg &scores = args.tensor(0);
+  const TensorArg &labels = args.tensor(1);
+  const TensorArg &dloss = args.tensor(dlossIdx);
+  args.expectDType(0, WEFT_F32);
+  if (hasWeights)
+    args.expectDType(2, WEFT_F32);
+  args.expectDType(dlossIdx, WEFT_F32);
+  args.expectDType(dlossIdx + 1, WEFT_F32);
+  args.expectSameNumel(0, dlossIdx + 1);
+  if (scores.rank < 2 || labels.rank != scores.rank - 1 ||
+      labels.dims[0] != scores.dims[0])
+    args.invalid("expected scores [N, C, d...] and labels [N, d...]");
+  for (int i = 2; i < scores.rank; ++i)
+    if (labels.dims[i - 1] != scores.dims[i])
+      args.invalid("labels' trailing dims differ from the scores'");
+  XentGradProblem p;
+  p.n = scores.dims[0];
+  p.c = scores.dims[1];
+  p.d = scores.extent(2, scores.rank);
+  const int64_t positions = p.n * p.d;
+  const float *weights = hasWeights ? args.tensor(2).as<float>() : nullptr;
+  if (hasWeights && args.tensor(2).numel != p.c)
+    args.invalid("weights must hold one value per class");
+  if (reduction == WEFT_LOSS_NONE) {
+    if (dloss.numel != positions)
+      args.invalid("dloss of an unreduced loss must have the labels' shape");
+  } else if (reduction == WEFT_LOSS_MEAN || reduction == WEFT_LOSS_SUM) {
+    if (dloss.numel != 1)
+      args.invalid("dloss of a reduced loss must be a scalar");
+  } else {
+    args.invalid("unknown reduction");
+  }
+  if (positions == 0 || p.c == 0) {
+    if (positions > 0)
+      args.invalid("scores have no classes");
+    return;
+  }
+  std::vector<int64_t> label(static_cast<size_t>(positions));
+  std::vector<float> coef(static_cast<size_t>(positions));
+  double total = 0.0;
+  if (labels.dtype == WEFT_I64)
+    total = readLabels(labels.as<int64_t>(), positions, p.c, hasIgnore,
+                       ignoreIndex, weights, label.data(), coef.data());
+  else if (labels.dtype == WEFT_I32)
+    total = readLabels(labels.as<int32_t>(), positions, p.c, hasIgnore,
+                       ignoreIndex, weights, label.data(), coef.data());
+  else
+    args.unsupportedDType(labels.dtype);
+  // coef holds each position's weight; scale it by its loss gradient.
+  const float *g = dloss.as<float>();
+  if (reduction == WEFT_LOSS_NONE) {
+    for (int64_t i = 0; i < positions; ++i)
+      coef[i] *= g[i];
+  } else {
+    // Mean over no position (all ignored) is NaN forward; every position
+    // is ignored then and gets 0 regardless.
+    const float s = reduction == WEFT_LOSS_SUM
+                        ? g[0]
+                        : static_cast<float>(static_cast<double>(g[0]) / total);
+    for (int64_t i = 0; i < positions; ++i)
+      coef[i] *= s;
+  }
+  p.scores = scores.as<float>();
+  p.dscores = args.tensor(dlossIdx + 1).as<float>();
+  p.label = label.data();
+  p.coef = coef.data();
+  xentGrad(p);
+}
