@@ -112,6 +112,7 @@ bool BundleWriter::writeManifest(const std::string &modelPath,
       {"format_version", 1},
       {"weft_version", "0.1.0"},
       {"source_model", llvm::sys::path::filename(modelPath)},
+      {"mode", summary.mode},
       {"target", target},
       {"world_size", 1},
       {"mesh", llvm::json::Object{{"axes", llvm::json::Array{}},
@@ -132,9 +133,11 @@ bool BundleWriter::writeManifest(const std::string &modelPath,
        llvm::json::Object{
            {"peak_memory_bytes_per_rank", peak},
            {"memory_breakdown_bytes",
-            llvm::json::Object{{"parameters", summary.paramBytes},
-                               {"intermediates_arena", summary.arenaBytes},
-                               {"inputs_outputs", summary.ioBytes}}},
+            llvm::json::Object{
+                {"parameters", summary.paramBytes - summary.optimizerBytes},
+                {"optimizer_state", summary.optimizerBytes},
+                {"intermediates_arena", summary.arenaBytes},
+                {"inputs_outputs", summary.ioBytes}}},
            {"step_time_s", nullptr}}}};
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -155,11 +158,13 @@ bool BundleWriter::writePlanText(const std::string &modelPath,
   std::string text;
   llvm::raw_string_ostream os(text);
   os << "weft plan for " << llvm::sys::path::filename(modelPath) << "\n"
-     << "target: " << target << ", world size 1 (single device)\n"
+     << "target: " << target << ", world size 1 (single device), "
+     << (summary.mode == "train" ? "training step" : "inference") << "\n"
      << "parallelism: dp=1 tp=1 pp=1 zero=0\n\n"
      << "memory per rank (planned):\n"
-     << "  parameters            " << mib(summary.paramBytes) << " ("
-     << summary.params.size() << " tensors)\n"
+     << "  parameters            "
+     << mib(summary.paramBytes - summary.optimizerBytes) << "\n"
+     << "  optimizer state       " << mib(summary.optimizerBytes) << "\n"
      << "  intermediates arena   " << mib(summary.arenaBytes)
      << " (static liveness-based buffer plan)\n"
      << "  inputs and outputs    " << mib(summary.ioBytes) << "\n"

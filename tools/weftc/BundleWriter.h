@@ -22,8 +22,10 @@ namespace weft {
 /// assigned: its signature slots and memory plan.
 struct ProgramSummary {
   mlir::ArrayAttr inputs, params, outputs; // {name, type} dictionaries
+  std::string mode = "inference";          // or "train"
   int64_t arenaBytes = 0;
-  int64_t paramBytes = 0;
+  int64_t paramBytes = 0;     // every persistent buffer
+  int64_t optimizerBytes = 0; // of which optimizer state and step
   int64_t ioBytes = 0;
   std::map<std::string, int64_t> kernelCounts;
 };

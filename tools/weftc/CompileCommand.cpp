@@ -64,11 +64,41 @@ static ProgramSummary summarize(mlir::ModuleOp module) {
     return total;
   };
   summary.paramBytes = bytesOf(summary.params);
+  if (auto mode = func->getAttrOfType<mlir::StringAttr>("weftrt.mode"))
+    summary.mode = mode.str();
+  for (mlir::Attribute a : summary.params) {
+    auto dict = mlir::cast<mlir::DictionaryAttr>(a);
+    auto role = dict.getAs<mlir::StringAttr>("role");
+    if (role && role.getValue() != "param")
+      summary.optimizerBytes +=
+          getTensorBytes(mlir::cast<mlir::RankedTensorType>(
+              mlir::cast<mlir::TypeAttr>(dict.get("type")).getValue()));
+  }
   summary.ioBytes = bytesOf(summary.inputs) + bytesOf(summary.outputs);
   func.walk([&](rt::LaunchOp launch) {
     ++summary.kernelCounts[launch.getKernel().str()];
   });
   return summary;
+}
+
+/// Optimizer state and the step counter start at zero; the bundle's
+/// parameter file holds them beside the weights.
+static void addInitialState(const ProgramSummary &summary, ParamTable &params) {
+  for (mlir::Attribute slot : summary.params) {
+    auto dict = mlir::cast<mlir::DictionaryAttr>(slot);
+    llvm::StringRef name =
+        mlir::cast<mlir::StringAttr>(dict.get("name")).getValue();
+    if (params.contains(name))
+      continue;
+    auto type = mlir::cast<mlir::RankedTensorType>(
+        mlir::cast<mlir::TypeAttr>(dict.get("type")).getValue());
+    ParamEntry entry;
+    entry.name = name.str();
+    entry.dtype = *getDTypeOf(type.getElementType());
+    entry.shape.assign(type.getShape().begin(), type.getShape().end());
+    entry.data.assign(getTensorBytes(type), 0);
+    params.add(std::move(entry));
+  }
 }
 
 int weft::runCompileCommand(int argc, char **argv) {
@@ -118,10 +148,28 @@ int weft::runCompileCommand(int argc, char **argv) {
   mlir::PassManager lowerPm(&context);
   if (mlir::failed(mlir::applyPassManagerCLOptions(lowerPm)))
     return fail(kExitBadInput, "invalid pass manager options");
-  if (opts.emitGradients) {
+  if (opts.emitGradients || opts.train) {
+    if (opts.train) {
+      AppendLossOptions loss;
+      loss.loss = opts.loss;
+      loss.target = opts.lossTarget;
+      lowerPm.addPass(createAppendLoss(loss));
+    }
     AutodiffOptions autodiff;
     autodiff.freeze.assign(opts.freeze.begin(), opts.freeze.end());
     lowerPm.addPass(createAutodiff(autodiff));
+  }
+  if (opts.train) {
+    BuildTrainStepOptions step;
+    step.optimizer = opts.optimizer.empty() ? "adamw" : opts.optimizer;
+    step.lr = opts.lr.value_or(1e-3);
+    step.beta1 = opts.beta1.value_or(0.9);
+    step.beta2 = opts.beta2.value_or(0.999);
+    step.eps = opts.eps.value_or(1e-8);
+    step.weightDecay = opts.weightDecay.value_or(-1.0);
+    step.momentum = opts.momentum.value_or(0.0);
+    step.clipGradNorm = opts.clipGradNorm.value_or(0.0);
+    lowerPm.addPass(createBuildTrainStep(step));
   }
   lowerPm.addPass(mlir::createCanonicalizerPass());
   lowerPm.addPass(mlir::createCSEPass());
@@ -131,6 +179,8 @@ int weft::runCompileCommand(int argc, char **argv) {
     return fail(kExitBadInput,
                 "cannot compile " + opts.model + " for the cpu target");
   ProgramSummary summary = summarize(module);
+  if (opts.train)
+    addInitialState(summary, imported->params);
 
   mlir::PassManager llvmPm(&context);
   if (mlir::failed(mlir::applyPassManagerCLOptions(llvmPm)))

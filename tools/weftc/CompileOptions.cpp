@@ -20,8 +20,9 @@ const char *const weft::kCompileUsage =
     "INPUT]\n"
     "          [--freeze GLOB]... [--optimizer adamw|sgd] [--lr F] "
     "[--weight-decay F]\n"
-    "          [--beta1 F] [--beta2 F] [--eps F] [--momentum F] [--dtype "
-    "fp32|bf16]\n"
+    "          [--beta1 F] [--beta2 F] [--eps F] [--momentum F] "
+    "[--clip-grad-norm F]\n"
+    "          [--dtype fp32|bf16]\n"
     "          [--input-shape NAME=D0xD1x...]... [--mlir-print-ir-after-all] "
     "...\n"
     "debugging aid: --emit-gradients [--freeze GLOB]... compiles the "
@@ -156,6 +157,7 @@ bool weft::parseCompileOptions(int argc, char **argv, CompileOptions &opts,
       {"--beta2", floatFlag(opts.beta2)},
       {"--eps", floatFlag(opts.eps)},
       {"--momentum", floatFlag(opts.momentum)},
+      {"--clip-grad-norm", floatFlag(opts.clipGradNorm)},
       {"--dtype", oneOf(opts.dtype, {"fp32", "bf16"})},
       {"--input-shape",
        [&](const std::string &v) {
@@ -272,12 +274,26 @@ bool weft::checkImplemented(const CompileOptions &opts, std::string &error) {
     return refuse("--virtual-stages");
   if (opts.recompute != "none")
     return refuse("--recompute");
-  // --freeze also selects the parameters --emit-gradients differentiates.
-  if (opts.train || !opts.loss.empty() || !opts.lossTarget.empty() ||
-      (!opts.freeze.empty() && !opts.emitGradients) ||
-      !opts.optimizer.empty() || opts.lr || opts.weightDecay || opts.beta1 ||
-      opts.beta2 || opts.eps || opts.momentum)
-    return refuse("training (--train and its options)");
+  // Training options only mean something with --train (--freeze also
+  // selects what --emit-gradients differentiates).
+  bool trainingOptions = !opts.loss.empty() || !opts.lossTarget.empty() ||
+                         !opts.optimizer.empty() || opts.lr ||
+                         opts.weightDecay || opts.beta1 || opts.beta2 ||
+                         opts.eps || opts.momentum || opts.clipGradNorm;
+  if (!opts.train &&
+      (trainingOptions || (!opts.freeze.empty() && !opts.emitGradients))) {
+    error = "training options need --train";
+    return false;
+  }
+  if (opts.optimizer == "sgd" && !opts.lr) {
+    error = "--optimizer sgd needs --lr (torch.optim.SGD has no default "
+            "learning rate)";
+    return false;
+  }
+  if (opts.optimizer != "sgd" && opts.momentum) {
+    error = "--momentum is an option of --optimizer sgd";
+    return false;
+  }
   if (opts.dtype != "fp32")
     return refuse("--dtype " + opts.dtype);
   return true;

@@ -31,7 +31,8 @@ struct CompileOptions {
   bool train = false;
   std::string loss, lossTarget, optimizer;
   std::vector<std::string> freeze;
-  std::optional<double> lr, weightDecay, beta1, beta2, eps, momentum;
+  std::optional<double> lr, weightDecay, beta1, beta2, eps, momentum,
+      clipGradNorm;
   std::string dtype = "fp32";
   std::map<std::string, std::vector<int64_t>> inputShapes;
   /// Developer flag: differentiate the model's first output (a scalar loss)

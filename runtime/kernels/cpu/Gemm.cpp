@@ -208,8 +208,24 @@ void ownGemm(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
         bj = panel;
         bStride = 16 * nv;
       }
+      // The next panel of a transposed B (usually on its way from memory)
+      // is prefetched while the tiles of this one compute: its rows
+      // [j', j' + 32) over [k0', k1'), a share of them before each tile.
+      int64_t nj = j + 32, nk0 = k0, nk1 = k1;
+      if (nj >= n) {
+        nj = 0;
+        nk0 = k1;
+        nk1 = (kb + 2) * k / kBlocks;
+      }
+      const int64_t nw = !transB || nk0 >= k ? 0 : n - nj < 32 ? n - nj : 32;
+      const int64_t lines = (nk1 - nk0 + 15) / 16;
       int64_t i0 = 0;
       for (int64_t t = 0; t < tiles; ++t) {
+        for (int64_t r = t * nw / tiles; r < (t + 1) * nw / tiles; ++r)
+          for (int64_t q = 0; q < lines; ++q)
+            _mm_prefetch(reinterpret_cast<const char *>(b + (nj + r) * ldb +
+                                                        nk0 + 16 * q),
+                         _MM_HINT_T0);
         const int64_t rows = base + (t < extra ? 1 : 0);
         const float *ai = transA ? a + k0 * lda + i0 : a + i0 * lda + k0;
         tileFn(static_cast<int>(rows), nv,

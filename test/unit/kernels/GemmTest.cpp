@@ -22,8 +22,8 @@ void checkGemm(int64_t m, int64_t n, int64_t k, bool ta, bool tb, bool bias,
   std::mt19937 gen(static_cast<unsigned>(m * 131 + n * 17 + k));
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   const int64_t lda = (ta ? m : k) + 3, ldb = (tb ? k : n) + 5, ldc = n + 7;
-  std::vector<float> a((ta ? k : m) * lda), b((tb ? n : k) * ldb),
-      c(m * ldc), r(m);
+  std::vector<float> a((ta ? k : m) * lda), b((tb ? n : k) * ldb), c(m * ldc),
+      r(m);
   for (float &v : a)
     v = dist(gen);
   for (float &v : b)
@@ -50,8 +50,8 @@ void checkGemm(int64_t m, int64_t n, int64_t k, bool ta, bool tb, bool bias,
       for (int64_t p = 0; p < k; ++p)
         want += double(ta ? a[p * lda + i] : a[i * lda + p]) *
                 double(tb ? b[j * ldb + p] : b[p * ldb + j]);
-      if (!(std::fabs(got - want) <= 1e-5 * (1 + std::sqrt(double(k))) +
-                                         1e-5 * std::fabs(want))) {
+      if (!(std::fabs(got - want) <=
+            1e-5 * (1 + std::sqrt(double(k))) + 1e-5 * std::fabs(want))) {
         ADD_FAILURE() << "(" << i << ", " << j << "): got " << got
                       << ", expected " << want;
         ++failures;
@@ -64,8 +64,7 @@ void checkShapes() {
     for (int64_t n : {1, 15, 16, 17, 33, 50})
       for (int64_t k : {1, 7, 600})
         for (int t = 0; t < 4; ++t)
-          checkGemm(m, n, k, t & 1, t & 2, (m + n) % 2 == 0,
-                    (m + k) % 3 == 0);
+          checkGemm(m, n, k, t & 1, t & 2, (m + n) % 2 == 0, (m + k) % 3 == 0);
 }
 
 TEST(Gemm, ShapesTransposesBiasAccumulate) { checkShapes(); }
