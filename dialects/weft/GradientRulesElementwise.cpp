@@ -8,8 +8,6 @@
 //===----------------------------------------------------------------------===//
 #include "dialects/weft/GradientRules.h"
 
-#include <cmath>
-
 using namespace mlir;
 using namespace weft;
 using namespace weft::gradient;
@@ -73,6 +71,8 @@ LogicalResult TanhOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads,
   return success();
 }
 
+static constexpr double kTwoOverSqrtPi = 1.12837916709551257390;
+
 // d erf(x) = 2 / sqrt(pi) * exp(-x^2).
 LogicalResult ErfOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads,
                                     SmallVectorImpl<Value> &operandGrads) {
@@ -81,8 +81,7 @@ LogicalResult ErfOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads,
     Value x = getInput();
     Value gauss =
         ExpOp::create(b, loc, x.getType(), neg(b, loc, mul(b, loc, x, x)));
-    Value slope =
-        mul(b, loc, gauss, scalarLike(b, loc, g, 2.0 / std::sqrt(M_PI)));
+    Value slope = mul(b, loc, gauss, scalarLike(b, loc, g, kTwoOverSqrtPi));
     operandGrads[0] = mul(b, loc, g, slope);
   }
   return success();

@@ -202,9 +202,22 @@ LogicalResult onnx_import::importDropout(NodeImporter &imp) {
         2, "training_mode", NodeImporter::kNeedsImportTimeValue);
     if (!training)
       return failure();
-    if (llvm::any_of(*training, [](int64_t v) { return v != 0; }))
-      return imp.emitError("training-mode Dropout is not supported (weft "
-                           "imports inference graphs)");
+    // Training mode with ratio 0 (PyTorch's dropout=0.0, or a ratio left
+    // out: ONNX's default is 0.5) drops nothing: it is the identity too.
+    if (llvm::any_of(*training, [](int64_t v) { return v != 0; })) {
+      std::optional<DenseElementsAttr> ratio;
+      if (imp.hasInput(1))
+        ratio = imp.getConstantInput(1, "ratio",
+                                     NodeImporter::kNeedsImportTimeValue);
+      bool zero = ratio && ratio->getElementType().isIntOrFloat() &&
+                  isa<FloatType>(ratio->getElementType()) &&
+                  llvm::all_of(ratio->getValues<APFloat>(),
+                               [](const APFloat &v) { return v.isZero(); });
+      if (!zero)
+        return imp.emitError("training-mode Dropout with a ratio above 0 is "
+                             "not supported (random masks are not "
+                             "implemented yet)");
+    }
   }
   imp.setOutput(0, data);
   if (imp.isOutputUsed(1)) {

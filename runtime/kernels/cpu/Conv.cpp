@@ -3,25 +3,33 @@
 // y[n, g*OCg + o] = sum over (c, taps) w[g*OCg + o, c, taps] x[n, g*Cg + c, ..]
 // for 1-D to 3-D convolutions with groups, strides, pads and dilations.
 //
-// Strategy. Every conv other than depthwise is, per (image, group) item, the
-// gemm
-//   y_g[OCg, P] = w_g[OCg, K] x cols[K, P] (+ bias),  K = Cg * taps,
-// with P output positions along N (the large dimension for CNNs) and cols
-// the im2col matrix. All gemms run single-threaded through gemmTile (weft's
-// AVX-512 tiles, else OpenBLAS kept at one thread); the parallelism is
-// weft's own, so two thread pools never compete:
-// - many columns (items x P): the columns of all items are cut into
-//   contiguous ranges spread over the pool; a thread builds the im2col block
-//   of its own columns (bounded to a few hundred KiB, k-blocked) in its own
-//   scratch and multiplies it by all of w_g, so the block stays in its L2;
-// - few columns (one image of a late, small-resolution stage): one shared
-//   im2col matrix is built in parallel, then the rows of w_g (output
-//   channels) are split over the pool.
-// 1x1 stride-1 unpadded convs use x itself as cols; other 1x1 convs gather
-// only the pixels they read. The bias initializes the gemm's result (no
-// extra pass). Depthwise convs (one input channel per group) are computed
-// directly, one output plane per task, since their gemms would be
-// degenerate.
+// Strategy (measured on 2-core AVX-512 Zen 4 with ResNet-18; see
+// bench/README.md):
+// - One thread pool. Every gemm runs single-threaded through gemmTile
+//   (Gemm.h: weft's AVX-512 register tiles, else OpenBLAS pinned to one
+//   thread), and the kernels split the work over weft's pool themselves, so
+//   OpenBLAS's threads never compete with the pool for the cores.
+// - 3x3 stride-1 convs without groups go to Winograd (Winograd.h) when its
+//   cost model beats the direct method (most of a CNN's multiply-adds: 2.25x
+//   to 4x fewer of them).
+// - Depthwise convs (one input channel per group) are computed directly, one
+//   output plane per task: their gemms would be degenerate.
+// - Every other conv is, per (image, group) item, the gemm
+//     y_g[OCg, P] = w_g[OCg, K] x cols[K, P] (+ bias),  K = Cg * taps,
+//   with vectors along the P output positions (the large dimension), cols
+//   the im2col matrix and the bias initializing the result (no extra pass).
+//   With many columns (items x P), the columns of all items are cut into
+//   contiguous ranges over the pool: a thread builds the im2col block of its
+//   own columns (a few hundred KiB, k-blocked) in its own scratch and
+//   multiplies all of w_g by it while it is in L2. With few columns (late,
+//   low-resolution stages), one shared im2col matrix is built in parallel and
+//   the output channels are split over the pool; when P would waste vector
+//   lanes (7x7 = 49 of 64) the product is turned around, y_g^T = cols^T x
+//   w_g^T, with vectors along output channels.
+// - im2col rows are masked vector copies of "phase planes" of the input
+//   (usesPhasePlanes) when the geometry allows, else copied output row by
+//   output row. 1x1 stride-1 unpadded convs use x itself as cols; other 1x1
+//   convs gather only the pixels they read.
 //
 //===----------------------------------------------------------------------===//
 

@@ -283,6 +283,11 @@ def constants():
     m["dropout_training"] = model(
         [node("Dropout", ["x", "", "t"], ["y"])], x, y,
         [numpy_helper.from_array(np.array(True), "t")])
+    # PyTorch's dropout=0.0 in training mode: nothing is dropped.
+    m["dropout_training_ratio0"] = model(
+        [node("Dropout", ["x", "r", "t"], ["y"])], x, y,
+        [numpy_helper.from_array(np.array(0.0, np.float32), "r"),
+         numpy_helper.from_array(np.array(True), "t")])
     return m
 
 
