@@ -9,6 +9,7 @@ steps, resume to 10, and require the final state to equal an uninterrupted
 run bit for bit.
 
 usage: /usr/bin/python3 check_training.py MODEL OPTIMIZER WORKDIR [--resume-check]
+           [--clip NORM]
   MODEL: mlp | causal_lm | cnn        OPTIMIZER: adamw | sgd
 """
 import json
@@ -121,6 +122,9 @@ def train_weft(bundle, data_args, work, steps, ckpt=None, resume=False):
 def main():
     name, optimizer, work = sys.argv[1], sys.argv[2], sys.argv[3]
     resume_check = "--resume-check" in sys.argv
+    clip = None
+    if "--clip" in sys.argv:
+        clip = float(sys.argv[sys.argv.index("--clip") + 1])
     os.makedirs(work, exist_ok=True)
     for sub in ("full", "split"):
         os.makedirs(os.path.join(work, sub), exist_ok=True)
@@ -154,10 +158,14 @@ def main():
         opt.zero_grad()
         loss = model(*(rows(data, s, batch)[k] for k in names))
         loss.backward()
+        if clip is not None:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
         opt.step()
         ref.append(loss.item())
 
     bundle = os.path.join(work, "bundle")
+    if clip is not None:
+        flags += ["--clip-grad-norm", str(clip)]
     run(["weftc", "compile", onnx_path, "-o", bundle, "--train", *flags])
     got = train_weft(bundle, data_args, os.path.join(work, "full"), STEPS,
                      ckpt=os.path.join(work, "ckpt-full") if resume_check else None)
