@@ -167,6 +167,7 @@ def main():
     if clip is not None:
         flags += ["--clip-grad-norm", str(clip)]
     run(["weftc", "compile", onnx_path, "-o", bundle, "--train", *flags])
+    shutil.rmtree(os.path.join(work, "ckpt-full"), ignore_errors=True)
     got = train_weft(bundle, data_args, os.path.join(work, "full"), STEPS,
                      ckpt=os.path.join(work, "ckpt-full") if resume_check else None)
     worst = 0.0
