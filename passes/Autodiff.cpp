@@ -58,7 +58,8 @@ public:
     OpBuilder b(ret);
     if (failed(backpropagate(b, block, *loss)))
       return failure();
-    rewriteSignature(b, ret, *loss);
+    if (failed(rewriteSignature(b, ret, *loss)))
+      return failure();
     eraseDeadOps(block);
     return success();
   }
@@ -189,8 +190,11 @@ private:
     sum = sum ? gradient::add(b, loc, sum, grad) : grad;
   }
 
-  /// @main now returns the loss and the parameters' gradients.
-  void rewriteSignature(OpBuilder &b, func::ReturnOp ret, Value loss) {
+  /// @main now returns the loss and the parameters' gradients. A parameter
+  /// the loss does not depend on (a BatchNorm running statistic, a layer the
+  /// loss never reaches) is not trained at all: PyTorch leaves its .grad None
+  /// and its optimizers skip it, weight decay included.
+  LogicalResult rewriteSignature(OpBuilder &b, func::ReturnOp ret, Value loss) {
     MLIRContext *ctx = func.getContext();
     SmallVector<Value> results{loss};
     SmallVector<DictionaryAttr> resultAttrs;
@@ -206,20 +210,22 @@ private:
       for (ParamOp use : param.uses)
         if (Value g = grads.lookup(use.getResult()))
           total = total ? gradient::add(b, use.getLoc(), total, g) : g;
-      if (!total) {
-        ParamOp first = param.uses.front();
-        total = gradient::splat(b, first.getLoc(), param.type, 0.0);
-      }
+      if (!total)
+        continue;
       results.push_back(total);
       resultAttrs.push_back(named(("grad:" + param.name).str()));
       names.push_back(param.name);
     }
+    if (names.empty())
+      return ret.emitError("the loss depends on none of the model's "
+                           "trainable parameters");
     func::ReturnOp::create(b, ret.getLoc(), results);
     ret.erase();
     func.setType(FunctionType::get(ctx, func.getArgumentTypes(),
                                    ValueRange(results).getTypes()));
     func.setAllResultAttrs(resultAttrs);
     func->setAttr("weft.trainable", b.getStrArrayAttr(names));
+    return success();
   }
 
   /// Forward ops only the dropped results needed, and gradients of operands

@@ -112,10 +112,10 @@ func.func @main(%x: tensor<2x3xf32>) -> (tensor<f32>, tensor<2x3xf32>) {
 // slice_grad, conv's the two conv gradients and the bias sum, max_pool's,
 // layer_norm's and softmax's their own ops. Indices computed from a float
 // parameter (a shape-only path through a cast) carry no gradient, so the
-// cast to i64 needs no rule.
+// cast to i64 needs no rule, and that parameter is not trained at all.
 // CHECK-LABEL: func.func @main
-// CHECK-SAME: -> (tensor<f32> {weft.name = "loss"}, tensor<4xf32> {weft.name = "grad:pick"}, tensor<5x2xf32> {weft.name = "grad:table"}
-// CHECK-SAME: attributes {weft.trainable = ["pick", "table", "w", "b", "scale"]}
+// CHECK-SAME: -> (tensor<f32> {weft.name = "loss"}, tensor<5x2xf32> {weft.name = "grad:table"}
+// CHECK-SAME: attributes {weft.trainable = ["table", "w", "b", "scale"]}
 // CHECK: %[[T:.*]] = weft.param "table" : tensor<5x2xf32>
 // CHECK: %[[W:.*]] = weft.param "w"
 // CHECK: %[[SC:.*]] = weft.param "scale"
@@ -134,8 +134,7 @@ func.func @main(%x: tensor<2x3xf32>) -> (tensor<f32>, tensor<2x3xf32>) {
 // CHECK: %[[DB:.*]] = weft.reduce_sum %[[DY]] {axes = array<i64: 0, 2, 3>, keepdims = false} : (tensor<1x1x4x3xf32>) -> tensor<1xf32>
 // CHECK: %[[DE:.*]] = weft.reshape %[[DX]] : tensor<1x1x3x2xf32> to tensor<3x2xf32>
 // CHECK: %[[DT:.*]] = weft.scatter_add %[[IDX]], %[[DE]] {axis = 0 : i64} : (tensor<3xi64>, tensor<3x2xf32>) -> tensor<5x2xf32>
-// CHECK: %[[DPICK:.*]] = weft.constant dense<0.000000e+00> : tensor<4xf32>
-// CHECK: return %{{.*}}, %[[DPICK]], %[[DT]], %[[DW]], %[[DB]], %[[DSC]]
+// CHECK: return %{{.*}}, %[[DT]], %[[DW]], %[[DB]], %[[DSC]]
 func.func @main() -> tensor<f32> {
   %table = weft.param "table" : tensor<5x2xf32>
   %pick = weft.param "pick" : tensor<4xf32>
@@ -159,20 +158,20 @@ func.func @main() -> tensor<f32> {
 // reduce_max routes the gradient to the positions equal to the maximum,
 // shared equally among ties; softmax_cross_entropy's scores get its
 // gradient, the labels none. With the default options result 0 is the loss
-// and every float parameter trains; options.mlir below is the same function
-// with loss-index=1 and `mask` frozen.
+// and every float parameter it depends on trains (`unused` does not: like
+// PyTorch's optimizers, which skip a parameter whose .grad is None);
+// OPTIONS below is the same function with loss-index=1 and `mask` frozen.
 // CHECK-LABEL: func.func @main
-// CHECK-SAME: attributes {weft.trainable = ["mask", "w", "unused"]}
+// CHECK-SAME: attributes {weft.trainable = ["mask", "w"]}
 // CHECK: %[[S:.*]] = weft.matmul
 // CHECK: %[[L:.*]] = weft.softmax_cross_entropy %[[S]], %[[LABELS:.*]] :
 // CHECK: %[[ONE:.*]] = weft.constant dense<1.000000e+00> : tensor<f32>
 // CHECK: weft.softmax_cross_entropy_grad %[[S]], %[[LABELS]], %[[ONE]] : (tensor<2x3xf32>, tensor<2xi64>, tensor<f32>) -> tensor<2x3xf32>
-// CHECK: %[[ZERO:.*]] = weft.constant dense<0.000000e+00> : tensor<7xf32>
-// CHECK: return %[[L]], %{{.*}}, %{{.*}}, %[[ZERO]] : tensor<f32>, tensor<3xf32>, tensor<3x3xf32>, tensor<7xf32>
+// CHECK: return %[[L]], %{{.*}}, %{{.*}} : tensor<f32>, tensor<3xf32>, tensor<3x3xf32>
 
 // OPTIONS-LABEL: func.func @main
-// OPTIONS-SAME: -> (tensor<f32> {weft.name = "loss"}, tensor<3x3xf32> {weft.name = "grad:w"}, tensor<7xf32> {weft.name = "grad:unused"})
-// OPTIONS-SAME: attributes {weft.trainable = ["w", "unused"]}
+// OPTIONS-SAME: -> (tensor<f32> {weft.name = "loss"}, tensor<3x3xf32> {weft.name = "grad:w"})
+// OPTIONS-SAME: attributes {weft.trainable = ["w"]}
 // OPTIONS: %[[S:.*]] = weft.matmul
 // OPTIONS-NOT: weft.softmax_cross_entropy
 // OPTIONS: %[[L:.*]] = weft.reduce_max %[[S]] {axes = array<i64: 0, 1>, keepdims = false}
@@ -185,8 +184,7 @@ func.func @main() -> tensor<f32> {
 // OPTIONS: %[[SHARE:.*]] = weft.div %[[GK]], %[[COUNT]]
 // OPTIONS: %[[DS:.*]] = weft.mul %[[MASK]], %[[SHARE]] : (tensor<2x3xf32>, tensor<1x1xf32>) -> tensor<2x3xf32>
 // OPTIONS: %[[DW:.*]] = weft.matmul %{{.*}}, %[[DS]] {transpose_a = true}
-// OPTIONS: %[[ZERO:.*]] = weft.constant dense<0.000000e+00> : tensor<7xf32>
-// OPTIONS: return %[[L]], %[[DW]], %[[ZERO]] : tensor<f32>, tensor<3x3xf32>, tensor<7xf32>
+// OPTIONS: return %[[L]], %[[DW]] : tensor<f32>, tensor<3x3xf32>
 
 //--- options.mlir
 func.func @main(%x: tensor<2x3xf32>, %labels: tensor<2xi64>) -> (tensor<f32>, tensor<f32>) {
