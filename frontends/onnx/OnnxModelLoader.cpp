@@ -135,6 +135,50 @@ static std::string formatDims(llvm::ArrayRef<int64_t> dims) {
   return s + "]";
 }
 
+bool onnx_import::resolveExternalDataLocation(llvm::StringRef location,
+                                              llvm::StringRef modelDir,
+                                              const std::string &what,
+                                              std::string &realPath,
+                                              std::string &error) {
+  if (location.empty()) {
+    error = what + ": external data without a 'location'";
+    return false;
+  }
+  namespace path = llvm::sys::path;
+  if (path::is_absolute(location)) {
+    error = what + ": external data location '" + location.str() +
+            "' is an absolute path; weft only reads files in the model's "
+            "directory";
+    return false;
+  }
+  for (auto it = path::begin(location), e = path::end(location); it != e; ++it)
+    if (*it == "..") {
+      error = what + ": external data location '" + location.str() +
+              "' escapes the model's directory";
+      return false;
+    }
+  llvm::SmallString<256> joined(modelDir);
+  path::append(joined, location);
+  llvm::SmallString<256> realDir, realFile;
+  if (llvm::sys::fs::real_path(modelDir, realDir) ||
+      llvm::sys::fs::real_path(joined, realFile) ||
+      !llvm::sys::fs::is_regular_file(realFile)) {
+    error = what + ": external data file '" + location.str() +
+            "' not found in '" + modelDir.str() + "'";
+    return false;
+  }
+  llvm::StringRef file = realFile;
+  if (!file.starts_with(realDir) || file.size() <= realDir.size() ||
+      !path::is_separator(file[realDir.size()])) {
+    error = what + ": external data location '" + location.str() +
+            "' escapes the model's directory (it resolves to '" + file.str() +
+            "')";
+    return false;
+  }
+  realPath = file.str();
+  return true;
+}
+
 /// Reads the bytes of an external-data tensor. The file must lie inside
 /// `modelDir`, after resolving symlinks.
 static bool readExternalData(const onnx::TensorProto &tensor,
@@ -156,41 +200,9 @@ static bool readExternalData(const onnx::TensorProto &tensor,
       (key == "offset" ? offset : length) = value;
     }
   }
-  if (location.empty()) {
-    error = what + ": external data without a 'location'";
+  std::string realFile;
+  if (!resolveExternalDataLocation(location, modelDir, what, realFile, error))
     return false;
-  }
-  namespace path = llvm::sys::path;
-  if (path::is_absolute(location)) {
-    error = what + ": external data location '" + location +
-            "' is an absolute path; weft only reads files in the model's "
-            "directory";
-    return false;
-  }
-  for (auto it = path::begin(location), e = path::end(location); it != e; ++it)
-    if (*it == "..") {
-      error = what + ": external data location '" + location +
-              "' escapes the model's directory";
-      return false;
-    }
-  llvm::SmallString<256> joined(modelDir);
-  path::append(joined, location);
-  llvm::SmallString<256> realDir, realFile;
-  if (llvm::sys::fs::real_path(modelDir, realDir) ||
-      llvm::sys::fs::real_path(joined, realFile) ||
-      !llvm::sys::fs::is_regular_file(realFile)) {
-    error = what + ": external data file '" + location + "' not found in '" +
-            modelDir.str() + "'";
-    return false;
-  }
-  llvm::StringRef file = realFile;
-  if (!file.starts_with(realDir) || file.size() <= realDir.size() ||
-      !path::is_separator(file[realDir.size()])) {
-    error = what + ": external data location '" + location +
-            "' escapes the model's directory (it resolves to '" + file.str() +
-            "')";
-    return false;
-  }
   uint64_t fileSize = 0;
   if (llvm::sys::fs::file_size(realFile, fileSize)) {
     error = what + ": cannot read external data file '" + location + "'";

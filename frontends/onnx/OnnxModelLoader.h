@@ -55,6 +55,16 @@ struct TensorData {
   mlir::DenseElementsAttr toAttr(mlir::MLIRContext &ctx) const;
 };
 
+/// Resolves the external data `location` of a tensor against `modelDir`:
+/// refuses an empty location, an absolute path, a '..' component, a file that
+/// does not exist or is not a regular file, and one that resolves (through
+/// symbolic links) outside `modelDir`. On success `realPath` is the resolved
+/// file. `what` names the tensor in messages.
+bool resolveExternalDataLocation(llvm::StringRef location,
+                                 llvm::StringRef modelDir,
+                                 const std::string &what, std::string &realPath,
+                                 std::string &error);
+
 /// Decodes `tensor`. External data is looked up relative to `modelDir`;
 /// locations outside that directory are refused. `what` names the tensor in
 /// messages (e.g. "initializer 'fc.weight'").

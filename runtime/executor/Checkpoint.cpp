@@ -310,7 +310,13 @@ Status CheckpointStore::load(Executor &executor, CheckpointInfo &info) const {
                               "start from the bundle's parameters)");
     name = found.back().second;
   }
+  return loadStep(executor, name, info);
+}
+
+Status CheckpointStore::loadStep(Executor &executor, const std::string &name,
+                                 CheckpointInfo &info) const {
   const ModelSignature &sig = executor.signature();
+  std::string error;
   Status status = verify(name, sig, info);
   if (!status.ok())
     return status;

@@ -72,6 +72,10 @@ public:
   /// newest step-* directory), verifies it and reads every params buffer of
   /// `executor` from it. Writes nothing.
   Status load(Executor &executor, CheckpointInfo &info) const;
+  /// Like load(), for the checkpoint DIR/`name` (a step-* directory) whatever
+  /// DIR/latest says (`weft export DIR/step-...`).
+  Status loadStep(Executor &executor, const std::string &name,
+                  CheckpointInfo &info) const;
 
   /// Saves every params buffer of `executor` as the checkpoint of `step`.
   /// Failures are exit code 1 (the previous checkpoint stays intact).

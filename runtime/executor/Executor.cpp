@@ -554,6 +554,12 @@ static int report(const Status &status, const std::string &prog) {
 
 int executorMain(int argc, char **argv, const char *signatureJson,
                  WeftModelRunFn run) {
+  // `weft export` reads the signature this way: it identifies the model a
+  // checkpoint belongs to and names the roles of its state.
+  if (argc == 2 && std::strcmp(argv[1], "--print-signature") == 0) {
+    std::printf("%s\n", signatureJson ? signatureJson : "");
+    return std::fflush(stdout) == 0 ? 0 : 1;
+  }
   for (int i = 1; i < argc; ++i)
     if (std::strcmp(argv[i], "--train") == 0)
       return trainMain(argc, argv, signatureJson, run);

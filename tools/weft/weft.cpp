@@ -5,7 +5,7 @@
 //   weft train BUNDLE [-n N] --data NAME=FILE.npy ... --steps K
 //            [--metrics FILE.jsonl] [--checkpoint-dir DIR] [--save-every K]
 //            [--resume]
-//   weft export ...   (not implemented yet)
+//   weft export BUNDLE --checkpoint DIR -o TRAINED.onnx
 //   weft --help | --version
 //
 // `weft run` and `weft train` read BUNDLE/manifest.json and execute the
@@ -14,18 +14,37 @@
 // through `mpirun -n N` otherwise. Exit codes: 0 success, 2 bad usage or bad
 // input, 1 anything else (the executable's own code otherwise).
 //
+// `weft export` writes the bundle's source model (BUNDLE/source.onnx, which
+// weftc copies into every bundle) with the parameters of a training
+// checkpoint in place of its initializers. The checkpoint is DIR/latest (or
+// the newest step-* directory), or DIR itself when it is a step-* directory.
+// It is verified as `weft train --resume` verifies it (runtime/executor/
+// Checkpoint.h: sizes, SHA-256, tensors) against the signature the bundle's
+// executable prints with --print-signature: that signature's SHA-256 is
+// what every checkpoint records, so a checkpoint of another model (or of the
+// same model compiled with other flags) is refused. The ONNX half lives in
+// ExportOnnx.cpp, which runtime-only builds (no ONNX) leave out.
+//
 //===----------------------------------------------------------------------===//
 
+#include "runtime/executor/Checkpoint.h"
+#include "weft/runtime/Executor.h"
 #include "weft/runtime/FileUtil.h"
 #include "weft/runtime/Json.h"
 #include "weft/runtime/Version.h"
+
+#ifdef WEFT_HAVE_ONNX
+#include "tools/weft/ExportOnnx.h"
+#endif
 
 #include <cerrno>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <string>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
 
@@ -47,8 +66,8 @@ const char *const kUsage =
     "      [--resume]\n"
     "                 train a bundle compiled with --train\n"
     "  export BUNDLE --checkpoint DIR -o TRAINED.onnx\n"
-    "                 write trained weights back to ONNX (not implemented "
-    "yet)\n"
+    "                 write the bundle's source model with the trained\n"
+    "                 parameters of a checkpoint\n"
     "\n"
     "options:\n"
     "  --help         print this help\n"
@@ -62,6 +81,9 @@ const char *const kTrainUsage =
     "usage: weft train BUNDLE [-n N] --data NAME=FILE.npy ... --steps K "
     "[--metrics FILE.jsonl] [--checkpoint-dir DIR] [--save-every K] "
     "[--resume]";
+
+const char *const kExportUsage =
+    "usage: weft export BUNDLE --checkpoint DIR -o TRAINED.onnx";
 
 int error(int code, const std::string &message, const char *usage = nullptr) {
   std::fflush(stdout);
@@ -89,6 +111,7 @@ bool parsePositive(const std::string &text, int64_t &out) {
 struct Manifest {
   std::string executable;
   int64_t worldSize = 1;
+  std::string sourceModelFile; ///< "" when the bundle has none
 };
 
 /// Reads BUNDLE/manifest.json; on failure returns false with the reason.
@@ -137,6 +160,9 @@ bool readManifest(const std::string &bundle, Manifest &out,
     return false;
   }
   out.worldSize = world->asInt();
+  if (const weft::JsonValue *source = root.get("source_model_file"))
+    if (source->isString())
+      out.sourceModelFile = source->asString();
   return true;
 }
 
@@ -263,6 +289,267 @@ int launchCommand(bool train, int argc, char **argv) {
                "cannot execute '" + exe + "': " + std::strerror(errno));
 }
 
+#ifdef WEFT_HAVE_ONNX
+/// Strips trailing slashes ("ck/" -> "ck"; "/" stays).
+std::string stripSlashes(std::string path) {
+  while (path.size() > 1 && path.back() == '/')
+    path.pop_back();
+  return path;
+}
+
+/// Whether `path` (absolute, resolved) is `dir` or lies under it.
+bool isInside(const std::string &path, const std::string &dir) {
+  if (dir.empty() || path.compare(0, dir.size(), dir) != 0)
+    return false;
+  return path.size() == dir.size() || dir == "/" || path[dir.size()] == '/';
+}
+
+/// Runs `exe --print-signature` and returns what it prints, without the
+/// final newline.
+bool readSignature(const std::string &exe, std::string &out,
+                   std::string &reason) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    reason = std::string("cannot create a pipe: ") + std::strerror(errno);
+    return false;
+  }
+  std::fflush(stdout);
+  std::fflush(stderr);
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    reason = std::string("cannot fork: ") + std::strerror(errno);
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return false;
+  }
+  if (pid == 0) {
+    ::dup2(fds[1], STDOUT_FILENO);
+    int devnull = ::open("/dev/null", O_WRONLY);
+    if (devnull >= 0)
+      ::dup2(devnull, STDERR_FILENO);
+    std::string flag = "--print-signature";
+    char *args[] = {const_cast<char *>(exe.c_str()), &flag[0], nullptr};
+    ::execv(exe.c_str(), args);
+    ::_exit(127);
+  }
+  ::close(fds[1]);
+  out.clear();
+  char buf[65536];
+  while (true) {
+    ssize_t n = ::read(fds[0], buf, sizeof buf);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    reason =
+        "'" + exe + " --print-signature' failed (" +
+        (WIFEXITED(status) ? "exit code " + std::to_string(WEXITSTATUS(status))
+                           : std::string("killed by a signal")) +
+        "; a bundle linked by an older weftc lacks that flag: "
+        "recompile it)";
+    return false;
+  }
+  if (!out.empty() && out.back() == '\n')
+    out.pop_back();
+  return true;
+}
+#endif // WEFT_HAVE_ONNX
+
+/// `weft export BUNDLE --checkpoint DIR -o TRAINED.onnx`.
+int exportCommand(int argc, char **argv) {
+  const char *usage = kExportUsage;
+  std::string bundle, checkpoint, output;
+  bool haveCheckpoint = false, haveOutput = false;
+  for (int i = 0; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      std::printf("%s\n", usage);
+      return kExitOk;
+    }
+    std::string *value = nullptr;
+    bool *given = nullptr;
+    std::string name = arg.substr(0, arg.find('='));
+    if (name == "--checkpoint") {
+      value = &checkpoint;
+      given = &haveCheckpoint;
+    } else if (name == "-o" || name == "--output") {
+      value = &output;
+      given = &haveOutput;
+    }
+    if (value) {
+      if (*given)
+        return error(kExitBadInput, "option '" + name + "' given twice", usage);
+      if (name.size() < arg.size()) {
+        *value = arg.substr(name.size() + 1);
+      } else {
+        if (i + 1 >= argc)
+          return error(kExitBadInput, "option '" + arg + "' needs a value",
+                       usage);
+        *value = argv[++i];
+      }
+      if (value->empty())
+        return error(kExitBadInput, "option '" + name + "' needs a value",
+                     usage);
+      *given = true;
+      continue;
+    }
+    if (!arg.empty() && arg[0] == '-')
+      return error(kExitBadInput, "unknown option '" + arg + "'", usage);
+    if (!bundle.empty())
+      return error(kExitBadInput, "unexpected argument '" + arg + "'", usage);
+    bundle = arg;
+  }
+  if (bundle.empty())
+    return error(kExitBadInput, "missing BUNDLE", usage);
+  if (!haveCheckpoint)
+    return error(kExitBadInput,
+                 "missing --checkpoint DIR (the checkpoint directory of "
+                 "'weft train --checkpoint-dir', or one of its step-* "
+                 "directories)",
+                 usage);
+  if (!haveOutput)
+    return error(kExitBadInput, "missing -o TRAINED.onnx", usage);
+#ifndef WEFT_HAVE_ONNX
+  return error(kExitBadInput,
+               "weft was built without ONNX support (a runtime-only build); "
+               "'weft export' needs the full build");
+#else
+  // The bundle and its source model.
+  Manifest manifest;
+  std::string reason;
+  if (!readManifest(bundle, manifest, reason))
+    return error(kExitBadInput,
+                 "not a weft bundle: " + bundle + " (" + reason + ")");
+  if (manifest.sourceModelFile.empty())
+    return error(kExitBadInput,
+                 "bundle " + bundle +
+                     " has no source model (it was compiled by an older "
+                     "weftc; compile the model again to export from it)");
+  std::string sourcePath = weft::joinPath(bundle, manifest.sourceModelFile);
+  if (!weft::fileExists(sourcePath) || weft::isDirectory(sourcePath))
+    return error(kExitBadInput, "bundle " + bundle +
+                                    " lacks its source model " + sourcePath +
+                                    " (the file is missing)");
+  std::string bundleAbs = absolutePath(bundle);
+  if (!isInside(absolutePath(sourcePath), bundleAbs))
+    return error(kExitBadInput, weft::joinPath(bundle, "manifest.json") +
+                                    ": \"source_model_file\" must name a "
+                                    "file inside the bundle");
+  if (manifest.worldSize != 1)
+    return error(kExitBadInput,
+                 "bundle " + bundle + " runs on " +
+                     std::to_string(manifest.worldSize) +
+                     " ranks; 'weft export' handles single-rank bundles only");
+  std::string exe = weft::joinPath(bundleAbs, manifest.executable);
+  if (::access(exe.c_str(), X_OK) != 0)
+    return error(kExitBadInput, "not a weft bundle: " + bundle +
+                                    " (its executable '" + manifest.executable +
+                                    "' is missing or not executable)");
+
+  // The output: a file name in an existing directory, outside the bundle
+  // and the checkpoint directory.
+  if (output.back() == '/' || weft::isDirectory(output))
+    return error(kExitBadInput,
+                 "output '" + output +
+                     "' is a directory; give the file to write, e.g. " +
+                     weft::joinPath(stripSlashes(output), "trained.onnx"));
+  std::string outDir = weft::parentPath(output);
+  if (!weft::isDirectory(outDir))
+    return error(kExitBadInput, "cannot write output '" + output +
+                                    "': directory '" + outDir +
+                                    "' does not exist");
+  std::string outAbs =
+      weft::joinPath(absolutePath(outDir), weft::fileName(output));
+  if (isInside(outAbs, bundleAbs))
+    return error(kExitBadInput, "refusing to write '" + output +
+                                    "' inside the bundle " + bundle +
+                                    "; write the exported model elsewhere");
+
+  // The checkpoint: DIR/latest, or DIR itself when it is a step-* directory.
+  std::string ckpt = stripSlashes(checkpoint);
+  std::string storeDir = ckpt, stepName;
+  int64_t step = 0;
+  if (weft::parseCheckpointDirName(weft::fileName(ckpt), step) &&
+      weft::isDirectory(ckpt)) {
+    storeDir = weft::parentPath(ckpt);
+    stepName = weft::fileName(ckpt);
+  }
+  if (!weft::isDirectory(storeDir))
+    return error(kExitBadInput,
+                 "checkpoint directory '" + checkpoint + "' " +
+                     (weft::fileExists(storeDir) ? "is not a directory"
+                                                 : "does not exist"));
+  if (isInside(outAbs, absolutePath(storeDir)))
+    return error(kExitBadInput, "refusing to write '" + output +
+                                    "' inside the checkpoint directory " +
+                                    storeDir +
+                                    "; write the exported model elsewhere");
+
+  // The model's signature, from the bundle's executable.
+  std::string signature;
+  if (!readSignature(exe, signature, reason))
+    return error(kExitBadInput, "cannot read the model signature of bundle " +
+                                    bundle + ": " + reason);
+  weft::Executor executor;
+  weft::Status status = executor.init(signature, nullptr);
+  if (!status.ok())
+    return error(kExitBadInput, "bundle " + bundle +
+                                    ": its executable's signature is "
+                                    "invalid: " +
+                                    status.message);
+  if (!executor.signature().isTraining())
+    return error(kExitBadInput,
+                 "bundle " + bundle +
+                     " was compiled for inference; export needs the "
+                     "training bundle (weftc compile --train) that wrote "
+                     "the checkpoint");
+
+  weft::CheckpointStore store(storeDir, signature);
+  weft::CheckpointInfo info;
+  if (stepName.empty()) {
+    std::string which;
+    if (!store.hasCheckpoint(which))
+      return error(kExitBadInput,
+                   "no checkpoint in " + storeDir +
+                       " (no 'latest' file and no step-* directory)");
+    status = store.load(executor, info);
+  } else {
+    status = store.loadStep(executor, stepName, info);
+  }
+  if (!status.ok())
+    return error(status.code, status.message);
+
+  std::vector<weft::ExportParam> params;
+  const weft::ModelSignature &sig = executor.signature();
+  for (size_t i = 0; i < sig.params.size(); ++i) {
+    if (sig.params[i].role != weft::StateRole::Param)
+      continue;
+    const weft::HostTensor &tensor = executor.param(i);
+    params.push_back({sig.params[i].name, sig.params[i].dtype,
+                      sig.params[i].shape, tensor.data.data(),
+                      tensor.byteSize()});
+  }
+  weft::ExportSummary summary;
+  status = weft::exportOnnxModel(sourcePath, params, output, summary);
+  if (!status.ok())
+    return error(status.code, status.message);
+  std::printf("exported %s: %zu trained parameters from %s (step %lld), "
+              "%zu other initializers unchanged%s%s\n",
+              output.c_str(), summary.replaced, info.path.c_str(),
+              static_cast<long long>(info.step), summary.kept,
+              summary.dataFile.empty() ? "" : "; external data in ",
+              summary.dataFile.c_str());
+  return kExitOk;
+#endif
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -280,7 +567,6 @@ int main(int argc, char **argv) {
   if (command == "run" || command == "train")
     return launchCommand(command == "train", argc - 2, argv + 2);
   if (command == "export")
-    return error(kExitBadInput,
-                 "'weft " + command + "' is not implemented yet");
+    return exportCommand(argc - 2, argv + 2);
   return error(kExitBadInput, "unknown command '" + command + "'", kUsage);
 }

@@ -1,6 +1,7 @@
 //===- BundleWriter.cpp - Writes a bundle directory -----------------------===//
 #include "tools/weftc/BundleWriter.h"
 
+#include "frontends/onnx/OnnxModelLoader.h"
 #include "passes/Passes.h"
 #include "weft/runtime/Safetensors.h"
 
@@ -14,6 +15,7 @@ using namespace weft;
 namespace fs = llvm::sys::fs;
 
 static const char *kManifest = "manifest.json";
+static const char *kSourceModel = "source.onnx";
 
 bool BundleWriter::begin(const std::string &finalPathIn, std::string &error) {
   finalPath = finalPathIn;
@@ -67,6 +69,133 @@ bool BundleWriter::writeParams(const ProgramSummary &summary,
   metadata.emplace_back("rank", "0");
   return writeSafetensors(path("params.rank0.safetensors"), tensors, metadata,
                           error);
+}
+
+//===----------------------------------------------------------------------===//
+// The source model
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Calls `fn(tensor, what)` for every TensorProto of `graph`, its nodes'
+/// attributes and its subgraphs.
+template <typename Fn>
+void forEachTensor(const onnx::GraphProto &graph, Fn &fn);
+
+template <typename Fn>
+void forEachTensor(const onnx::SparseTensorProto &sparse, Fn &fn) {
+  fn(sparse.values(), "sparse tensor '" + sparse.values().name() + "'");
+  fn(sparse.indices(),
+     "indices of sparse tensor '" + sparse.values().name() + "'");
+}
+
+template <typename Fn> void forEachTensor(const onnx::NodeProto &node, Fn &fn) {
+  for (const onnx::AttributeProto &attr : node.attribute()) {
+    std::string what = "attribute '" + attr.name() + "' of node '" +
+                       node.name() + "' (" + node.op_type() + ")";
+    if (attr.has_t())
+      fn(attr.t(), what);
+    for (const onnx::TensorProto &t : attr.tensors())
+      fn(t, what);
+    if (attr.has_sparse_tensor())
+      forEachTensor(attr.sparse_tensor(), fn);
+    for (const onnx::SparseTensorProto &t : attr.sparse_tensors())
+      forEachTensor(t, fn);
+    if (attr.has_g())
+      forEachTensor(attr.g(), fn);
+    for (const onnx::GraphProto &g : attr.graphs())
+      forEachTensor(g, fn);
+  }
+}
+
+template <typename Fn>
+void forEachTensor(const onnx::GraphProto &graph, Fn &fn) {
+  for (const onnx::TensorProto &t : graph.initializer())
+    fn(t, "initializer '" + t.name() + "'");
+  for (const onnx::SparseTensorProto &t : graph.sparse_initializer())
+    forEachTensor(t, fn);
+  for (const onnx::NodeProto &node : graph.node())
+    forEachTensor(node, fn);
+}
+
+template <typename Fn>
+void forEachTensor(const onnx::ModelProto &model, Fn fn) {
+  forEachTensor(model.graph(), fn);
+  for (const onnx::TrainingInfoProto &info : model.training_info()) {
+    forEachTensor(info.initialization(), fn);
+    forEachTensor(info.algorithm(), fn);
+  }
+  for (const onnx::FunctionProto &function : model.functions())
+    for (const onnx::NodeProto &node : function.node())
+      forEachTensor(node, fn);
+}
+
+/// Whether `location` (a relative path) would land on one of the bundle's
+/// own files.
+bool collidesWithBundle(llvm::StringRef location) {
+  llvm::StringRef first = *llvm::sys::path::begin(location);
+  return first == kManifest || first == kSourceModel || first == "model" ||
+         first == "model.o" || first == "plan.txt" ||
+         first.starts_with("params.");
+}
+} // namespace
+
+bool BundleWriter::writeSourceModel(const std::string &modelPath,
+                                    std::string &error) {
+  namespace path = llvm::sys::path;
+  onnx::ModelProto model;
+  if (!onnx_import::loadOnnxModel(modelPath, model, error)) {
+    error = modelPath + ": " + error;
+    return false;
+  }
+  std::string modelDir = path::parent_path(modelPath).str();
+  if (modelDir.empty())
+    modelDir = ".";
+  // location (normalized) -> resolved source file, in a stable order.
+  std::map<std::string, std::string> files;
+  bool ok = true;
+  forEachTensor(
+      model, [&](const onnx::TensorProto &tensor, const std::string &what) {
+        if (!ok || tensor.data_location() != onnx::TensorProto::EXTERNAL)
+          return;
+        std::string location;
+        for (const onnx::StringStringEntryProto &entry : tensor.external_data())
+          if (entry.key() == "location")
+            location = entry.value();
+        std::string real;
+        if (!onnx_import::resolveExternalDataLocation(location, modelDir, what,
+                                                      real, error)) {
+          error = modelPath + ": " + error;
+          ok = false;
+          return;
+        }
+        llvm::SmallString<128> normalized(location);
+        path::remove_dots(normalized, /*remove_dot_dot=*/false);
+        files.emplace(std::string(normalized), real);
+      });
+  if (!ok)
+    return false;
+
+  std::string dir;
+  for (auto &entry : files)
+    if (collidesWithBundle(entry.first))
+      dir = "source";
+  auto copy = [&](const std::string &from, const std::string &relative) {
+    llvm::SmallString<256> to(scratchPath);
+    path::append(to, dir, relative);
+    std::error_code ec = fs::create_directories(path::parent_path(to));
+    if (!ec)
+      ec = fs::copy_file(from, to);
+    if (ec)
+      error = "cannot copy '" + from + "' into the bundle: " + ec.message();
+    return !ec;
+  };
+  if (!copy(modelPath, kSourceModel))
+    return false;
+  for (auto &entry : files)
+    if (!copy(entry.second, entry.first))
+      return false;
+  sourceModelFile = dir.empty() ? kSourceModel : dir + "/" + kSourceModel;
+  return true;
 }
 
 static llvm::json::Array slotsJson(mlir::ArrayAttr slots) {
@@ -139,6 +268,8 @@ bool BundleWriter::writeManifest(const std::string &modelPath,
                 {"intermediates_arena", summary.arenaBytes},
                 {"inputs_outputs", summary.ioBytes}}},
            {"step_time_s", nullptr}}}};
+  if (!sourceModelFile.empty())
+    manifest["source_model_file"] = sourceModelFile;
   std::string text;
   llvm::raw_string_ostream os(text);
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest))) << "\n";

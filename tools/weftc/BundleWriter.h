@@ -40,6 +40,13 @@ public:
   /// Writes the parameters listed in `summary.params`, in that order.
   bool writeParams(const ProgramSummary &summary, const ParamTable &table,
                    std::string &error);
+  /// Copies the ONNX model at `modelPath` into the bundle byte for byte as
+  /// source.onnx, and every external data file it names to the same place
+  /// relative to it (locations are checked as the importer checks them).
+  /// When a location would collide with a file of the bundle itself, the
+  /// model and its data go to the subdirectory source/ instead. The manifest
+  /// names the copy ("source_model_file"); `weft export` rewrites it.
+  bool writeSourceModel(const std::string &modelPath, std::string &error);
   bool writeManifest(const std::string &modelPath, const std::string &target,
                      const ProgramSummary &summary, std::string &error);
   bool writePlanText(const std::string &modelPath, const std::string &target,
@@ -51,6 +58,7 @@ public:
 
 private:
   std::string finalPath, scratchPath;
+  std::string sourceModelFile; ///< relative to the bundle; "" until written
 };
 
 } // namespace weft

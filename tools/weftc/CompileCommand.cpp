@@ -2,7 +2,8 @@
 //
 // ONNX -> weft dialect -> runtime calls with an assigned arena -> LLVM ->
 // object file -> executable linked with libweft_runtime, written as a bundle
-// with its parameters, manifest.json and plan.txt.
+// with its parameters, manifest.json, plan.txt and a copy of the source model
+// (source.onnx, with its external data files).
 //
 //===----------------------------------------------------------------------===//
 #include "tools/weftc/BundleWriter.h"
@@ -197,7 +198,10 @@ int weft::runCompileCommand(int argc, char **argv) {
   bool ok = emitObjectFile(module, objectPath, error) &&
             linkExecutable(objectPath, bundle.path("model"), error);
   llvm::sys::fs::remove(objectPath);
+  // The bundle keeps a copy of its source model: it says what the bundle was
+  // compiled from, and `weft export` writes trained weights into it.
   ok = ok && bundle.writeParams(summary, imported->params, error) &&
+       bundle.writeSourceModel(opts.model, error) &&
        bundle.writeManifest(opts.model, opts.target, summary, error) &&
        bundle.writePlanText(opts.model, opts.target, summary, error) &&
        bundle.commit(error);

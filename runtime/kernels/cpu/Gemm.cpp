@@ -5,8 +5,9 @@
 // by 32 columns (16 for a last narrow one). Loop order: k blocks of up to
 // kKBlock, then 32-column panels of B, then row tiles; one panel of B (k
 // block x 32 floats) is thus reused from L1 by every row tile while the A
-// block streams from L2. A transposed B is packed into a panel first, with
-// 16x16 in-register transposes. Each tile keeps MR x 2 zmm accumulators over
+// block streams from L2. A transposed B is packed into a contiguous panel
+// first (16x16 in-register transposes), and so is a B with rows 4 KiB or
+// more apart. Each tile keeps MR x 2 zmm accumulators over
 // its k block, reads A in place (one broadcast per row and k; a transposed
 // A has a tile's MR values of one k side by side) and adds the result to C
 // (later k blocks) or to the bias (first block) on the way out.
@@ -34,9 +35,11 @@ std::atomic<bool> gForceBlas{false};
 /// Rows of C in one register tile at most, and the k block of one pass.
 constexpr int kMaxTileRows = 12;
 constexpr int64_t kKBlock = 512;
-/// Scratch slot of the packed panel of a transposed B (slots 0-4 are the
-/// callers').
+/// Scratch slot of the packed panels of B (slots 0-4 are the callers').
 constexpr int kGemmScratchSlot = 5;
+/// Row stride of B (floats) from which its panels are packed: rows 4 KiB or
+/// more apart alias in L1 or fall in different pages.
+constexpr int64_t kPackStride = 1024;
 
 void initRows(int64_t m, int64_t n, float *c, int64_t ldc,
               const float *rowBias) {
@@ -149,6 +152,20 @@ TileFn tileFn(int rows, int nv, bool transA) {
   }
 }
 
+/// Copies columns [j, j + w) (w <= 32) and rows [k0, k1) of B into
+/// dst[(p - k0) * width + (col - j)], width 16 or 32.
+WEFT_TARGET_AVX512 void packPanel(const float *b, int64_t ldb, int64_t j,
+                                  int64_t w, int64_t k0, int64_t k1, int width,
+                                  float *dst) {
+  const __mmask16 m0 = lanesBelow(w), m1 = lanesBelow(w - 16);
+  const float *src = b + k0 * ldb + j;
+  for (int64_t p = k0; p < k1; ++p, src += ldb, dst += width) {
+    _mm512_storeu_ps(dst, _mm512_maskz_loadu_ps(m0, src));
+    if (width == 32)
+      _mm512_storeu_ps(dst + 16, _mm512_maskz_loadu_ps(m1, src + 16));
+  }
+}
+
 /// Packs columns [j, j + w) (w <= 32) and rows [k0, k1) of op(B) = B^T,
 /// with B stored [n][k], into dst[(p - k0) * width + (col - j)], width 16
 /// or 32; columns past w are zero.
@@ -189,9 +206,11 @@ void ownGemm(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
   const int64_t tiles = (m + kMaxTileRows - 1) / kMaxTileRows;
   const int64_t base = m / tiles, extra = m % tiles;
   const int64_t kBlocks = (k + kKBlock - 1) / kKBlock;
-  float *panel = transB
-                     ? scratch<float>(kGemmScratchSlot, 32 * (k / kBlocks + 1))
-                     : nullptr;
+  // B is packed panel by panel when transposed, and when its rows lie far
+  // apart and several row tiles reuse each panel.
+  const bool pack = transB || (ldb >= kPackStride && tiles > 1);
+  float *panel =
+      pack ? scratch<float>(kGemmScratchSlot, 32 * (k / kBlocks + 1)) : nullptr;
   for (int64_t kb = 0; kb < kBlocks; ++kb) {
     const int64_t k0 = kb * k / kBlocks, k1 = (kb + 1) * k / kBlocks;
     const bool acc = accumulate || kb > 0;
@@ -203,8 +222,11 @@ void ownGemm(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
       const __mmask16 last = static_cast<__mmask16>((1u << lastLanes) - 1);
       const float *bj = b + k0 * ldb + j;
       int64_t bStride = ldb;
-      if (transB) {
-        packTransposedPanel(b, ldb, j, w, k0, k1, 16 * nv, panel);
+      if (pack) {
+        if (transB)
+          packTransposedPanel(b, ldb, j, w, k0, k1, 16 * nv, panel);
+        else
+          packPanel(b, ldb, j, w, k0, k1, 16 * nv, panel);
         bj = panel;
         bStride = 16 * nv;
       }

@@ -73,9 +73,11 @@ struct F4 {
                                       {0, 1, -1, 8, -0.125f, 1}};
 };
 
-/// Cost of transforming one 3x3 filter (reading it from memory, mostly),
-/// in gemm multiply-adds.
-constexpr int64_t kFilterCost = 512;
+/// Cost of transforming one 3x3 filter for m = 2 and m = 4 (reading it
+/// from memory, mostly), in gemm multiply-adds; and the cost of a direct
+/// multiply-add (im2col, packing), relative to a gemm one. Measured.
+constexpr int64_t kFilterCost[2] = {160, 280};
+constexpr int64_t kDirectCostPercent = 120;
 /// Floats of V plus M per thread at most (L2 share).
 constexpr int64_t kBlockFloats = int64_t(160) << 10;
 
@@ -434,14 +436,14 @@ int winogradTileSize(const Conv3x3 &c) {
   // Estimated cost of each method in multiply-adds: the gemms plus the
   // weight transform, or direct convolution plus im2col's share.
   const int64_t cp = roundUp16(c.channels), ocp = roundUp16(c.outChannels);
-  const int64_t direct =
-      9 * c.channels * c.outChannels * c.outH * c.outW * 11 / 10;
+  const int64_t direct = 9 * c.channels * c.outChannels * c.outH * c.outW *
+                         kDirectCostPercent / 100;
   int best = 0;
   int64_t bestCost = direct;
   for (int m : {2, 4}) {
     const int64_t a = m + 2;
     const int64_t tiles = ((c.outH + m - 1) / m) * ((c.outW + m - 1) / m);
-    const int64_t cost = cp * ocp * (a * a * tiles + kFilterCost);
+    const int64_t cost = cp * ocp * (a * a * tiles + kFilterCost[m / 4]);
     if (cost < bestCost) {
       best = m;
       bestCost = cost;

@@ -15,13 +15,14 @@ namespace {
 /// Checks gemmTile on random operands with padded leading dimensions, and
 /// that C's padding columns stay untouched.
 void checkGemm(int64_t m, int64_t n, int64_t k, bool ta, bool tb, bool bias,
-               bool accumulate) {
+               bool accumulate, int64_t bPad = 5) {
   SCOPED_TRACE(testing::Message()
                << "m=" << m << " n=" << n << " k=" << k << " ta=" << ta
                << " tb=" << tb << " bias=" << bias << " acc=" << accumulate);
   std::mt19937 gen(static_cast<unsigned>(m * 131 + n * 17 + k));
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  const int64_t lda = (ta ? m : k) + 3, ldb = (tb ? k : n) + 5, ldc = n + 7;
+  const int64_t lda = (ta ? m : k) + 3, ldb = (tb ? k : n) + bPad;
+  const int64_t ldc = n + 7;
   std::vector<float> a((ta ? k : m) * lda), b((tb ? n : k) * ldb), c(m * ldc),
       r(m);
   for (float &v : a)
@@ -74,6 +75,16 @@ TEST(Gemm, ShapesOnOpenBlas) {
   EXPECT_FALSE(gemmUsesOwnKernels());
   checkShapes();
   gemmForceBlasForTesting(false);
+}
+
+TEST(Gemm, FarApartRowsOfB) {
+  // Rows of B 4 KiB or more apart are packed into panels first.
+  for (int64_t pad : {1024, 3000})
+    for (bool ta : {false, true}) {
+      checkGemm(25, 50, 600, ta, false, true, false, pad);
+      checkGemm(30, 17, 9, ta, false, false, true, pad);
+      checkGemm(8, 40, 33, ta, false, false, false, pad);
+    }
 }
 
 TEST(Gemm, EmptyDepth) {

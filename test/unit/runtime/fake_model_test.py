@@ -367,8 +367,20 @@ def run_all(args, tmp):
     expect_error("--train on an inference bundle",
                  [exe, "--train", "--data", "a=" + a_npy, "--steps", "3"],
                  ["this bundle was compiled for inference"])
-    expect_error("weft export", [weft, "export", bundle],
-                 ["'weft export' is not implemented yet"])
+    expect_error("weft export without --checkpoint", [weft, "export", bundle],
+                 ["missing --checkpoint DIR", "usage: weft export"])
+    rc, so, se = run([exe, "--print-signature"])
+    check(rc == 0 and json.loads(so)["params"][0]["name"] == "bias"
+          and so.endswith("}\n"), "model --print-signature", so + se)
+    # Runtime-only builds of weft have no ONNX; full builds refuse a bundle
+    # without source.onnx. Either way nothing is written.
+    trained = os.path.join(tmp, "trained.onnx")
+    rc, so, se = run([weft, "export", bundle, "--checkpoint", tmp, "-o",
+                      trained])
+    check(rc == 2 and se.startswith("weft: error: ") and
+          ("weft was built without ONNX support" in se or
+           "has no source model" in se) and not os.path.exists(trained),
+          "weft export of a bundle without source.onnx", se)
     err = expect_error("weft with an unknown command", [weft, "frobnicate"],
                        ["unknown command 'frobnicate'"])
     check("usage: weft" in err, "unknown command prints usage", err)

@@ -13,6 +13,9 @@
 //         [--repeat N] [--warmup W] [--quiet]
 //   model [--bundle DIR] --train --data NAME=FILE.npy ... --steps K ...
 //         (training bundles; see Trainer.h)
+//   model --print-signature
+//         (prints weft_model_signature and a newline on stdout, and exits:
+//         `weft export` matches checkpoints to the bundle with it)
 //
 // Parameters come from DIR/params.rank<R>.safetensors (R from
 // OMPI_COMM_WORLD_RANK, RANK or SLURM_PROCID, else 0; DIR defaults to the
