@@ -16,6 +16,24 @@ static void appendAll(SmallVectorImpl<int64_t> &attrs, ArrayRef<int64_t> xs) {
   attrs.append(xs.begin(), xs.end());
 }
 
+/// group, strides, pads, dilations: the geometry conv and its two gradients
+/// share, in KernelABI.h's order.
+template <typename ConvLike>
+static void appendConvGeometry(ConvLike op, SmallVectorImpl<int64_t> &attrs) {
+  attrs.push_back(op.getGroup());
+  appendAll(attrs, op.getStrides());
+  appendAll(attrs, op.getPads());
+  appendAll(attrs, op.getDilations());
+}
+
+/// kernel_shape, strides, pads: the window every pooling kernel starts with.
+template <typename PoolLike>
+static void appendPoolWindow(PoolLike op, SmallVectorImpl<int64_t> &attrs) {
+  appendAll(attrs, op.getKernelShape());
+  appendAll(attrs, op.getStrides());
+  appendAll(attrs, op.getPads());
+}
+
 #define WEFT_OPCODE_KERNEL(OP, KERNEL, CODE)                                   \
   StringRef OP::getKernelName() { return KERNEL; }                             \
   void OP::getKernelAttributes(SmallVectorImpl<int64_t> &attrs) {              \
@@ -78,26 +96,19 @@ void MatMulOp::getKernelAttributes(SmallVectorImpl<int64_t> &attrs) {
 StringRef ConvOp::getKernelName() { return "conv"; }
 void ConvOp::getKernelAttributes(SmallVectorImpl<int64_t> &attrs) {
   attrs.push_back(getBias() ? 1 : 0);
-  attrs.push_back(getGroup());
-  appendAll(attrs, getStrides());
-  appendAll(attrs, getPads());
-  appendAll(attrs, getDilations());
+  appendConvGeometry(*this, attrs);
 }
 
 StringRef MaxPoolOp::getKernelName() { return "max_pool"; }
 void MaxPoolOp::getKernelAttributes(SmallVectorImpl<int64_t> &attrs) {
-  appendAll(attrs, getKernelShape());
-  appendAll(attrs, getStrides());
-  appendAll(attrs, getPads());
+  appendPoolWindow(*this, attrs);
   appendAll(attrs, getDilations());
 }
 
 StringRef AvgPoolOp::getKernelName() { return "avg_pool"; }
 void AvgPoolOp::getKernelAttributes(SmallVectorImpl<int64_t> &attrs) {
   attrs.push_back(getCountIncludePad());
-  appendAll(attrs, getKernelShape());
-  appendAll(attrs, getStrides());
-  appendAll(attrs, getPads());
+  appendPoolWindow(*this, attrs);
 }
 
 StringRef BatchNormOp::getKernelName() { return "batch_norm"; }
@@ -184,34 +195,24 @@ void ScatterAddOp::getKernelAttributes(SmallVectorImpl<int64_t> &attrs) {
 
 StringRef ConvGradInputOp::getKernelName() { return "conv_grad_input"; }
 void ConvGradInputOp::getKernelAttributes(SmallVectorImpl<int64_t> &attrs) {
-  attrs.push_back(getGroup());
-  appendAll(attrs, getStrides());
-  appendAll(attrs, getPads());
-  appendAll(attrs, getDilations());
+  appendConvGeometry(*this, attrs);
 }
 
 StringRef ConvGradWeightOp::getKernelName() { return "conv_grad_weight"; }
 void ConvGradWeightOp::getKernelAttributes(SmallVectorImpl<int64_t> &attrs) {
-  attrs.push_back(getGroup());
-  appendAll(attrs, getStrides());
-  appendAll(attrs, getPads());
-  appendAll(attrs, getDilations());
+  appendConvGeometry(*this, attrs);
 }
 
 StringRef MaxPoolGradOp::getKernelName() { return "max_pool_grad"; }
 void MaxPoolGradOp::getKernelAttributes(SmallVectorImpl<int64_t> &attrs) {
-  appendAll(attrs, getKernelShape());
-  appendAll(attrs, getStrides());
-  appendAll(attrs, getPads());
+  appendPoolWindow(*this, attrs);
   appendAll(attrs, getDilations());
 }
 
 StringRef AvgPoolGradOp::getKernelName() { return "avg_pool_grad"; }
 void AvgPoolGradOp::getKernelAttributes(SmallVectorImpl<int64_t> &attrs) {
   attrs.push_back(getCountIncludePad());
-  appendAll(attrs, getKernelShape());
-  appendAll(attrs, getStrides());
-  appendAll(attrs, getPads());
+  appendPoolWindow(*this, attrs);
 }
 
 StringRef LayerNormGradOp::getKernelName() { return "layer_norm_grad"; }
