@@ -59,26 +59,15 @@ constexpr int64_t kSplitColumnsPerThread = 256;
 /// Multiply-adds below which a range of work is not worth a thread.
 constexpr int64_t kMinParallelMacs = int64_t(1) << 17;
 
-struct ConvProblem {
-  WindowGeometry g;
-  int64_t batch, channels, outChannels, groups;
-  int64_t cg, ocg; // channels per group, in and out
+struct ConvProblem : ConvShape {
   const float *x, *w, *bias;
   float *y;
   // Phase planes (see buildPhasePlanes), when im2col reads them.
   const float *planes = nullptr;
   int64_t phaseH = 0, phaseW = 0;
 
-  int64_t taps() const { return g.kernelSize(); }
   int64_t depth() const { return cg * taps(); } // K of the gemm
   int64_t positions() const { return g.outSize(); }
-  bool pointwise() const {
-    for (int d = 0; d < WindowGeometry::kDims; ++d)
-      if (g.kernel[d] != 1 || g.stride[d] != 1 || g.padBegin[d] != 0 ||
-          g.in[d] != g.out[d])
-        return false;
-    return true;
-  }
   // Operands of item (image, group) = item / groups, item % groups.
   const float *input(int64_t item) const {
     return x + (item / groups * channels + item % groups * cg) * g.inSize();
@@ -552,22 +541,9 @@ extern "C" void weft_k_conv(void *const *bufs, const int64_t *desc) {
   const TensorArg &x = args.tensor(0);
   const TensorArg &w = args.tensor(1);
   const TensorArg &y = args.tensor(hasBias ? 3 : 2);
-  if (x.rank < 3 || w.rank != x.rank || y.rank != x.rank)
-    args.invalid("expected x, w and y of equal rank >= 3");
-  const int s = x.rank - 2;
-  const int64_t *a = args.attrArray(2, 4 * s);
   ConvProblem p;
-  p.g = makeWindowGeometry(args, x, y, w.dims + 2, a, a + s, a + 3 * s);
-  p.batch = x.dims[0];
-  p.channels = x.dims[1];
-  p.outChannels = y.dims[1];
-  p.groups = args.attr(1);
-  if (p.groups < 1 || p.channels % p.groups != 0 ||
-      p.outChannels % p.groups != 0 || w.dims[0] != p.outChannels ||
-      w.dims[1] * p.groups != p.channels || y.dims[0] != p.batch)
-    args.invalid("inconsistent channel, group or weight dims");
-  p.cg = p.channels / p.groups;
-  p.ocg = p.outChannels / p.groups;
+  static_cast<ConvShape &>(p) =
+      makeConvShape(args, x, y, w, 1, "expected x, w and y of equal rank >= 3");
   p.x = x.as<float>();
   p.w = w.as<float>();
   p.bias = hasBias ? args.tensor(2).as<float>() : nullptr;

@@ -88,6 +88,49 @@ inline WindowGeometry makeWindowGeometry(const KernelArgs &args,
   return g;
 }
 
+/// Channel layout and window geometry of conv and of its gradients, so that
+/// the forward and backward kernels read and check them the same way.
+struct ConvShape {
+  WindowGeometry g;
+  int64_t batch, channels, outChannels, groups;
+  int64_t cg, ocg; // channels per group, in and out
+
+  int64_t taps() const { return g.kernelSize(); }
+  bool pointwise() const {
+    for (int d = 0; d < WindowGeometry::kDims; ++d)
+      if (g.kernel[d] != 1 || g.stride[d] != 1 || g.padBegin[d] != 0 ||
+          g.in[d] != g.out[d])
+        return false;
+    return true;
+  }
+};
+
+/// Reads and checks the shape of a conv: `in` is x (or dx), `out` y (or
+/// dy), `w` the weight (or its gradient). Attribute `groupsAttr` holds the
+/// group count and the next one the 4s array of kernel attributes (strides,
+/// pads, dilations). `rankError` is the message for mismatched ranks.
+inline ConvShape makeConvShape(const KernelArgs &args, const TensorArg &in,
+                               const TensorArg &out, const TensorArg &w,
+                               int groupsAttr, const char *rankError) {
+  if (in.rank < 3 || w.rank != in.rank || out.rank != in.rank)
+    args.invalid(rankError);
+  const int s = in.rank - 2;
+  const int64_t *a = args.attrArray(groupsAttr + 1, 4 * s);
+  ConvShape p;
+  p.g = makeWindowGeometry(args, in, out, w.dims + 2, a, a + s, a + 3 * s);
+  p.batch = in.dims[0];
+  p.channels = in.dims[1];
+  p.outChannels = out.dims[1];
+  p.groups = args.attr(groupsAttr);
+  if (p.groups < 1 || p.channels % p.groups != 0 ||
+      p.outChannels % p.groups != 0 || w.dims[0] != p.outChannels ||
+      w.dims[1] * p.groups != p.channels || out.dims[0] != p.batch)
+    args.invalid("inconsistent channel, group or weight dims");
+  p.cg = p.channels / p.groups;
+  p.ocg = p.outChannels / p.groups;
+  return p;
+}
+
 } // namespace cpu
 } // namespace weft
 

@@ -47,19 +47,7 @@ constexpr int64_t kPartialBudget = int64_t(1) << 22;
 /// Depthwise path: one input channel and at most this many outputs per group.
 constexpr int64_t kMaxDirectOcg = 4;
 
-struct ConvGradProblem {
-  WindowGeometry g;
-  int64_t batch, channels, outChannels, groups;
-  int64_t cg, ocg; // channels per group, in and out
-
-  int64_t taps() const { return g.kernelSize(); }
-  bool pointwise() const {
-    for (int d = 0; d < WindowGeometry::kDims; ++d)
-      if (g.kernel[d] != 1 || g.stride[d] != 1 || g.padBegin[d] != 0 ||
-          g.in[d] != g.out[d])
-        return false;
-    return true;
-  }
+struct ConvGradProblem : ConvShape {
   bool direct() const { return cg == 1 && ocg <= kMaxDirectOcg; }
 };
 
@@ -69,22 +57,9 @@ ConvGradProblem makeProblem(const KernelArgs &args, const TensorArg &in,
                             const TensorArg &dy, const TensorArg &w) {
   for (int i = 0; i < 3; ++i)
     args.expectDType(i, WEFT_F32);
-  if (in.rank < 3 || w.rank != in.rank || dy.rank != in.rank)
-    args.invalid("expected x, w and dy of equal rank >= 3");
-  const int s = in.rank - 2;
-  const int64_t *a = args.attrArray(1, 4 * s);
   ConvGradProblem p;
-  p.g = makeWindowGeometry(args, in, dy, w.dims + 2, a, a + s, a + 3 * s);
-  p.batch = in.dims[0];
-  p.channels = in.dims[1];
-  p.outChannels = dy.dims[1];
-  p.groups = args.attr(0);
-  if (p.groups < 1 || p.channels % p.groups != 0 ||
-      p.outChannels % p.groups != 0 || w.dims[0] != p.outChannels ||
-      w.dims[1] * p.groups != p.channels || dy.dims[0] != p.batch)
-    args.invalid("inconsistent channel, group or weight dims");
-  p.cg = p.channels / p.groups;
-  p.ocg = p.outChannels / p.groups;
+  static_cast<ConvShape &>(p) = makeConvShape(
+      args, in, dy, w, 0, "expected x, w and dy of equal rank >= 3");
   return p;
 }
 

@@ -8,7 +8,9 @@
 
 #include "Broadcast.h"
 #include "DTypes.h"
+#include "GatherIndices.h"
 #include "Parallel.h"
+#include "SlicePlan.h"
 
 #include <cstring>
 
@@ -99,13 +101,8 @@ void gatherRows(const TensorArg &data, const TensorArg &indices,
   const I *idx = indices.as<I>();
   const int64_t n = indices.numel;
   const int64_t extent = data.dims[axis];
-  for (int64_t j = 0; j < n; ++j) {
-    int64_t v = static_cast<int64_t>(idx[j]);
-    if (v < -extent || v >= extent)
-      fatal(kExitBadInput, "gather: index %lld out of range [-%lld, %lld)",
-            static_cast<long long>(v), static_cast<long long>(extent),
-            static_cast<long long>(extent));
-  }
+  for (int64_t j = 0; j < n; ++j)
+    checkGatherIndex("gather", static_cast<int64_t>(idx[j]), extent);
   const int64_t outer = data.extent(0, static_cast<int>(axis));
   const int64_t rowBytes =
       data.extent(static_cast<int>(axis) + 1, data.rank) * data.elemSize();
@@ -114,8 +111,8 @@ void gatherRows(const TensorArg &data, const TensorArg &indices,
   parallelFor(outer * n, grainFor(rowBytes / 4), [&](int64_t b, int64_t e) {
     for (int64_t t = b; t < e; ++t) {
       int64_t o = t / n, j = t % n;
-      int64_t v = static_cast<int64_t>(idx[j]);
-      v = v < 0 ? v + extent : v;
+      const int64_t v =
+          normalizeGatherIndex(static_cast<int64_t>(idx[j]), extent);
       std::memcpy(dst + t * rowBytes, src + (o * extent + v) * rowBytes,
                   static_cast<size_t>(rowBytes));
     }
@@ -159,64 +156,19 @@ extern "C" void weft_k_slice(void *const *bufs, const int64_t *desc) {
   args.expectDType(1, x.dtype);
   if (y.rank != x.rank)
     args.invalid("result rank differs from the input's");
-  const int r = x.rank;
-  const int64_t *starts = args.attrArray(0, 2 * r);
-  const int64_t *steps = starts + r;
-  // Per y dim: extent and x stride (step * x's row-major stride); unit dims
-  // only add to the base offset, and dims that stay contiguous merge.
-  int64_t extent[kMaxRank], stride[kMaxRank];
-  int rank = 0;
-  int64_t base = 0, xs = 1;
-  int64_t xStride[kMaxRank];
-  for (int d = r - 1; d >= 0; --d) {
-    xStride[d] = xs;
-    xs *= x.dims[d];
-  }
-  for (int d = 0; d < r; ++d) {
-    const int64_t count = y.dims[d];
-    if (steps[d] == 0)
-      args.invalid("slice step must not be 0");
-    if (count > 0) {
-      int64_t lastIdx = starts[d] + (count - 1) * steps[d];
-      if (starts[d] < 0 || starts[d] >= x.dims[d] || lastIdx < 0 ||
-          lastIdx >= x.dims[d])
-        args.invalid("slice runs outside the input");
-    }
-    base += starts[d] * xStride[d];
-    if (count == 1)
-      continue;
-    const int64_t s = steps[d] * xStride[d];
-    if (rank > 0 && stride[rank - 1] == s * count) {
-      extent[rank - 1] *= count;
-      stride[rank - 1] = s;
-    } else {
-      extent[rank] = count;
-      stride[rank] = s;
-      ++rank;
-    }
-  }
+  const SlicePlan plan = makeSlicePlan(args, x, y);
   if (y.numel == 0)
     return;
-  if (rank == 0) {
-    extent[0] = 1;
-    stride[0] = 1;
-    rank = 1;
-  }
-  const int64_t row = extent[rank - 1];
+  const int64_t row = plan.row();
   const int64_t rows = y.numel / row;
-  const int64_t rowStride = stride[rank - 1];
+  const int64_t rowStride = plan.rowStride();
   dispatchByElementSize(x.elemSize(), args, [&](auto tag) {
     using U = typename decltype(tag)::type;
-    const U *src = x.as<U>() + base;
+    const U *src = x.as<U>() + plan.base;
     U *dst = y.as<U>();
     parallelFor(rows, grainFor(row), [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
-        int64_t off = 0, rest = i;
-        for (int d = rank - 2; d >= 0; --d) {
-          off += (rest % extent[d]) * stride[d];
-          rest /= extent[d];
-        }
-        const U *s = src + off;
+        const U *s = src + plan.rowOffset(i);
         U *out = dst + i * row;
         if (rowStride == 1)
           std::memcpy(out, s, static_cast<size_t>(row) * sizeof(U));

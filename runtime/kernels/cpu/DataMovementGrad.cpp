@@ -10,9 +10,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GatherIndices.h"
 #include "GradRowOps.h"
-#include "KernelArgs.h"
 #include "Parallel.h"
+#include "SlicePlan.h"
 
 #include <cstring>
 #include <vector>
@@ -39,12 +40,9 @@ void scatterAdd(const TensorArg &indices, const TensorArg &updates,
   const int64_t extent = y.dims[axis];
   std::vector<int64_t> rows(static_cast<size_t>(n));
   for (int64_t j = 0; j < n; ++j) {
-    int64_t v = static_cast<int64_t>(idx[j]);
-    if (v < -extent || v >= extent)
-      fatal(kExitBadInput, "scatter_add: index %lld out of range [-%lld, %lld)",
-            static_cast<long long>(v), static_cast<long long>(extent),
-            static_cast<long long>(extent));
-    rows[j] = v < 0 ? v + extent : v;
+    const int64_t v = static_cast<int64_t>(idx[j]);
+    checkGatherIndex("scatter_add", v, extent);
+    rows[j] = normalizeGatherIndex(v, extent);
   }
   float *py = y.as<float>();
   zeroFloats(py, y.numel);
@@ -123,64 +121,20 @@ extern "C" void weft_k_slice_grad(void *const *bufs, const int64_t *desc) {
   const TensorArg &dx = args.tensor(1);
   if (dy.rank != dx.rank)
     args.invalid("gradient ranks differ");
-  const int r = dx.rank;
-  const int64_t *starts = args.attrArray(0, 2 * r);
-  const int64_t *steps = starts + r;
-  // Per dy dim: extent and dx stride; unit dims only add to the base offset
-  // and dims that stay contiguous merge (as in slice).
-  int64_t extent[kMaxRank], stride[kMaxRank], xStride[kMaxRank];
-  int rank = 0;
-  int64_t base = 0, xs = 1;
-  for (int d = r - 1; d >= 0; --d) {
-    xStride[d] = xs;
-    xs *= dx.dims[d];
-  }
-  for (int d = 0; d < r; ++d) {
-    const int64_t count = dy.dims[d];
-    if (steps[d] == 0)
-      args.invalid("slice step must not be 0");
-    if (count > 0) {
-      const int64_t last = starts[d] + (count - 1) * steps[d];
-      if (starts[d] < 0 || starts[d] >= dx.dims[d] || last < 0 ||
-          last >= dx.dims[d])
-        args.invalid("slice runs outside the input");
-    }
-    base += starts[d] * xStride[d];
-    if (count == 1)
-      continue;
-    const int64_t s = steps[d] * xStride[d];
-    if (rank > 0 && stride[rank - 1] == s * count) {
-      extent[rank - 1] *= count;
-      stride[rank - 1] = s;
-    } else {
-      extent[rank] = count;
-      stride[rank] = s;
-      ++rank;
-    }
-  }
+  const SlicePlan plan = makeSlicePlan(args, dx, dy);
   float *px = dx.as<float>();
   zeroFloats(px, dx.numel);
   if (dy.numel == 0)
     return;
-  if (rank == 0) {
-    extent[0] = 1;
-    stride[0] = 1;
-    rank = 1;
-  }
-  const int64_t row = extent[rank - 1];
+  const int64_t row = plan.row();
   const int64_t rows = dy.numel / row;
-  const int64_t rowStride = stride[rank - 1];
+  const int64_t rowStride = plan.rowStride();
   const float *src = dy.as<float>();
-  float *dst = px + base;
+  float *dst = px + plan.base;
   parallelFor(rows, grainFor(row), [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
-      int64_t off = 0, rest = i;
-      for (int d = rank - 2; d >= 0; --d) {
-        off += (rest % extent[d]) * stride[d];
-        rest /= extent[d];
-      }
       const float *s = src + i * row;
-      float *out = dst + off;
+      float *out = dst + plan.rowOffset(i);
       if (rowStride == 1)
         std::memcpy(out, s, static_cast<size_t>(row) * sizeof(float));
       else

@@ -13,7 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "KernelArgs.h"
+#include "LossLabels.h"
 #include "Parallel.h"
 #include "RowOps.h"
 #include "Scratch.h"
@@ -28,13 +28,10 @@ using namespace weft::cpu;
 
 namespace {
 
-struct XentProblem {
-  int64_t n, c, d; // batch, classes, positions per sample
+struct XentProblem : XentShape {
   const float *scores;
-  const float *weights; // null without weights
-  float *logProb;       // null unless requested
-  bool hasIgnore;
-  int64_t ignoreIndex;
+  float *logProb; // null unless requested
+  XentLabels labels;
 };
 
 /// For each of sample `s`'s d positions, the max over classes and the log
@@ -67,11 +64,8 @@ void computeLosses(const XentProblem &p, const L *labels, float *loss,
   // Labels first, serially, so a bad one fails before any work.
   for (int64_t i = 0; i < p.n * p.d; ++i) {
     int64_t l = static_cast<int64_t>(labels[i]);
-    if (p.hasIgnore && l == p.ignoreIndex)
-      continue;
-    if (l < 0 || l >= p.c)
-      fatal(kExitBadInput, "softmax_xent: label %lld out of range [0, %lld)",
-            static_cast<long long>(l), static_cast<long long>(p.c));
+    if (!p.labels.ignored(l))
+      p.labels.checkRange("softmax_xent", l);
   }
   parallelFor(p.n, grainFor(2 * p.c * p.d), [&](int64_t b, int64_t e) {
     float *mx = scratch<float>(0, 2 * p.d);
@@ -88,12 +82,12 @@ void computeLosses(const XentProblem &p, const L *labels, float *loss,
       for (int64_t j = 0; j < p.d; ++j) {
         const int64_t i = s * p.d + j;
         const int64_t l = static_cast<int64_t>(labels[i]);
-        if (p.hasIgnore && l == p.ignoreIndex) {
+        if (p.labels.ignored(l)) {
           loss[i] = 0.0f;
           weightOf[i] = 0.0f;
           continue;
         }
-        const float w = p.weights ? p.weights[l] : 1.0f;
+        const float w = p.labels.weightOf(l);
         loss[i] = -w * ((x[l * p.d + j] - mx[j]) - logSum[j]);
         weightOf[i] = w;
       }
@@ -123,33 +117,19 @@ extern "C" void weft_k_softmax_xent(void *const *bufs, const int64_t *desc) {
     args.expectDType(lossIdx + 1, WEFT_F32);
     args.expectSameNumel(0, lossIdx + 1);
   }
-  if (scores.rank < 2 || labels.rank != scores.rank - 1 ||
-      labels.dims[0] != scores.dims[0])
-    args.invalid("expected scores [N, C, d...] and labels [N, d...]");
-  for (int i = 2; i < scores.rank; ++i)
-    if (labels.dims[i - 1] != scores.dims[i])
-      args.invalid("labels' trailing dims differ from the scores'");
   XentProblem p;
-  p.n = scores.dims[0];
-  p.c = scores.dims[1];
-  p.d = scores.extent(2, scores.rank);
-  if (hasWeights && args.tensor(2).numel != p.c)
-    args.invalid("weights must hold one value per class");
+  static_cast<XentShape &>(p) = checkXentOperands(
+      args, scores, labels, hasWeights ? &args.tensor(2) : nullptr);
   p.scores = scores.as<float>();
-  p.weights = hasWeights ? args.tensor(2).as<float>() : nullptr;
   p.logProb = hasLogProb ? args.tensor(lossIdx + 1).as<float>() : nullptr;
-  p.hasIgnore = args.attr(1) != 0;
-  p.ignoreIndex = args.attr(2);
-  const int64_t positions = p.n * p.d;
-  if (reduction == WEFT_LOSS_NONE) {
-    if (lossT.numel != positions)
-      args.invalid("unreduced loss must have the labels' shape");
-  } else if (reduction == WEFT_LOSS_MEAN || reduction == WEFT_LOSS_SUM) {
-    if (lossT.numel != 1)
-      args.invalid("reduced loss must be a scalar");
-  } else {
-    args.invalid("unknown reduction");
-  }
+  p.labels.classes = p.c;
+  p.labels.hasIgnore = args.attr(1) != 0;
+  p.labels.ignoreIndex = args.attr(2);
+  p.labels.weights = hasWeights ? args.tensor(2).as<float>() : nullptr;
+  const int64_t positions = p.positions();
+  checkLossNumel(args, reduction, lossT.numel, positions,
+                 "unreduced loss must have the labels' shape",
+                 "reduced loss must be a scalar");
 
   std::vector<float> weightOf(positions);
   std::vector<float> perPosition;

@@ -13,7 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GradRowOps.h"
-#include "KernelArgs.h"
+#include "LossLabels.h"
 #include "Parallel.h"
 #include "Scratch.h"
 
@@ -28,8 +28,7 @@ namespace {
 /// Positions per task when scores have trailing dims.
 constexpr int64_t kXentColumns = 256;
 
-struct XentGradProblem {
-  int64_t n, c, d; // batch, classes, positions per sample
+struct XentGradProblem : XentShape {
   const float *scores;
   float *dscores;
   const int64_t *label; // per position; -1 when ignored
@@ -68,23 +67,19 @@ void xentGrad(const XentGradProblem &p) {
 /// Fills label (-1 when ignored) and the weight of each position; returns
 /// the summed weight in double, in position order.
 template <class L>
-double readLabels(const L *labels, int64_t positions, int64_t classes,
-                  bool hasIgnore, int64_t ignoreIndex, const float *weights,
+double readLabels(const L *labels, int64_t positions, const XentLabels &info,
                   int64_t *label, float *weightOf) {
   double total = 0.0;
   for (int64_t i = 0; i < positions; ++i) {
     const int64_t l = static_cast<int64_t>(labels[i]);
-    if (hasIgnore && l == ignoreIndex) {
+    if (info.ignored(l)) {
       label[i] = -1;
       weightOf[i] = 0.0f;
       continue;
     }
-    if (l < 0 || l >= classes)
-      fatal(kExitBadInput,
-            "softmax_xent_grad: label %lld out of range [0, %lld)",
-            static_cast<long long>(l), static_cast<long long>(classes));
+    info.checkRange("softmax_xent_grad", l);
     label[i] = l;
-    weightOf[i] = weights ? weights[l] : 1.0f;
+    weightOf[i] = info.weightOf(l);
     total += weightOf[i];
   }
   return total;
@@ -97,8 +92,6 @@ extern "C" void weft_k_softmax_xent_grad(void *const *bufs,
   KernelArgs args("softmax_xent_grad", bufs, desc);
   args.expectAttrs(4);
   const int64_t reduction = args.attr(0);
-  const bool hasIgnore = args.attr(1) != 0;
-  const int64_t ignoreIndex = args.attr(2);
   const bool hasWeights = args.attr(3) != 0;
   const int expected = hasWeights ? 5 : 4;
   args.expectTensors(expected, expected);
@@ -112,29 +105,18 @@ extern "C" void weft_k_softmax_xent_grad(void *const *bufs,
   args.expectDType(dlossIdx, WEFT_F32);
   args.expectDType(dlossIdx + 1, WEFT_F32);
   args.expectSameNumel(0, dlossIdx + 1);
-  if (scores.rank < 2 || labels.rank != scores.rank - 1 ||
-      labels.dims[0] != scores.dims[0])
-    args.invalid("expected scores [N, C, d...] and labels [N, d...]");
-  for (int i = 2; i < scores.rank; ++i)
-    if (labels.dims[i - 1] != scores.dims[i])
-      args.invalid("labels' trailing dims differ from the scores'");
   XentGradProblem p;
-  p.n = scores.dims[0];
-  p.c = scores.dims[1];
-  p.d = scores.extent(2, scores.rank);
-  const int64_t positions = p.n * p.d;
-  const float *weights = hasWeights ? args.tensor(2).as<float>() : nullptr;
-  if (hasWeights && args.tensor(2).numel != p.c)
-    args.invalid("weights must hold one value per class");
-  if (reduction == WEFT_LOSS_NONE) {
-    if (dloss.numel != positions)
-      args.invalid("dloss of an unreduced loss must have the labels' shape");
-  } else if (reduction == WEFT_LOSS_MEAN || reduction == WEFT_LOSS_SUM) {
-    if (dloss.numel != 1)
-      args.invalid("dloss of a reduced loss must be a scalar");
-  } else {
-    args.invalid("unknown reduction");
-  }
+  static_cast<XentShape &>(p) = checkXentOperands(
+      args, scores, labels, hasWeights ? &args.tensor(2) : nullptr);
+  const int64_t positions = p.positions();
+  XentLabels info;
+  info.classes = p.c;
+  info.hasIgnore = args.attr(1) != 0;
+  info.ignoreIndex = args.attr(2);
+  info.weights = hasWeights ? args.tensor(2).as<float>() : nullptr;
+  checkLossNumel(args, reduction, dloss.numel, positions,
+                 "dloss of an unreduced loss must have the labels' shape",
+                 "dloss of a reduced loss must be a scalar");
   if (positions == 0 || p.c == 0) {
     if (positions > 0)
       args.invalid("scores have no classes");
@@ -144,11 +126,11 @@ extern "C" void weft_k_softmax_xent_grad(void *const *bufs,
   std::vector<float> coef(static_cast<size_t>(positions));
   double total = 0.0;
   if (labels.dtype == WEFT_I64)
-    total = readLabels(labels.as<int64_t>(), positions, p.c, hasIgnore,
-                       ignoreIndex, weights, label.data(), coef.data());
+    total = readLabels(labels.as<int64_t>(), positions, info, label.data(),
+                       coef.data());
   else if (labels.dtype == WEFT_I32)
-    total = readLabels(labels.as<int32_t>(), positions, p.c, hasIgnore,
-                       ignoreIndex, weights, label.data(), coef.data());
+    total = readLabels(labels.as<int32_t>(), positions, info, label.data(),
+                       coef.data());
   else
     args.unsupportedDType(labels.dtype);
   // coef holds each position's weight; scale it by its loss gradient.

@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "KernelArgs.h"
+#include "NormShapes.h"
 #include "Parallel.h"
 #include "RowOps.h"
 #include "Scratch.h"
@@ -20,16 +20,6 @@
 
 using namespace weft;
 using namespace weft::cpu;
-
-namespace {
-
-void expectAllF32(const KernelArgs &args) {
-  for (int i = 0; i < args.numTensors(); ++i)
-    if (args.tensor(i).dtype != WEFT_F32)
-      args.unsupportedDType(args.tensor(i).dtype);
-}
-
-} // namespace
 
 extern "C" void weft_k_batch_norm(void *const *bufs, const int64_t *desc) {
   KernelArgs args("batch_norm", bufs, desc);
@@ -77,12 +67,9 @@ extern "C" void weft_k_layer_norm(void *const *bufs, const int64_t *desc) {
   expectAllF32(args);
   const TensorArg &x = args.tensor(0);
   const TensorArg &y = args.tensor(args.numTensors() - 1);
-  const int64_t axis = args.attr(0);
-  if (axis < 0 || axis > x.rank)
-    args.invalid("axis out of range");
+  const NormRows nr = layerNormRows(args, x);
   args.expectSameNumel(0, args.numTensors() - 1);
-  const int64_t inner = x.extent(static_cast<int>(axis), x.rank);
-  const int64_t rows = inner == 0 ? 0 : x.numel / inner;
+  const int64_t inner = nr.inner, rows = nr.rows;
   if (args.tensor(1).numel != inner ||
       (hasBias && args.tensor(2).numel != inner))
     args.invalid("scale and bias must hold prod(x.dims[axis:]) values");
@@ -111,11 +98,8 @@ extern "C" void weft_k_softmax(void *const *bufs, const int64_t *desc) {
     y.as<float>()[0] = log ? 0.0f : 1.0f;
     return;
   }
-  if (axis < 0 || axis >= x.rank)
-    args.invalid("axis out of range");
-  const int64_t n = x.dims[axis];
-  const int64_t inner = x.extent(static_cast<int>(axis) + 1, x.rank);
-  const int64_t outer = x.extent(0, static_cast<int>(axis));
+  const SoftmaxAxis sa = softmaxAxis(args, x, axis);
+  const int64_t n = sa.n, inner = sa.inner, outer = sa.outer;
   if (x.numel == 0)
     return;
   const float *px = x.as<float>();
@@ -127,19 +111,17 @@ extern "C" void weft_k_softmax(void *const *bufs, const int64_t *desc) {
     });
     return;
   }
-  // Tasks are (block, column chunk) pairs so a softmax over a leading axis
-  // still spreads over the pool.
-  constexpr int64_t kColumns = 512;
-  const int64_t chunks = (inner + kColumns - 1) / kColumns;
-  const int64_t width = inner < kColumns ? inner : kColumns;
-  parallelFor(
-      outer * chunks, grainFor(4 * n * width), [&](int64_t begin, int64_t end) {
-        float *acc = scratch<float>(0, 2 * width);
-        for (int64_t t = begin; t < end; ++t) {
-          int64_t r = t / chunks, j0 = (t % chunks) * kColumns;
-          int64_t j1 = j0 + kColumns < inner ? j0 + kColumns : inner;
-          softmaxColumns(px + r * n * inner + j0, py + r * n * inner + j0, n,
-                         inner, j1 - j0, log, acc);
-        }
-      });
+  const SoftmaxColumnChunks cc(inner);
+  const int64_t width = cc.width;
+  parallelFor(outer * cc.chunks, grainFor(4 * n * width),
+              [&](int64_t begin, int64_t end) {
+                float *acc = scratch<float>(0, 2 * width);
+                for (int64_t t = begin; t < end; ++t) {
+                  int64_t r, j0, j1;
+                  cc.task(t, r, j0, j1);
+                  softmaxColumns(px + r * n * inner + j0,
+                                 py + r * n * inner + j0, n, inner, j1 - j0,
+                                 log, acc);
+                }
+              });
 }

@@ -15,7 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GradRowOps.h"
-#include "KernelArgs.h"
+#include "NormShapes.h"
 #include "Parallel.h"
 #include "Scratch.h"
 
@@ -30,12 +30,6 @@ namespace {
 /// Most row blocks of layer_norm_grad (each holds 2 partial rows).
 constexpr int64_t kMaxNormBlocks = 64;
 
-void expectAllF32(const KernelArgs &args) {
-  for (int i = 0; i < args.numTensors(); ++i)
-    if (args.tensor(i).dtype != WEFT_F32)
-      args.unsupportedDType(args.tensor(i).dtype);
-}
-
 } // namespace
 
 extern "C" void weft_k_layer_norm_grad(void *const *bufs, const int64_t *desc) {
@@ -44,13 +38,10 @@ extern "C" void weft_k_layer_norm_grad(void *const *bufs, const int64_t *desc) {
   args.expectAttrs(2);
   expectAllF32(args);
   const TensorArg &x = args.tensor(0);
-  const int64_t axis = args.attr(0);
-  if (axis < 0 || axis > x.rank)
-    args.invalid("axis out of range");
+  const NormRows nr = layerNormRows(args, x);
   args.expectSameNumel(0, 2);
   args.expectSameNumel(0, 3);
-  const int64_t inner = x.extent(static_cast<int>(axis), x.rank);
-  const int64_t rows = inner == 0 ? 0 : x.numel / inner;
+  const int64_t inner = nr.inner, rows = nr.rows;
   for (int i : {1, 4, 5})
     if (args.tensor(i).numel != inner)
       args.invalid("scale, dscale and dbias must hold prod(x.dims[axis:]) "
@@ -116,13 +107,10 @@ extern "C" void weft_k_softmax_grad(void *const *bufs, const int64_t *desc) {
     softmaxGradRow(py, pdy, pdx, 1, log);
     return;
   }
-  if (axis < 0 || axis >= y.rank)
-    args.invalid("axis out of range");
+  const SoftmaxAxis sa = softmaxAxis(args, y, axis);
   if (y.numel == 0)
     return;
-  const int64_t n = y.dims[axis];
-  const int64_t inner = y.extent(static_cast<int>(axis) + 1, y.rank);
-  const int64_t outer = y.extent(0, static_cast<int>(axis));
+  const int64_t n = sa.n, inner = sa.inner, outer = sa.outer;
   if (inner == 1) {
     parallelFor(outer, grainFor(3 * n), [&](int64_t begin, int64_t end) {
       for (int64_t r = begin; r < end; ++r)
@@ -130,18 +118,17 @@ extern "C" void weft_k_softmax_grad(void *const *bufs, const int64_t *desc) {
     });
     return;
   }
-  constexpr int64_t kColumns = 512;
-  const int64_t chunks = (inner + kColumns - 1) / kColumns;
-  const int64_t width = inner < kColumns ? inner : kColumns;
-  parallelFor(
-      outer * chunks, grainFor(3 * n * width), [&](int64_t begin, int64_t end) {
-        float *acc = scratch<float>(0, width);
-        for (int64_t t = begin; t < end; ++t) {
-          const int64_t r = t / chunks, j0 = (t % chunks) * kColumns;
-          const int64_t j1 = j0 + kColumns < inner ? j0 + kColumns : inner;
-          const int64_t off = r * n * inner + j0;
-          softmaxGradColumns(py + off, pdy + off, pdx + off, n, inner, j1 - j0,
-                             log, acc);
-        }
-      });
+  const SoftmaxColumnChunks cc(inner);
+  const int64_t width = cc.width;
+  parallelFor(outer * cc.chunks, grainFor(3 * n * width),
+              [&](int64_t begin, int64_t end) {
+                float *acc = scratch<float>(0, width);
+                for (int64_t t = begin; t < end; ++t) {
+                  int64_t r, j0, j1;
+                  cc.task(t, r, j0, j1);
+                  const int64_t off = r * n * inner + j0;
+                  softmaxGradColumns(py + off, pdy + off, pdx + off, n, inner,
+                                     j1 - j0, log, acc);
+                }
+              });
 }

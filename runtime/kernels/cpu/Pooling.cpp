@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ConvGeometry.h"
 #include "Parallel.h"
+#include "PoolWindow.h"
 #include "RowOps.h"
 
 #include <limits>
@@ -58,25 +58,6 @@ void maxPoolPlane(const WindowGeometry &g, const float *x, float *y) {
     }
 }
 
-/// Taps of output position o along dim d inside [-padBegin, in + padEnd).
-int64_t paddedTaps(const WindowGeometry &g, int d, int64_t o) {
-  int64_t start = o * g.stride[d] - g.padBegin[d];
-  int64_t lo = start < -g.padBegin[d] ? -g.padBegin[d] : start;
-  int64_t end = start + g.kernel[d];
-  int64_t limit = g.in[d] + g.padEnd[d];
-  int64_t hi = end > limit ? limit : end;
-  return hi > lo ? hi - lo : 0;
-}
-
-/// Divisor of each output position along dim d.
-int64_t tapCount(const WindowGeometry &g, bool countPad, int d, int64_t o) {
-  if (countPad)
-    return paddedTaps(g, d, o);
-  int64_t lo, hi;
-  g.validTaps(d, o, lo, hi);
-  return hi - lo;
-}
-
 /// `wCount` holds tapCount along the last dim for each output column.
 void avgPoolPlane(const WindowGeometry &g, bool countPad, const int64_t *wCount,
                   const float *x, float *y) {
@@ -89,11 +70,8 @@ void avgPoolPlane(const WindowGeometry &g, bool countPad, const int64_t *wCount,
       for (int64_t i = 0; i < ow; ++i)
         dst[i] = 0.0f;
       accumulateRow(g, x, od, oh, dst, addRow);
-      for (int64_t i = 0; i < ow; ++i) {
-        int64_t count = dhCount * wCount[i];
-        // A window entirely in the padding averages nothing: 0, not NaN.
-        dst[i] = count > 0 ? dst[i] / static_cast<float>(count) : 0.0f;
-      }
+      for (int64_t i = 0; i < ow; ++i)
+        dst[i] = divideByTaps(dst[i], dhCount * wCount[i]);
     }
   }
 }
@@ -111,10 +89,7 @@ void checkPoolTensors(const KernelArgs &args) {
   args.expectTensors(2, 2);
   args.expectDType(0, WEFT_F32);
   args.expectDType(1, WEFT_F32);
-  const TensorArg &x = args.tensor(0), &y = args.tensor(1);
-  if (x.rank < 3 || y.rank != x.rank || y.dims[0] != x.dims[0] ||
-      y.dims[1] != x.dims[1])
-    args.invalid("expected NC... tensors with matching N and C");
+  checkPoolOperands(args, args.tensor(0), args.tensor(1));
 }
 
 } // namespace
@@ -123,10 +98,7 @@ extern "C" void weft_k_max_pool(void *const *bufs, const int64_t *desc) {
   KernelArgs args("max_pool", bufs, desc);
   checkPoolTensors(args);
   const TensorArg &x = args.tensor(0), &y = args.tensor(1);
-  const int s = x.rank - 2;
-  const int64_t *a = args.attrArray(0, 5 * s);
-  WindowGeometry g =
-      makeWindowGeometry(args, x, y, a, a + s, a + 2 * s, a + 4 * s);
+  WindowGeometry g = makeMaxPoolGeometry(args, x, y);
   const int64_t planes = x.dims[0] * x.dims[1];
   const float *px = x.as<float>();
   float *py = y.as<float>();
@@ -141,11 +113,8 @@ extern "C" void weft_k_avg_pool(void *const *bufs, const int64_t *desc) {
   KernelArgs args("avg_pool", bufs, desc);
   checkPoolTensors(args);
   const TensorArg &x = args.tensor(0), &y = args.tensor(1);
-  const int s = x.rank - 2;
-  const int64_t *a = args.attrArray(0, 1 + 4 * s);
-  const bool countPad = a[0] != 0;
-  WindowGeometry g =
-      makeWindowGeometry(args, x, y, a + 1, a + 1 + s, a + 1 + 2 * s, nullptr);
+  bool countPad;
+  WindowGeometry g = makeAvgPoolGeometry(args, x, y, countPad);
   const int64_t planes = x.dims[0] * x.dims[1];
   const float *px = x.as<float>();
   float *py = y.as<float>();
@@ -158,9 +127,7 @@ extern "C" void weft_k_avg_pool(void *const *bufs, const int64_t *desc) {
     });
     return;
   }
-  std::vector<int64_t> wCount(g.out[2]);
-  for (int64_t i = 0; i < g.out[2]; ++i)
-    wCount[i] = tapCount(g, countPad, 2, i);
+  const std::vector<int64_t> wCount = lastDimTapCounts(g, countPad);
   parallelFor(planes, grainFor(g.outSize() * g.kernelSize()),
               [&](int64_t begin, int64_t end) {
                 for (int64_t i = begin; i < end; ++i)

@@ -11,9 +11,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ConvGeometry.h"
 #include "GradRowOps.h"
 #include "Parallel.h"
+#include "PoolWindow.h"
 #include "Scratch.h"
 
 #include <climits>
@@ -64,25 +64,6 @@ void maxPoolGradPlane(const WindowGeometry &g, const float *x, const float *dy,
   }
 }
 
-/// Taps of output position o along dim d inside [-padBegin, in + padEnd).
-int64_t paddedTaps(const WindowGeometry &g, int d, int64_t o) {
-  int64_t start = o * g.stride[d] - g.padBegin[d];
-  int64_t lo = start < -g.padBegin[d] ? -g.padBegin[d] : start;
-  int64_t end = start + g.kernel[d];
-  int64_t limit = g.in[d] + g.padEnd[d];
-  int64_t hi = end > limit ? limit : end;
-  return hi > lo ? hi - lo : 0;
-}
-
-/// avg_pool's divisor factor of output position o along dim d.
-int64_t tapCount(const WindowGeometry &g, bool countPad, int d, int64_t o) {
-  if (countPad)
-    return paddedTaps(g, d, o);
-  int64_t lo, hi;
-  g.validTaps(d, o, lo, hi);
-  return hi - lo;
-}
-
 /// `wCount` holds tapCount along the last dim per output column; `row`
 /// holds out[2] floats of scratch.
 void avgPoolGradPlane(const WindowGeometry &g, bool countPad,
@@ -102,11 +83,8 @@ void avgPoolGradPlane(const WindowGeometry &g, bool countPad,
       g.validTaps(1, oh, hLo, hHi);
       const int64_t h0 = oh * g.stride[1] - g.padBegin[1];
       const float *src = dy + (od * g.out[1] + oh) * ow;
-      for (int64_t i = 0; i < ow; ++i) {
-        const int64_t count = dhCount * wCount[i];
-        // avg_pool yields 0 for a window that averages nothing.
-        row[i] = count > 0 ? src[i] / static_cast<float>(count) : 0.0f;
-      }
+      for (int64_t i = 0; i < ow; ++i)
+        row[i] = divideByTaps(src[i], dhCount * wCount[i]);
       for (int64_t kd = dLo; kd < dHi; ++kd)
         for (int64_t kh = hLo; kh < hHi; ++kh) {
           float *dst = dx + (d0 + kd) * inHW + (h0 + kh) * inW;
@@ -127,9 +105,7 @@ void checkPoolGradTensors(const KernelArgs &args, const TensorArg &x,
                           const TensorArg &y) {
   for (int i = 0; i < args.numTensors(); ++i)
     args.expectDType(i, WEFT_F32);
-  if (x.rank < 3 || y.rank != x.rank || y.dims[0] != x.dims[0] ||
-      y.dims[1] != x.dims[1])
-    args.invalid("expected NC... tensors with matching N and C");
+  checkPoolOperands(args, x, y);
 }
 
 } // namespace
@@ -141,10 +117,7 @@ extern "C" void weft_k_max_pool_grad(void *const *bufs, const int64_t *desc) {
                   &dx = args.tensor(2);
   checkPoolGradTensors(args, x, dy);
   args.expectSameNumel(0, 2);
-  const int s = x.rank - 2;
-  const int64_t *a = args.attrArray(0, 5 * s);
-  WindowGeometry g =
-      makeWindowGeometry(args, x, dy, a, a + s, a + 2 * s, a + 4 * s);
+  WindowGeometry g = makeMaxPoolGeometry(args, x, dy);
   const int64_t planes = x.dims[0] * x.dims[1];
   const float *px = x.as<float>(), *pdy = dy.as<float>();
   float *pdx = dx.as<float>();
@@ -166,17 +139,12 @@ extern "C" void weft_k_avg_pool_grad(void *const *bufs, const int64_t *desc) {
   args.expectTensors(2, 2);
   const TensorArg &dy = args.tensor(0), &dx = args.tensor(1);
   checkPoolGradTensors(args, dx, dy);
-  const int s = dx.rank - 2;
-  const int64_t *a = args.attrArray(0, 1 + 4 * s);
-  const bool countPad = a[0] != 0;
-  WindowGeometry g = makeWindowGeometry(args, dx, dy, a + 1, a + 1 + s,
-                                        a + 1 + 2 * s, nullptr);
+  bool countPad;
+  WindowGeometry g = makeAvgPoolGeometry(args, dx, dy, countPad);
   const int64_t planes = dx.dims[0] * dx.dims[1];
   const float *pdy = dy.as<float>();
   float *pdx = dx.as<float>();
-  std::vector<int64_t> wCount(static_cast<size_t>(g.out[2]));
-  for (int64_t i = 0; i < g.out[2]; ++i)
-    wCount[i] = tapCount(g, countPad, 2, i);
+  const std::vector<int64_t> wCount = lastDimTapCounts(g, countPad);
   parallelFor(planes, grainFor(g.inSize() + g.outSize() * g.kernelSize()),
               [&](int64_t begin, int64_t end) {
                 float *row = scratch<float>(0, g.out[2]);

@@ -1,0 +1,32 @@
+//===- GatherIndices.h - Index checks of gather and scatter_add -----------===//
+//
+// gather (DataMovement.cpp) and its gradient scatter_add
+// (DataMovementGrad.cpp) accept indices in [-extent, extent), negative ones
+// counting from the end.
+//
+//===----------------------------------------------------------------------===//
+#ifndef WEFT_RUNTIME_KERNELS_CPU_GATHERINDICES_H
+#define WEFT_RUNTIME_KERNELS_CPU_GATHERINDICES_H
+
+#include "KernelArgs.h"
+
+namespace weft {
+namespace cpu {
+
+/// Fails unless index `v` lies in [-extent, extent).
+inline void checkGatherIndex(const char *kernel, int64_t v, int64_t extent) {
+  if (v < -extent || v >= extent)
+    fatal(kExitBadInput, "%s: index %lld out of range [-%lld, %lld)", kernel,
+          static_cast<long long>(v), static_cast<long long>(extent),
+          static_cast<long long>(extent));
+}
+
+/// The row a checked index `v` names.
+inline int64_t normalizeGatherIndex(int64_t v, int64_t extent) {
+  return v < 0 ? v + extent : v;
+}
+
+} // namespace cpu
+} // namespace weft
+
+#endif // WEFT_RUNTIME_KERNELS_CPU_GATHERINDICES_H
