@@ -6,11 +6,12 @@
 // kKBlock, then 32-column panels of B, then row tiles; one panel of B (k
 // block x 32 floats) is thus reused from L1 by every row tile while the A
 // block streams from L2. A transposed B is packed into a contiguous panel
-// first (16x16 in-register transposes), and so is a B with rows 4 KiB or
-// more apart. Each tile keeps MR x 2 zmm accumulators over
-// its k block, reads A in place (one broadcast per row and k; a transposed
-// A has a tile's MR values of one k side by side) and adds the result to C
-// (later k blocks) or to the bias (first block) on the way out.
+// first (16x16 in-register transposes), and so is a B whose rows are a
+// multiple of 4 KiB apart (they would all compete for one L1 set). Each tile
+// keeps MR x 2 zmm accumulators over its k block, reads A in place (one
+// broadcast per row and k; a transposed A has a tile's MR values of one k side
+// by side) and adds the result to C (later k blocks) or to the bias (first
+// block) on the way out.
 //
 // Zen 4 and Skylake-SP class cores sustain about one zmm FMA per cycle and
 // pipe here, which these tiles reach within a few percent on L2-resident
@@ -37,9 +38,9 @@ constexpr int kMaxTileRows = 12;
 constexpr int64_t kKBlock = 512;
 /// Scratch slot of the packed panels of B (slots 0-4 are the callers').
 constexpr int kGemmScratchSlot = 5;
-/// Row stride of B (floats) from which its panels are packed: rows 4 KiB or
-/// more apart alias in L1 or fall in different pages.
-constexpr int64_t kPackStride = 1024;
+/// Rows of B a multiple of this many floats (4 KiB) apart all map to the
+/// same L1 set; their panels are packed.
+constexpr int64_t kAliasStride = 1024;
 
 void initRows(int64_t m, int64_t n, float *c, int64_t ldc,
               const float *rowBias) {
@@ -206,9 +207,9 @@ void ownGemm(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
   const int64_t tiles = (m + kMaxTileRows - 1) / kMaxTileRows;
   const int64_t base = m / tiles, extra = m % tiles;
   const int64_t kBlocks = (k + kKBlock - 1) / kKBlock;
-  // B is packed panel by panel when transposed, and when its rows lie far
-  // apart and several row tiles reuse each panel.
-  const bool pack = transB || (ldb >= kPackStride && tiles > 1);
+  // B is packed panel by panel when transposed, and when its rows alias in
+  // L1 and several row tiles reuse each panel.
+  const bool pack = transB || (ldb % kAliasStride == 0 && tiles > 1);
   float *panel =
       pack ? scratch<float>(kGemmScratchSlot, 32 * (k / kBlocks + 1)) : nullptr;
   for (int64_t kb = 0; kb < kBlocks; ++kb) {

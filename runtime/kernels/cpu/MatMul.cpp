@@ -69,9 +69,14 @@ void parallelGemm(const GemmShape &s, const float *a, const float *b,
     return gemm(s, a, lda, b, ldb, c, s.n);
   const bool splitM = s.n <= s.m || s.n < 32 * threads;
   if (splitM) {
+    // Few, tall ranges (two per thread, whole 12-row tiles at least): each
+    // range reads all of B.
     const int64_t rowMacs = s.n * (s.k > 0 ? s.k : 1);
-    const int64_t grain = (kMinParallelMacs + rowMacs - 1) / rowMacs;
-    parallelFor(s.m, grain < 4 ? 4 : grain, [&](int64_t m0, int64_t m1) {
+    int64_t grain = (kMinParallelMacs + rowMacs - 1) / rowMacs;
+    const int64_t perRange = (s.m + 2 * threads - 1) / (2 * threads);
+    grain = grain > perRange ? grain : perRange;
+    grain = grain < 12 ? 12 : grain;
+    parallelFor(s.m, grain, [&](int64_t m0, int64_t m1) {
       GemmShape part = s;
       part.m = m1 - m0;
       gemm(part, a + (s.transA ? m0 : m0 * lda), lda, b, ldb, c + m0 * s.n,

@@ -25,7 +25,8 @@
 // again; with the interpolation points 0, +-1, 2, -1/2 it rounds to a few
 // parts per million of the output (ResNet-18 end to end: relative L2 error
 // 3e-7 against PyTorch, 2e-7 with m = 2 only). winogradTileSize picks the
-// cheaper of the two, or the direct method, from a cost model.
+// cheaper of the two, or the direct method, from a cost model;
+// WEFT_CONV_WINOGRAD=2 keeps it to m = 2 (=0: no Winograd).
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,6 +38,7 @@
 #include "Simd512.h"
 
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 
 namespace weft {
@@ -123,7 +125,7 @@ struct Shape {
   int64_t inH, inW, outH, outW, padTop, padLeft;
 };
 
-/// U[xi][c][oc] for input channels [cb*16, cb*16+16) and output channels
+/// U[c][xi][oc] for input channels [cb*16, cb*16+16) and output channels
 /// [ob*16, ob*16+16). The 16 filters of an output channel for these input
 /// channels are 144 consecutive floats; 16x16 transposes turn the 16 output
 /// channels' rows into one vector (along oc) per (input channel, tap).
@@ -431,7 +433,14 @@ int winogradTileSize(const Conv3x3 &c) {
   const int forced = gForced.load(std::memory_order_relaxed);
   if (forced != 0)
     return forced < 0 ? 0 : forced == 4 ? 4 : 2;
-  if (c.channels < 8 || c.outChannels < 8)
+  static const int allowed = [] {
+    const char *env = std::getenv("WEFT_CONV_WINOGRAD");
+    return !env                         ? 4
+           : std::strcmp(env, "0") == 0 ? 0
+           : std::strcmp(env, "2") == 0 ? 2
+                                        : 4;
+  }();
+  if (allowed == 0 || c.channels < 8 || c.outChannels < 8)
     return 0;
   // Estimated cost of each method in multiply-adds: the gemms plus the
   // weight transform, or direct convolution plus im2col's share.
@@ -440,7 +449,7 @@ int winogradTileSize(const Conv3x3 &c) {
                          kDirectCostPercent / 100;
   int best = 0;
   int64_t bestCost = direct;
-  for (int m : {2, 4}) {
+  for (int m = 2; m <= allowed; m += 2) {
     const int64_t a = m + 2;
     const int64_t tiles = ((c.outH + m - 1) / m) * ((c.outW + m - 1) / m);
     const int64_t cost = cp * ocp * (a * a * tiles + kFilterCost[m / 4]);

@@ -27,7 +27,10 @@ struct Conv3x3 {
 
 /// Output tile size m (2 or 4) Winograd would use for `c`, or 0 when the
 /// direct method is expected to be faster or Winograd cannot run here
-/// (it needs weft's AVX-512 kernels).
+/// (it needs weft's AVX-512 kernels). The environment variable
+/// WEFT_CONV_WINOGRAD, read once, narrows the choice: "0" never uses
+/// Winograd, "2" only m = 2 (rounding like direct convolution; m = 4 is a
+/// few times less accurate, see Winograd.cpp).
 int winogradTileSize(const Conv3x3 &c);
 
 /// Computes c.y with tile size m from winogradTileSize (nonzero).
