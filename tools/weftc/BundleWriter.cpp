@@ -276,9 +276,19 @@ bool BundleWriter::writeManifest(const std::string &modelPath,
   return writeTextFile(path(kManifest), text, error);
 }
 
-static std::string mib(int64_t bytes) {
+/// Bytes in the largest unit that keeps the number at least 1.
+static std::string humanBytes(int64_t bytes) {
+  static const char *const units[] = {"KiB", "MiB", "GiB", "TiB"};
+  if (bytes < 1024)
+    return std::to_string(bytes) + " B";
+  double v = bytes / 1024.0;
+  int unit = 0;
+  while (v >= 1024.0 && unit < 3) {
+    v /= 1024.0;
+    ++unit;
+  }
   std::string s;
-  llvm::raw_string_ostream(s) << llvm::format("%.2f MiB", bytes / 1048576.0);
+  llvm::raw_string_ostream(s) << llvm::format("%.2f ", v) << units[unit];
   return s;
 }
 
@@ -294,13 +304,13 @@ bool BundleWriter::writePlanText(const std::string &modelPath,
      << "parallelism: dp=1 tp=1 pp=1 zero=0\n\n"
      << "memory per rank (planned):\n"
      << "  parameters            "
-     << mib(summary.paramBytes - summary.optimizerBytes) << "\n"
-     << "  optimizer state       " << mib(summary.optimizerBytes) << "\n"
-     << "  intermediates arena   " << mib(summary.arenaBytes)
+     << humanBytes(summary.paramBytes - summary.optimizerBytes) << "\n"
+     << "  optimizer state       " << humanBytes(summary.optimizerBytes) << "\n"
+     << "  intermediates arena   " << humanBytes(summary.arenaBytes)
      << " (static liveness-based buffer plan)\n"
-     << "  inputs and outputs    " << mib(summary.ioBytes) << "\n"
+     << "  inputs and outputs    " << humanBytes(summary.ioBytes) << "\n"
      << "  peak                  "
-     << mib(summary.paramBytes + summary.arenaBytes + summary.ioBytes)
+     << humanBytes(summary.paramBytes + summary.arenaBytes + summary.ioBytes)
      << "\n\nkernel launches per run:\n";
   for (auto &[kernel, count] : summary.kernelCounts)
     os << "  " << kernel << ": " << count << "\n";
