@@ -49,6 +49,25 @@ LogicalResult MatMulOp::buildGradients(OpBuilder &b,
   Location loc = getLoc();
   Value a = getLhs(), bm = getRhs();
   bool ta = getTransposeA(), tb = getTransposeB();
+  auto aType = cast<RankedTensorType>(a.getType());
+  auto bType = cast<RankedTensorType>(bm.getType());
+  // A weight shared by a batch (x [..., M, K] @ W): its gradient sums over the
+  // batch, so fold the batch into the contraction: one [P*M, K]^T @ [P*M, N]
+  // product instead of P small ones and a reduction over a P-times larger
+  // intermediate.
+  if (!ta && bType.getRank() == 2 && aType.getRank() > 2) {
+    int64_t rows = 1;
+    for (int64_t d : aType.getShape().drop_back())
+      rows *= d;
+    int64_t k = aType.getShape().back();
+    int64_t n = cast<RankedTensorType>(g.getType()).getShape().back();
+    Value a2 = reshape(b, loc, a, {rows, k});
+    Value g2 = reshape(b, loc, g, {rows, n});
+    operandGrads[0] = matmul(b, loc, g, bm, false, !tb);
+    operandGrads[1] = tb ? matmul(b, loc, g2, a2, true, false)
+                         : matmul(b, loc, a2, g2, true, false);
+    return success();
+  }
   Value da, db;
   if (!ta && !tb) {
     da = matmul(b, loc, g, bm, false, true);

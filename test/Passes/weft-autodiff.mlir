@@ -38,7 +38,9 @@ func.func @main(%x: tensor<2x3x4xf32>) -> tensor<f32> {
 
 // Matrix products differentiate into matrix products with transpose flags:
 // for C = A B^T, dA = g B and dB = g^T A; for C = A^T B^T, dA = B^T g^T and
-// dB = g^T A^T. A batch-broadcast operand sums over the batch dim.
+// dB = g^T A^T. A weight shared by a batch gets one product with the batch
+// folded into the contraction ([P*M, K]^T @ [P*M, N]), not P products and a
+// sum.
 // CHECK-LABEL: func.func @main
 // CHECK-SAME: attributes {weft.trainable = ["w", "v", "u"]}
 // CHECK: %[[W:.*]] = weft.param "w" : tensor<4x3xf32>
@@ -48,9 +50,10 @@ func.func @main(%x: tensor<2x3x4xf32>) -> tensor<f32> {
 // CHECK: weft.matmul %[[H]], %[[V]] {transpose_a = true, transpose_b = true}
 // CHECK: %[[GK:.*]] = weft.broadcast_to %{{.*}} to tensor<2x3x6xf32>
 // CHECK: %[[GY:.*]] = weft.broadcast_to %{{.*}} to tensor<4x5xf32>
-// CHECK: %[[DUB:.*]] = weft.matmul %[[Z:.*]], %[[GK]] {transpose_a = true} : (tensor<2x3x4xf32>, tensor<2x3x6xf32>) -> tensor<2x4x6xf32>
-// CHECK: %[[DUR:.*]] = weft.reduce_sum %[[DUB]] {axes = array<i64: 0>} : (tensor<2x4x6xf32>) -> tensor<1x4x6xf32>
-// CHECK: %[[DU:.*]] = weft.reshape %[[DUR]] : tensor<1x4x6xf32> to tensor<4x6xf32>
+// CHECK: %[[Z2:.*]] = weft.reshape %arg1 : tensor<2x3x4xf32> to tensor<6x4xf32>
+// CHECK: %[[G2:.*]] = weft.reshape %[[GK]] : tensor<2x3x6xf32> to tensor<6x6xf32>
+// CHECK: %[[DU:.*]] = weft.matmul %[[Z2]], %[[G2]] {transpose_a = true} : (tensor<6x4xf32>, tensor<6x6xf32>) -> tensor<4x6xf32>
+// CHECK-NOT: weft.reduce_sum
 // CHECK: %[[DH:.*]] = weft.matmul %[[V]], %[[GY]] {transpose_a = true, transpose_b = true} : (tensor<5x2xf32>, tensor<4x5xf32>) -> tensor<2x4xf32>
 // CHECK: %[[DV:.*]] = weft.matmul %[[GY]], %[[H]] {transpose_a = true, transpose_b = true} : (tensor<4x5xf32>, tensor<2x4xf32>) -> tensor<5x2xf32>
 // CHECK: %[[DW:.*]] = weft.matmul %[[DH]], %[[X]] {transpose_a = true} : (tensor<2x4xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
