@@ -8,8 +8,7 @@
 // verified IR.
 //
 //===----------------------------------------------------------------------===//
-#include "dialects/weft/ShapeRules.h"
-#include "dialects/weft/WeftOps.h"
+#include "dialects/weft/ShapeRulesInternal.h"
 
 #include "llvm/Support/MathExtras.h"
 
@@ -170,68 +169,7 @@ SliceBounds weft::normalizeSlice(int64_t start, int64_t end, int64_t step,
 // Diagnostics and operand access
 //===----------------------------------------------------------------------===//
 
-namespace {
-/// Reports inference errors at the op's location, worded like the op's own
-/// verifier messages. Only the first error is reported: operands are
-/// checked together, and one message per broken op is what users read.
-class ShapeErrors {
-public:
-  ShapeErrors(std::optional<Location> loc, StringRef opName)
-      : loc(loc), opName(opName) {}
-
-  template <typename... Args> LogicalResult fail(Args &&...args) const {
-    if (reported)
-      return failure();
-    reported = true;
-    return emitOptionalError(loc, "'", opName, "' op ",
-                             std::forward<Args>(args)...);
-  }
-
-  /// The type of `value` when it is a ranked tensor of static shape.
-  FailureOr<RankedTensorType> tensor(Value value, StringRef name) const {
-    if (!value)
-      return fail("is missing operand '", name, "'");
-    auto type = dyn_cast<RankedTensorType>(value.getType());
-    if (!type)
-      return fail(name, " must be a ranked tensor, got ", value.getType());
-    if (!type.hasStaticShape())
-      return fail(name, " must have a static shape, got ", type);
-    return type;
-  }
-
-  /// A required array attribute that a builder may have left out.
-  FailureOr<ArrayRef<int64_t>> array(DenseI64ArrayAttr attr,
-                                     StringRef name) const {
-    if (!attr)
-      return fail("requires attribute '", name, "'");
-    return attr.asArrayRef();
-  }
-
-  FailureOr<int64_t> integer(IntegerAttr attr, StringRef name) const {
-    if (!attr)
-      return fail("requires attribute '", name, "'");
-    return attr.getValue().getSExtValue();
-  }
-
-private:
-  std::optional<Location> loc;
-  StringRef opName;
-  mutable bool reported = false;
-};
-
-bool boolOr(BoolAttr attr, bool defaultValue) {
-  return attr ? attr.getValue() : defaultValue;
-}
-
-/// "[2, 3]" for diagnostics.
-std::string shapeString(ArrayRef<int64_t> shape) {
-  std::string s = "[";
-  llvm::raw_string_ostream os(s);
-  llvm::interleaveComma(shape, os);
-  os << "]";
-  return s;
-}
-} // namespace
+using namespace weft::shape_rules;
 
 /// Broadcasting binary ops and comparisons. A null `resultElement` means the
 /// operands' element type.
@@ -361,22 +299,12 @@ LogicalResult MatMulOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
-namespace {
-/// The window attributes of conv and the pools.
-struct Window {
-  ArrayRef<int64_t> kernel, strides, pads, dilations;
-};
-} // namespace
-
-/// Checks the window attributes against the spatial rank of `input` and
-/// computes [N, channels, out spatial...]. Pools also need each pad smaller
-/// than the kernel (as onnxruntime enforces), so that no window covers
-/// padding only.
-static LogicalResult inferWindowed(const ShapeErrors &errors,
-                                   RankedTensorType input, int64_t channels,
-                                   const Window &window, bool ceilMode,
-                                   bool isPool,
-                                   SmallVectorImpl<Type> &results) {
+LogicalResult weft::shape_rules::inferWindowed(const ShapeErrors &errors,
+                                               RankedTensorType input,
+                                               int64_t channels,
+                                               const Window &window,
+                                               bool ceilMode, bool isPool,
+                                               SmallVectorImpl<Type> &results) {
   size_t spatial = input.getRank() - 2;
   auto checkLength = [&](ArrayRef<int64_t> values, size_t expected,
                          StringRef name, StringRef what) -> LogicalResult {
@@ -465,32 +393,6 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
 //===----------------------------------------------------------------------===//
 // Pooling and normalization
 //===----------------------------------------------------------------------===//
-
-/// `dilations` is nullopt for avg_pool, which has none (all ones).
-template <typename Adaptor>
-static LogicalResult inferPool(const ShapeErrors &errors, Adaptor adaptor,
-                               std::optional<ArrayRef<int64_t>> dilations,
-                               SmallVectorImpl<Type> &results) {
-  FailureOr<RankedTensorType> input =
-      errors.tensor(adaptor.getInput(), "input");
-  if (failed(input))
-    return failure();
-  if (input->getRank() < 3)
-    return errors.fail("input must have rank >= 3 (N, C, spatial dims), got ",
-                       *input);
-  const auto &props = adaptor.getProperties();
-  FailureOr<ArrayRef<int64_t>> kernel =
-      errors.array(props.kernel_shape, "kernel_shape");
-  FailureOr<ArrayRef<int64_t>> strides = errors.array(props.strides, "strides");
-  FailureOr<ArrayRef<int64_t>> pads = errors.array(props.pads, "pads");
-  if (failed(kernel) || failed(strides) || failed(pads))
-    return failure();
-  SmallVector<int64_t> ones(input->getRank() - 2, 1);
-  Window window{*kernel, *strides, *pads, dilations ? *dilations : ones};
-  return inferWindowed(errors, *input, input->getDimSize(1), window,
-                       boolOr(props.ceil_mode, false), /*isPool=*/true,
-                       results);
-}
 
 LogicalResult MaxPoolOp::inferReturnTypes(MLIRContext *,
                                           std::optional<Location> loc,
@@ -694,44 +596,6 @@ LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
 // Losses
 //===----------------------------------------------------------------------===//
 
-/// The result type of weft.softmax_cross_entropy, shared by its gradient.
-template <typename Adaptor>
-static FailureOr<RankedTensorType>
-inferCrossEntropyLoss(const ShapeErrors &errors, Adaptor adaptor) {
-  FailureOr<RankedTensorType> scores =
-      errors.tensor(adaptor.getScores(), "scores");
-  FailureOr<RankedTensorType> labels =
-      errors.tensor(adaptor.getLabels(), "labels");
-  if (failed(scores) || failed(labels))
-    return failure();
-  if (scores->getRank() < 2)
-    return errors.fail("scores must have rank >= 2 (N, C, d1..dk), got ",
-                       *scores);
-  SmallVector<int64_t> expected(scores->getShape());
-  expected.erase(expected.begin() + 1);
-  if (labels->getShape() != ArrayRef<int64_t>(expected))
-    return errors.fail("labels must have the scores' shape without the class "
-                       "dim, ",
-                       shapeString(expected), ", got ", *labels);
-  if (Value weights = adaptor.getWeights()) {
-    FailureOr<RankedTensorType> type = errors.tensor(weights, "weights");
-    if (failed(type))
-      return failure();
-    if (type->getRank() != 1 || type->getDimSize(0) != scores->getDimSize(1))
-      return errors.fail("weights must have shape [C] = [",
-                         scores->getDimSize(1), "], got ", *type);
-  }
-  StringAttr reductionAttr = adaptor.getProperties().reduction;
-  StringRef reduction = reductionAttr ? reductionAttr.getValue() : "mean";
-  if (reduction == "none")
-    return RankedTensorType::get(labels->getShape(), scores->getElementType());
-  if (reduction != "mean" && reduction != "sum")
-    return errors.fail("reduction must be \"mean\", \"sum\" or \"none\", got "
-                       "\"",
-                       reduction, "\"");
-  return RankedTensorType::get({}, scores->getElementType());
-}
-
 LogicalResult SoftmaxCrossEntropyOp::inferReturnTypes(
     MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
     SmallVectorImpl<Type> &results) {
@@ -740,101 +604,5 @@ LogicalResult SoftmaxCrossEntropyOp::inferReturnTypes(
   if (failed(loss))
     return failure();
   results.push_back(*loss);
-  return success();
-}
-
-//===----------------------------------------------------------------------===//
-// Backward ops (WeftGradOps.td). scatter_add, conv_grad_input,
-// conv_grad_weight, avg_pool_grad and slice_grad take their result types
-// from the forward op's operands; their verifiers check them.
-//===----------------------------------------------------------------------===//
-
-/// Checks that `grad` has the type of the forward result, `expected`.
-static LogicalResult checkGradType(const ShapeErrors &errors, Value grad,
-                                   StringRef name, Type expected) {
-  FailureOr<RankedTensorType> type = errors.tensor(grad, name);
-  if (failed(type))
-    return failure();
-  if (*type != expected)
-    return errors.fail(name, " must have the forward result's type ", expected,
-                       ", got ", *type);
-  return success();
-}
-
-LogicalResult MaxPoolGradOp::inferReturnTypes(MLIRContext *,
-                                              std::optional<Location> loc,
-                                              Adaptor adaptor,
-                                              SmallVectorImpl<Type> &results) {
-  ShapeErrors errors(loc, getOperationName());
-  FailureOr<ArrayRef<int64_t>> dilations =
-      errors.array(adaptor.getProperties().dilations, "dilations");
-  if (failed(dilations))
-    return failure();
-  SmallVector<Type> forward;
-  if (failed(inferPool(errors, adaptor, *dilations, forward)) ||
-      failed(checkGradType(errors, adaptor.getGrad(), "grad", forward[0])))
-    return failure();
-  results.push_back(adaptor.getInput().getType());
-  return success();
-}
-
-LogicalResult
-LayerNormGradOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
-                                  Adaptor adaptor,
-                                  SmallVectorImpl<Type> &results) {
-  ShapeErrors errors(loc, getOperationName());
-  FailureOr<RankedTensorType> input =
-      errors.tensor(adaptor.getInput(), "input");
-  FailureOr<RankedTensorType> scale =
-      errors.tensor(adaptor.getScale(), "scale");
-  FailureOr<int64_t> axis =
-      errors.integer(adaptor.getProperties().axis, "axis");
-  if (failed(input) || failed(scale) || failed(axis))
-    return failure();
-  if (*axis < 0 || *axis >= input->getRank())
-    return errors.fail("axis ", *axis, " is out of range [0, ",
-                       input->getRank(), ") for input ", *input);
-  int64_t normalized = numElements(input->getShape().drop_front(*axis));
-  if (scale->getElementType() != input->getElementType() ||
-      scale->getNumElements() != normalized)
-    return errors.fail("scale must hold the normalized shape (input dims from "
-                       "axis ",
-                       *axis, ", ", normalized, " elements of ",
-                       input->getElementType(), "), got ", *scale);
-  if (failed(checkGradType(errors, adaptor.getGrad(), "grad", *input)))
-    return failure();
-  results.append({*input, *scale, *scale});
-  return success();
-}
-
-LogicalResult SoftmaxGradOp::inferReturnTypes(MLIRContext *,
-                                              std::optional<Location> loc,
-                                              Adaptor adaptor,
-                                              SmallVectorImpl<Type> &results) {
-  ShapeErrors errors(loc, getOperationName());
-  FailureOr<RankedTensorType> output =
-      errors.tensor(adaptor.getOutput(), "output");
-  FailureOr<int64_t> axis =
-      errors.integer(adaptor.getProperties().axis, "axis");
-  if (failed(output) || failed(axis))
-    return failure();
-  if (*axis < 0 || *axis >= output->getRank())
-    return errors.fail("axis ", *axis, " is out of range [0, ",
-                       output->getRank(), ") for output ", *output);
-  if (failed(checkGradType(errors, adaptor.getGrad(), "grad", *output)))
-    return failure();
-  results.push_back(*output);
-  return success();
-}
-
-LogicalResult SoftmaxCrossEntropyGradOp::inferReturnTypes(
-    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
-    SmallVectorImpl<Type> &results) {
-  ShapeErrors errors(loc, getOperationName());
-  FailureOr<RankedTensorType> loss = inferCrossEntropyLoss(errors, adaptor);
-  if (failed(loss) ||
-      failed(checkGradType(errors, adaptor.getLossGrad(), "loss_grad", *loss)))
-    return failure();
-  results.push_back(adaptor.getScores().getType());
   return success();
 }
