@@ -20,6 +20,15 @@
 
 namespace weft {
 
+bool splitOptionValue(const std::string &arg, std::string &flag,
+                      std::string &value) {
+  size_t eq = arg.find('=');
+  bool inlineValue = eq != std::string::npos && arg.compare(0, 2, "--") == 0;
+  flag = inlineValue ? arg.substr(0, eq) : arg;
+  value = inlineValue ? arg.substr(eq + 1) : std::string();
+  return inlineValue;
+}
+
 //===----------------------------------------------------------------------===//
 // Signature
 //===----------------------------------------------------------------------===//
@@ -265,13 +274,8 @@ Status parseRunOptions(int argc, char *const *argv, RunOptions &out) {
     if (arg.size() < 2 || arg[0] != '-')
       return Status::badUsage("unexpected argument '" + arg + "'");
     // Options with a value: "--opt VALUE" or "--opt=VALUE".
-    std::string flag = arg, value;
-    size_t eq = arg.find('=');
-    bool inlineValue = eq != std::string::npos && arg.compare(0, 2, "--") == 0;
-    if (inlineValue) {
-      flag = arg.substr(0, eq);
-      value = arg.substr(eq + 1);
-    }
+    std::string flag, value;
+    bool inlineValue = splitOptionValue(arg, flag, value);
     if (flag != "--bundle" && flag != "--input" && flag != "--output-dir" &&
         flag != "--repeat" && flag != "--warmup")
       return Status::badUsage("unknown option '" + arg + "'");

@@ -46,13 +46,8 @@ Status parseTrainOptions(int argc, char *const *argv, TrainOptions &out) {
     }
     if (arg.size() < 2 || arg[0] != '-')
       return Status::badUsage("unexpected argument '" + arg + "'");
-    std::string flag = arg, value;
-    size_t eq = arg.find('=');
-    bool inlineValue = eq != std::string::npos && arg.compare(0, 2, "--") == 0;
-    if (inlineValue) {
-      flag = arg.substr(0, eq);
-      value = arg.substr(eq + 1);
-    }
+    std::string flag, value;
+    bool inlineValue = splitOptionValue(arg, flag, value);
     if (flag == "--input" || flag == "--output-dir" || flag == "--repeat" ||
         flag == "--warmup")
       return Status::badUsage(flag + " is for inference runs ('weft run'); "

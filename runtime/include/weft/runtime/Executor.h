@@ -43,6 +43,11 @@
 
 namespace weft {
 
+/// Splits "--opt=VALUE" into flag and value and returns true; otherwise sets
+/// flag to `arg` and returns false (the value, if any, is the next argument).
+bool splitOptionValue(const std::string &arg, std::string &flag,
+                      std::string &value);
+
 /// The outcome of a step: exit code 0 (ok), 2 (bad usage or input) or 1.
 struct Status {
   int code = 0;
