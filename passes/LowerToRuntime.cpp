@@ -44,8 +44,14 @@ bool cpuSupports(Operation *op, Type elementType) {
   }
   if (kernel == "compare")
     return arithmetic || code == WEFT_BOOL;
+  // bf16 products and the sums of their gradients (the kernels widen to f32,
+  // accumulate there and round the result once).
+  bool bf16 = code == WEFT_BF16;
   if (kernel == "reduce" && !isa<ReduceMeanOp>(op))
-    return arithmetic;
+    return arithmetic || bf16;
+  if (kernel == "matmul" || kernel == "conv" || kernel == "conv_grad_input" ||
+      kernel == "conv_grad_weight")
+    return isF32 || bf16;
   if (kernel == "where" || kernel == "cast" || kernel == "transpose" ||
       kernel == "concat" || kernel == "split" || kernel == "slice" ||
       kernel == "gather" || kernel == "expand" || kernel == "trilu")

@@ -122,4 +122,26 @@ def AppendLoss : Pass<"weft-append-loss", "mlir::ModuleOp"> {
   ];
 }
 
+def MixedPrecision : Pass<"weft-mixed-precision", "mlir::ModuleOp"> {
+  let summary = "Run matrix products and convolutions in bf16";
+  let description = [{
+    Mixed precision in the style of automatic mixed precision: every
+    weft.matmul and weft.conv on f32 tensors gets its operands cast to
+    `dtype`, computes in it (the kernels accumulate in f32 and round the
+    result once), and its result is cast back to f32. A conv's bias is
+    added after the cast, in f32. Everything else (normalization, softmax,
+    losses, elementwise ops, reductions) stays in f32, and so do the
+    parameters: a parameter is cast where a product reads it, so training
+    keeps f32 master weights and optimizer state. Run before weft-autodiff,
+    the casts' gradient rules make the backward products bf16 as well and
+    hand the parameters f32 gradients.
+
+    Warns when the module has no f32 product to convert.
+  }];
+  let options = [
+    Option<"dtype", "dtype", "std::string", "\"bf16\"",
+           "Compute element type of the products (bf16)">,
+  ];
+}
+
 #endif // WEFT_PASSES_TD

@@ -2,7 +2,7 @@
 """Compile an exported e2e model with weftc, run it with weft, compare to PyTorch.
 
     /usr/bin/python3 test/e2e/check_model.py MODEL_DIR [MODEL_DIR ...]
-        [--tol 1e-4] [--work-dir DIR] [--keep]
+        [--tol 1e-4] [--work-dir DIR] [--keep] [--weftc-arg ARG]...
 
 MODEL_DIR is what export_models.py wrote (model.onnx, inputs/, outputs/,
 meta.json). For every output the relative L2 error ||y - ref|| / ||ref|| is
@@ -26,7 +26,7 @@ import weft_tools  # noqa: E402
 import numpy as np  # noqa: E402
 
 
-def check(model_dir, tol, work, timeout):
+def check(model_dir, tol, work, timeout, weftc_args=()):
     with open(os.path.join(model_dir, "meta.json")) as f:
         meta = json.load(f)
     name = meta["name"]
@@ -37,6 +37,7 @@ def check(model_dir, tol, work, timeout):
     os.makedirs(out_dir)
 
     comp = weft_tools.compile_bundle(os.path.join(model_dir, "model.onnx"), bundle,
+                                     extra_args=weftc_args,
                                      timeout=timeout)
     print("%s: weftc compile %.2f s (exit %d)" % (name, comp.seconds, comp.returncode))
     if not comp.ok:
@@ -81,12 +82,14 @@ def main(argv=None):
     ap.add_argument("--work-dir", help="where bundles and outputs go (default: temp dir)")
     ap.add_argument("--keep", action="store_true", help="keep the temp dir")
     ap.add_argument("--timeout", type=float, default=300)
+    ap.add_argument("--weftc-arg", action="append", default=[],
+                    help="extra argument for weftc compile (repeatable)")
     args = ap.parse_args(argv)
     work = args.work_dir or tempfile.mkdtemp(prefix="weft-e2e-")
     os.makedirs(work, exist_ok=True)
     start = time.monotonic()
     try:
-        results = [check(d, args.tol, work, args.timeout) for d in args.model_dirs]
+        results = [check(d, args.tol, work, args.timeout, args.weftc_arg) for d in args.model_dirs]
     finally:
         if not args.work_dir and not args.keep:
             shutil.rmtree(work, ignore_errors=True)

@@ -8,10 +8,19 @@ per-step losses (relative error <= 1e-4). With --resume-check, also train 5
 steps, resume to 10, and require the final state to equal an uninterrupted
 run bit for bit.
 
+With --dtype bf16 the bundle is compiled with `--dtype bf16` and the
+reference is the PyTorch loop with weft's mixed-precision products emulated
+(bf16_reference.py), limit 1e-3. At step 1 the f32 loss must also be at
+least ten times (and 1e-5) farther from weft's than that reference is, so
+the bf16 products really ran; the distance to torch.autocast's bf16 loop is
+printed beside it.
+
 usage: /usr/bin/python3 check_training.py MODEL OPTIMIZER WORKDIR [--resume-check]
-           [--clip NORM]
+           [--clip NORM] [--dtype bf16]
   MODEL: mlp | causal_lm | cnn        OPTIMIZER: adamw | sgd
 """
+import contextlib
+import copy
 import json
 import os
 import shutil
@@ -22,8 +31,11 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from bf16_reference import autocast_bf16, weft_bf16_products
+
 STEPS = 10
 TOLERANCE = 1e-4
+TOLERANCE_BF16 = 1e-3
 
 
 class Mlp(torch.nn.Module):
@@ -123,6 +135,9 @@ def main():
     name, optimizer, work = sys.argv[1], sys.argv[2], sys.argv[3]
     resume_check = "--resume-check" in sys.argv
     clip = None
+    dtype = "fp32"
+    if "--dtype" in sys.argv:
+        dtype = sys.argv[sys.argv.index("--dtype") + 1]
     if "--clip" in sys.argv:
         clip = float(sys.argv[sys.argv.index("--clip") + 1])
     os.makedirs(work, exist_ok=True)
@@ -152,16 +167,29 @@ def main():
         np.save(path, v)
         data_args += ["--data", f"{k}={path}"]
 
-    opt, flags = make_optimizer(optimizer, model.parameters())
-    ref = []
-    for s in range(STEPS):
-        opt.zero_grad()
-        loss = model(*(rows(data, s, batch)[k] for k in names))
-        loss.backward()
-        if clip is not None:
-            torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
-        opt.step()
-        ref.append(loss.item())
+    def reference(context):
+        # context: a function returning a fresh context manager per step.
+        """Per-step losses of a torch.optim loop from the initial weights."""
+        m = copy.deepcopy(model)
+        opt, _ = make_optimizer(optimizer, m.parameters())
+        losses = []
+        for s in range(STEPS):
+            opt.zero_grad()
+            with context():
+                loss = m(*(rows(data, s, batch)[k] for k in names))
+            loss.float().backward()
+            if clip is not None:
+                torch.nn.utils.clip_grad_norm_(m.parameters(), clip)
+            opt.step()
+            losses.append(loss.item())
+        return losses
+
+    _, flags = make_optimizer(optimizer, [torch.zeros(1)])
+    f32_ref = reference(contextlib.nullcontext)
+    ref, limit = f32_ref, TOLERANCE
+    if dtype == "bf16":
+        ref, limit = reference(weft_bf16_products), TOLERANCE_BF16
+        flags += ["--dtype", "bf16"]
 
     bundle = os.path.join(work, "bundle")
     if clip is not None:
@@ -170,15 +198,31 @@ def main():
     shutil.rmtree(os.path.join(work, "ckpt-full"), ignore_errors=True)
     got = train_weft(bundle, data_args, os.path.join(work, "full"), STEPS,
                      ckpt=os.path.join(work, "ckpt-full") if resume_check else None)
-    worst = 0.0
+    def worst_error(a, b):
+        return max(abs(x - y) / max(abs(y), 1e-12) for x, y in zip(a, b))
+
     for s, (a, b) in enumerate(zip(got, ref)):
         err = abs(a - b) / max(abs(b), 1e-12)
-        worst = max(worst, err)
         print(f"step {s + 1:2d}  weft {a:.7f}  torch {b:.7f}  rel {err:.1e}")
-    ok = len(got) == STEPS and worst <= TOLERANCE
-    print(f"{name}/{optimizer}: max relative loss error {worst:.2e} "
-          f"({'ok' if ok else 'FAILED'}, limit {TOLERANCE})")
-
+    worst = worst_error(got, ref)
+    ok = len(got) == STEPS and worst <= limit
+    print(f"{name}/{optimizer}/{dtype}: max relative loss error {worst:.2e} "
+          f"({'ok' if ok else 'FAILED'}, limit {limit})")
+    if dtype == "bf16":
+        # Step 1 runs the initial weights, before a rare rounding flip (f32
+        # sums in another order land on the other side of a bf16 tie) can
+        # compound: there the f32 loss must be far from weft's, or this test
+        # could not tell bf16 products from f32 ones.
+        step1 = abs(got[0] - ref[0]) / abs(ref[0])
+        f32_gap = abs(got[0] - f32_ref[0]) / abs(f32_ref[0])
+        distinct = f32_gap >= max(10 * step1, 1e-5)
+        autocast_gap = worst_error(got, reference(autocast_bf16))
+        print(f"bf16, step 1: weft {step1:.1e} from the emulation, "
+              f"{f32_gap:.1e} from f32 ({'ok' if distinct else 'FAILED'}: "
+              f"must be >= 10x and >= 1e-5); all steps: "
+              f"{worst_error(got, f32_ref):.2e} from f32, "
+              f"{autocast_gap:.2e} from torch.autocast(bf16)")
+        ok = ok and distinct
     if resume_check:
         ckpt = os.path.join(work, "ckpt-split")
         shutil.rmtree(ckpt, ignore_errors=True)

@@ -252,6 +252,7 @@ bool BundleWriter::writeManifest(const std::string &modelPath,
                                   {"zero", 0},
                                   {"schedule", "none"},
                                   {"microbatches", 1},
+                                  {"compute_dtype", summary.computeDType},
                                   {"stage_boundaries", llvm::json::Array{}}}},
       {"executable", "model"},
       {"ranks", llvm::json::Array{llvm::json::Object{
@@ -301,7 +302,12 @@ bool BundleWriter::writePlanText(const std::string &modelPath,
   os << "weft plan for " << llvm::sys::path::filename(modelPath) << "\n"
      << "target: " << target << ", world size 1 (single device), "
      << (summary.mode == "train" ? "training step" : "inference") << "\n"
-     << "parallelism: dp=1 tp=1 pp=1 zero=0\n\n"
+     << "parallelism: dp=1 tp=1 pp=1 zero=0\n"
+     << "compute dtype: " << summary.computeDType
+     << (summary.computeDType == "fp32"
+             ? "\n\n"
+             : " (matmul and conv; the rest, parameters and optimizer state "
+               "fp32)\n\n")
      << "memory per rank (planned):\n"
      << "  parameters            "
      << humanBytes(summary.paramBytes - summary.optimizerBytes) << "\n"

@@ -23,6 +23,7 @@ namespace weft {
 struct ProgramSummary {
   mlir::ArrayAttr inputs, params, outputs; // {name, type} dictionaries
   std::string mode = "inference";          // or "train"
+  std::string computeDType = "fp32";       // or "bf16" (--dtype)
   int64_t arenaBytes = 0;
   int64_t paramBytes = 0;     // every persistent buffer
   int64_t optimizerBytes = 0; // of which optimizer state and step

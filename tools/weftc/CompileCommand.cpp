@@ -149,13 +149,21 @@ int weft::runCompileCommand(int argc, char **argv) {
   mlir::PassManager lowerPm(&context);
   if (mlir::failed(mlir::applyPassManagerCLOptions(lowerPm)))
     return fail(kExitBadInput, "invalid pass manager options");
+  if (opts.train) {
+    AppendLossOptions loss;
+    loss.loss = opts.loss;
+    loss.target = opts.lossTarget;
+    lowerPm.addPass(createAppendLoss(loss));
+  }
+  // Mixed precision rewrites the forward graph, so autodiff differentiates
+  // the casts; canonicalizing first folds transposes into the products.
+  if (opts.dtype == "bf16") {
+    lowerPm.addPass(mlir::createCanonicalizerPass());
+    MixedPrecisionOptions precision;
+    precision.dtype = opts.dtype;
+    lowerPm.addPass(createMixedPrecision(precision));
+  }
   if (opts.emitGradients || opts.train) {
-    if (opts.train) {
-      AppendLossOptions loss;
-      loss.loss = opts.loss;
-      loss.target = opts.lossTarget;
-      lowerPm.addPass(createAppendLoss(loss));
-    }
     AutodiffOptions autodiff;
     autodiff.freeze.assign(opts.freeze.begin(), opts.freeze.end());
     lowerPm.addPass(createAutodiff(autodiff));
@@ -180,6 +188,7 @@ int weft::runCompileCommand(int argc, char **argv) {
     return fail(kExitBadInput,
                 "cannot compile " + opts.model + " for the cpu target");
   ProgramSummary summary = summarize(module);
+  summary.computeDType = opts.dtype;
   if (opts.train)
     addInitialState(summary, imported->params);
 

@@ -294,7 +294,5 @@ bool weft::checkImplemented(const CompileOptions &opts, std::string &error) {
     error = "--momentum is an option of --optimizer sgd";
     return false;
   }
-  if (opts.dtype != "fp32")
-    return refuse("--dtype " + opts.dtype);
   return true;
 }

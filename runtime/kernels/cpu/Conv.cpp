@@ -39,6 +39,7 @@
 #include "RowOps.h"
 #include "Scratch.h"
 #include "Simd512.h"
+#include "Widen.h"
 #include "Winograd.h"
 
 #include <cstring>
@@ -530,6 +531,8 @@ void depthwisePlane(const ConvProblem &p, int64_t plane) {
 } // namespace
 
 extern "C" void weft_k_conv(void *const *bufs, const int64_t *desc) {
+  if (runBF16AsF32(bufs, desc, 1, weft_k_conv))
+    return;
   KernelArgs args("conv", bufs, desc);
   args.expectTensors(3, 4);
   args.expectAttrs(2);

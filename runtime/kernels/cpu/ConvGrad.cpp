@@ -22,6 +22,7 @@
 #include "Parallel.h"
 #include "RowOps.h"
 #include "Scratch.h"
+#include "Widen.h"
 
 #include <cblas.h>
 #include <cstring>
@@ -337,6 +338,8 @@ void gemmGradWeight(const ConvGradProblem &p, const float *x, const float *dy,
 } // namespace
 
 extern "C" void weft_k_conv_grad_input(void *const *bufs, const int64_t *desc) {
+  if (runBF16AsF32(bufs, desc, 1, weft_k_conv_grad_input))
+    return;
   KernelArgs args("conv_grad_input", bufs, desc);
   args.expectTensors(3, 3);
   const TensorArg &dy = args.tensor(0), &w = args.tensor(1),
@@ -379,6 +382,8 @@ extern "C" void weft_k_conv_grad_input(void *const *bufs, const int64_t *desc) {
 
 extern "C" void weft_k_conv_grad_weight(void *const *bufs,
                                         const int64_t *desc) {
+  if (runBF16AsF32(bufs, desc, 1, weft_k_conv_grad_weight))
+    return;
   KernelArgs args("conv_grad_weight", bufs, desc);
   args.expectTensors(3, 3);
   const TensorArg &x = args.tensor(0), &dy = args.tensor(1),

@@ -15,6 +15,7 @@
 #include "Broadcast.h"
 #include "Gemm.h"
 #include "Parallel.h"
+#include "Widen.h"
 
 #include <cblas.h>
 #include <cstring>
@@ -106,6 +107,8 @@ TensorArg batchView(const TensorArg &t) {
 } // namespace
 
 extern "C" void weft_k_matmul(void *const *bufs, const int64_t *desc) {
+  if (runBF16AsF32(bufs, desc, 1, weft_k_matmul))
+    return;
   KernelArgs args("matmul", bufs, desc);
   args.expectTensors(3, 3);
   args.expectAttrs(2);

@@ -14,6 +14,7 @@
 #include "Parallel.h"
 #include "RowOps.h"
 #include "VectorMath.h"
+#include "Widen.h"
 
 #include <cmath>
 #include <limits>
@@ -192,6 +193,8 @@ void reduceTyped(const KernelArgs &args, int64_t op,
 } // namespace
 
 extern "C" void weft_k_reduce(void *const *bufs, const int64_t *desc) {
+  if (runBF16AsF32(bufs, desc, 1, weft_k_reduce))
+    return;
   KernelArgs args("reduce", bufs, desc);
   args.expectTensors(2, 2);
   args.expectAttrs(2);
