@@ -1,6 +1,8 @@
 //===- LowerToRuntime.cpp - weft graph -> weftrt kernel launches ----------===//
 #include "passes/Passes.h"
 
+#include "dialects/weft/Sharding.h"
+
 #include "weft/runtime/KernelABI.h"
 
 #include "mlir/IR/Builders.h"
@@ -145,6 +147,68 @@ void updateInPlace(func::FuncOp func) {
   }
 }
 
+/// The runtime kernel of a `shard` collective (KernelABI.h), with its
+/// attributes; failure for any other op.
+LogicalResult collectiveKernel(Operation *op, StringRef &kernel,
+                               SmallVectorImpl<int64_t> &attrs) {
+  auto appendAxes = [&](ArrayRef<int16_t> axes) {
+    attrs.push_back(axes.size());
+    attrs.append(axes.begin(), axes.end());
+  };
+  auto reductionCode = [](shard::ReductionKind kind) -> int64_t {
+    switch (kind) {
+    case shard::ReductionKind::Max:
+      return 1;
+    case shard::ReductionKind::Min:
+      return 2;
+    default:
+      return 0;
+    }
+  };
+  if (auto allReduce = dyn_cast<shard::AllReduceOp>(op)) {
+    kernel = "all_reduce";
+    attrs.push_back(reductionCode(allReduce.getReduction()));
+    appendAxes(allReduce.getGridAxes());
+    return success();
+  }
+  if (auto allGather = dyn_cast<shard::AllGatherOp>(op)) {
+    kernel = "all_gather";
+    attrs.push_back(allGather.getGatherAxis().getSExtValue());
+    appendAxes(allGather.getGridAxes());
+    return success();
+  }
+  if (auto scatter = dyn_cast<shard::ReduceScatterOp>(op)) {
+    kernel = "reduce_scatter";
+    attrs.push_back(reductionCode(scatter.getReduction()));
+    attrs.push_back(scatter.getScatterAxis().getSExtValue());
+    appendAxes(scatter.getGridAxes());
+    return success();
+  }
+  return failure();
+}
+
+/// A `weft.shard` annotation as the runtime reads it: {dim, mesh_axes} of
+/// the one split dimension; none for a partial or multiply split tensor.
+std::optional<NamedAttribute> runtimeShard(Builder &b, Attribute attr,
+                                           int64_t rank) {
+  FailureOr<TensorSharding> s = shardingFromAttr(attr, rank);
+  if (failed(s) || !s->partial.empty())
+    return std::nullopt;
+  std::optional<NamedAttribute> slot;
+  for (auto [d, dim] : llvm::enumerate(s->dims)) {
+    if (dim.empty())
+      continue;
+    if (slot || dim.outer != 1)
+      return std::nullopt;
+    SmallVector<int64_t> axes64(dim.axes.begin(), dim.axes.end());
+    slot = b.getNamedAttr(
+        "shard", b.getDictionaryAttr(
+                     {b.getNamedAttr("dim", b.getI64IntegerAttr(d)),
+                      b.getNamedAttr("mesh_axes", b.getI64ArrayAttr(axes64))}));
+  }
+  return slot;
+}
+
 struct LowerToRuntimePass
     : public weft::impl::LowerToRuntimeBase<LowerToRuntimePass> {
   using LowerToRuntimeBase::LowerToRuntimeBase;
@@ -187,8 +251,19 @@ struct LowerToRuntimePass
       auto name =
           func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "weft.name");
       std::string fallback = "input" + std::to_string(arg.getArgNumber());
-      inputSlots.push_back(
-          slotAttr(attrBuilder, name ? name.getValue() : fallback, type));
+      SmallVector<NamedAttribute> extra;
+      if (Attribute shard = func.getArgAttr(arg.getArgNumber(), "weft.shard")) {
+        std::optional<NamedAttribute> slot =
+            runtimeShard(attrBuilder, shard, type.getRank());
+        if (!slot)
+          return func.emitError("input ")
+                 << arg.getArgNumber()
+                 << " is split over several dimensions or partial; the "
+                    "runtime feeds inputs split along one dimension";
+        extra.push_back(*slot);
+      }
+      inputSlots.push_back(slotAttr(
+          attrBuilder, name ? name.getValue() : fallback, type, extra));
       buffers[arg] =
           rt::InputOp::create(b, arg.getLoc(), bufferType, arg.getArgNumber());
     }
@@ -250,13 +325,19 @@ struct LowerToRuntimePass
         training = true;
         continue;
       }
-      auto kernelOp = dyn_cast<KernelOpInterface>(op);
-      if (!kernelOp)
-        return op.emitError("has no lowering to the runtime");
-      Type elementType = decidingElementType(&op);
-      if (!cpuSupports(&op, elementType))
-        return op.emitError("element type ")
-               << elementType << " is not supported by the cpu backend";
+      StringRef kernelName;
+      SmallVector<int64_t> attrs;
+      if (failed(collectiveKernel(&op, kernelName, attrs))) {
+        auto kernelOp = dyn_cast<KernelOpInterface>(op);
+        if (!kernelOp)
+          return op.emitError("has no lowering to the runtime");
+        Type elementType = decidingElementType(&op);
+        if (!cpuSupports(&op, elementType))
+          return op.emitError("element type ")
+                 << elementType << " is not supported by the cpu backend";
+        kernelName = kernelOp.getKernelName();
+        kernelOp.getKernelAttributes(attrs);
+      }
 
       SmallVector<Value> launchBuffers;
       SmallVector<int64_t> desc = {
@@ -273,12 +354,9 @@ struct LowerToRuntimePass
         launchBuffers.push_back(buffer);
         appendTensorDesc(desc, type);
       }
-      SmallVector<int64_t> attrs;
-      kernelOp.getKernelAttributes(attrs);
       desc.push_back(attrs.size());
       desc.append(attrs.begin(), attrs.end());
-      rt::LaunchOp::create(b, loc, kernelOp.getKernelName(), launchBuffers,
-                           desc);
+      rt::LaunchOp::create(b, loc, kernelName, launchBuffers, desc);
     }
 
     // Outputs: a buffer allocated for exactly this output is replaced by the
@@ -317,6 +395,15 @@ struct LowerToRuntimePass
     newFunc->setAttr("weftrt.inputs", attrBuilder.getArrayAttr(inputSlots));
     newFunc->setAttr("weftrt.params", attrBuilder.getArrayAttr(paramSlots));
     newFunc->setAttr("weftrt.outputs", attrBuilder.getArrayAttr(outputSlots));
+    // The mesh goes into the signature; the grid itself has no runtime form.
+    ModuleOp module = func->getParentOfType<ModuleOp>();
+    for (shard::GridOp grid :
+         llvm::make_early_inc_range(module.getOps<shard::GridOp>())) {
+      newFunc->setAttr("weftrt.mesh_shape", grid.getShapeAttr());
+      if (auto names = grid->getAttrOfType<ArrayAttr>("weft.mesh_axes"))
+        newFunc->setAttr("weftrt.mesh_axes", names);
+      grid.erase();
+    }
     func.erase();
     return success();
   }

@@ -144,4 +144,40 @@ def MixedPrecision : Pass<"weft-mixed-precision", "mlir::ModuleOp"> {
   ];
 }
 
+def AnnotateSharding : Pass<"weft-annotate-sharding", "mlir::ModuleOp"> {
+  let summary = "Declare the device mesh and how @main's inputs and parameters are split";
+  let description = [{
+    Adds the mesh `shard.grid @mesh(shape = dp x tp)` with
+    `weft.mesh_axes = ["dp", "tp"]`, and `weft.shard` annotations
+    (Sharding.h) for the partitioner: with `dp` > 1, every input of @main is
+    split along its batch dimension (dim 0) over the "dp" axis, in rank
+    order, so each data-parallel rank gets a contiguous block of the global
+    batch's rows. Parameters stay whole on every rank. Errors: a degree
+    below 1, a scalar input, or a batch that `dp` does not divide.
+  }];
+  let dependentDialects = ["mlir::shard::ShardDialect"];
+  let options = [
+    Option<"dp", "dp", "int64_t", "1", "Data-parallel degree">,
+    Option<"tp", "tp", "int64_t", "1", "Tensor-parallel degree">,
+  ];
+}
+
+def Partition : Pass<"weft-partition", "mlir::ModuleOp"> {
+  let summary = "Rewrite @main into the program each rank of the mesh runs";
+  let description = [{
+    Propagates the `weft.shard` annotations of @main's inputs and parameters
+    through the program op by op (ShardingRules.h): each op runs on the
+    blocks its rule allows, with local result types, and values are moved to
+    the sharding their user needs by `shard` collectives on the module's
+    mesh: partial sums are added up by shard.all_reduce (once per value),
+    split dimensions an op needs whole are joined by shard.all_gather.
+    Means over split dimensions are rescaled to the global count (a
+    cross-entropy's count of counted labels is itself all-reduced), so every
+    rank computes exactly the single-device step. Results of @main and
+    parameter updates are made whole. Inputs get their local types and keep
+    their `weft.shard` attributes for the runtime.
+  }];
+  let dependentDialects = ["mlir::shard::ShardDialect"];
+}
+
 #endif // WEFT_PASSES_TD

@@ -69,6 +69,14 @@ llvm::json::Array slotsToJson(ArrayAttr slots, bool batchInputs = false) {
       entry["trainable"] = trainable.getValue();
     if (batchInputs && type.getRank() > 0)
       entry["batch_dim"] = 0;
+    if (auto shard = dict.getAs<DictionaryAttr>("shard")) {
+      llvm::json::Array axes;
+      for (Attribute a : shard.getAs<ArrayAttr>("mesh_axes"))
+        axes.push_back(cast<IntegerAttr>(a).getInt());
+      entry["shard"] =
+          llvm::json::Object{{"dim", shard.getAs<IntegerAttr>("dim").getInt()},
+                             {"mesh_axes", std::move(axes)}};
+    }
     out.push_back(std::move(entry));
   }
   return out;
@@ -120,6 +128,22 @@ struct RuntimeToLLVMPass
         {"params", slotsToJson(params)},
         {"inputs", slotsToJson(inputs, /*batchInputs=*/mode == "train")},
         {"outputs", slotsToJson(outputs)}};
+    // A partitioned program runs on every device of its mesh.
+    if (auto meshShape =
+            func->getAttrOfType<DenseI64ArrayAttr>("weftrt.mesh_shape")) {
+      int64_t worldSize = 1;
+      llvm::json::Array shape, axes;
+      for (int64_t d : meshShape.asArrayRef()) {
+        shape.push_back(d);
+        worldSize *= d;
+      }
+      if (auto names = func->getAttrOfType<ArrayAttr>("weftrt.mesh_axes"))
+        for (Attribute n : names)
+          axes.push_back(cast<StringAttr>(n).getValue());
+      signature["world_size"] = worldSize;
+      signature["mesh"] = llvm::json::Object{{"axes", std::move(axes)},
+                                             {"shape", std::move(shape)}};
+    }
     std::string json;
     llvm::raw_string_ostream(json) << llvm::json::Value(std::move(signature));
     json.push_back('\0');

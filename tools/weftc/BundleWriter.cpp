@@ -67,8 +67,20 @@ bool BundleWriter::writeParams(const ProgramSummary &summary,
   SafetensorsMetadata metadata;
   metadata.emplace_back("format", "weft");
   metadata.emplace_back("rank", "0");
-  return writeSafetensors(path("params.rank0.safetensors"), tensors, metadata,
-                          error);
+  if (!writeSafetensors(path("params.rank0.safetensors"), tensors, metadata,
+                        error))
+    return false;
+  // Every parameter is whole on every rank (data parallelism): the other
+  // ranks' files are the same bytes, linked (copied where links fail).
+  for (int64_t rank = 1; rank < summary.worldSize(); ++rank) {
+    std::string name = "params.rank" + std::to_string(rank) + ".safetensors";
+    if (fs::create_hard_link(path("params.rank0.safetensors"), path(name)) &&
+        fs::copy_file(path("params.rank0.safetensors"), path(name))) {
+      error = "cannot write '" + path(name) + "'";
+      return false;
+    }
+  }
+  return true;
 }
 
 //===----------------------------------------------------------------------===//
@@ -237,17 +249,27 @@ bool BundleWriter::writeManifest(const std::string &modelPath,
                                  const ProgramSummary &summary,
                                  std::string &error) {
   int64_t peak = summary.arenaBytes + summary.paramBytes + summary.ioBytes;
+  llvm::json::Array meshAxes, meshShape, ranks;
+  for (const std::string &axis : summary.meshAxes)
+    meshAxes.push_back(axis);
+  for (int64_t d : summary.meshShape)
+    meshShape.push_back(d);
+  for (int64_t rank = 0; rank < summary.worldSize(); ++rank)
+    ranks.push_back(llvm::json::Object{
+        {"rank", rank},
+        {"params_file",
+         "params.rank" + std::to_string(rank) + ".safetensors"}});
   llvm::json::Object manifest{
       {"format_version", 1},
       {"weft_version", "0.1.0"},
       {"source_model", llvm::sys::path::filename(modelPath)},
       {"mode", summary.mode},
       {"target", target},
-      {"world_size", 1},
-      {"mesh", llvm::json::Object{{"axes", llvm::json::Array{}},
-                                  {"shape", llvm::json::Array{}}}},
-      {"plan", llvm::json::Object{{"dp", 1},
-                                  {"tp", 1},
+      {"world_size", summary.worldSize()},
+      {"mesh", llvm::json::Object{{"axes", std::move(meshAxes)},
+                                  {"shape", std::move(meshShape)}}},
+      {"plan", llvm::json::Object{{"dp", summary.dp},
+                                  {"tp", summary.tp},
                                   {"pp", 1},
                                   {"zero", 0},
                                   {"schedule", "none"},
@@ -255,8 +277,7 @@ bool BundleWriter::writeManifest(const std::string &modelPath,
                                   {"compute_dtype", summary.computeDType},
                                   {"stage_boundaries", llvm::json::Array{}}}},
       {"executable", "model"},
-      {"ranks", llvm::json::Array{llvm::json::Object{
-                    {"rank", 0}, {"params_file", "params.rank0.safetensors"}}}},
+      {"ranks", std::move(ranks)},
       {"inputs", slotsJson(summary.inputs)},
       {"outputs", slotsJson(summary.outputs)},
       {"predicted",
@@ -300,9 +321,11 @@ bool BundleWriter::writePlanText(const std::string &modelPath,
   std::string text;
   llvm::raw_string_ostream os(text);
   os << "weft plan for " << llvm::sys::path::filename(modelPath) << "\n"
-     << "target: " << target << ", world size 1 (single device), "
+     << "target: " << target << ", world size " << summary.worldSize()
+     << (summary.worldSize() == 1 ? " (single device), " : ", ")
      << (summary.mode == "train" ? "training step" : "inference") << "\n"
-     << "parallelism: dp=1 tp=1 pp=1 zero=0\n"
+     << "parallelism: dp=" << summary.dp << " tp=" << summary.tp
+     << " pp=1 zero=0\n"
      << "compute dtype: " << summary.computeDType
      << (summary.computeDType == "fp32"
              ? "\n\n"
@@ -317,7 +340,7 @@ bool BundleWriter::writePlanText(const std::string &modelPath,
      << "  inputs and outputs    " << humanBytes(summary.ioBytes) << "\n"
      << "  peak                  "
      << humanBytes(summary.paramBytes + summary.arenaBytes + summary.ioBytes)
-     << "\n\nkernel launches per run:\n";
+     << "\n\nkernel launches per run (each rank):\n";
   for (auto &[kernel, count] : summary.kernelCounts)
     os << "  " << kernel << ": " << count << "\n";
   return writeTextFile(path("plan.txt"), text, error);

@@ -24,6 +24,15 @@ struct ProgramSummary {
   mlir::ArrayAttr inputs, params, outputs; // {name, type} dictionaries
   std::string mode = "inference";          // or "train"
   std::string computeDType = "fp32";       // or "bf16" (--dtype)
+  std::vector<int64_t> meshShape;          // empty: one device
+  std::vector<std::string> meshAxes;
+  int64_t dp = 1, tp = 1;
+  int64_t worldSize() const {
+    int64_t n = 1;
+    for (int64_t d : meshShape)
+      n *= d;
+    return n;
+  }
   int64_t arenaBytes = 0;
   int64_t paramBytes = 0;     // every persistent buffer
   int64_t optimizerBytes = 0; // of which optimizer state and step

@@ -65,6 +65,14 @@ static ProgramSummary summarize(mlir::ModuleOp module) {
     return total;
   };
   summary.paramBytes = bytesOf(summary.params);
+  if (auto mesh =
+          func->getAttrOfType<mlir::DenseI64ArrayAttr>("weftrt.mesh_shape")) {
+    summary.meshShape.assign(mesh.asArrayRef().begin(),
+                             mesh.asArrayRef().end());
+    if (auto names = func->getAttrOfType<mlir::ArrayAttr>("weftrt.mesh_axes"))
+      for (mlir::Attribute n : names)
+        summary.meshAxes.push_back(mlir::cast<mlir::StringAttr>(n).str());
+  }
   if (auto mode = func->getAttrOfType<mlir::StringAttr>("weftrt.mode"))
     summary.mode = mode.str();
   for (mlir::Attribute a : summary.params) {
@@ -113,7 +121,7 @@ int weft::runCompileCommand(int argc, char **argv) {
     llvm::outs() << kCompileUsage;
     return kExitOk;
   }
-  if (!checkImplemented(opts, error))
+  if (!checkImplemented(opts, error) || !resolveDevices(opts, error))
     return fail(kExitBadInput, error);
 
   if (!applyMlirFlags(opts.mlirFlags))
@@ -182,6 +190,17 @@ int weft::runCompileCommand(int argc, char **argv) {
   }
   lowerPm.addPass(mlir::createCanonicalizerPass());
   lowerPm.addPass(mlir::createCSEPass());
+  // One program per rank: the mesh and the inputs' splits, then the
+  // partitioned step with its collectives.
+  if (opts.devices > 1) {
+    AnnotateShardingOptions mesh;
+    mesh.dp = opts.dp.value_or(1);
+    mesh.tp = opts.tp.value_or(1);
+    lowerPm.addPass(createAnnotateSharding(mesh));
+    lowerPm.addPass(createPartition());
+    lowerPm.addPass(mlir::createCanonicalizerPass());
+    lowerPm.addPass(mlir::createCSEPass());
+  }
   lowerPm.addPass(createLowerToRuntime());
   lowerPm.addNestedPass<mlir::func::FuncOp>(createAssignBuffers());
   if (mlir::failed(lowerPm.run(module)))
@@ -189,6 +208,8 @@ int weft::runCompileCommand(int argc, char **argv) {
                 "cannot compile " + opts.model + " for the cpu target");
   ProgramSummary summary = summarize(module);
   summary.computeDType = opts.dtype;
+  summary.dp = opts.dp.value_or(1);
+  summary.tp = opts.tp.value_or(1);
   if (opts.train)
     addInitialState(summary, imported->params);
 

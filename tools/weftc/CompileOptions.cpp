@@ -253,13 +253,10 @@ bool weft::checkImplemented(const CompileOptions &opts, std::string &error) {
   };
   if (opts.target == "cuda")
     return refuse("--target cuda");
-  if (opts.devices != 1)
-    return refuse("--devices " + std::to_string(opts.devices) +
-                  " (multi-device plans)");
   if (!opts.cluster.empty())
     return refuse("--cluster (the cost model)");
-  if (opts.dp.value_or(1) != 1)
-    return refuse("--dp (data parallelism)");
+  if (opts.autoPlan)
+    return refuse("--auto (the cost model's plan search)");
   if (opts.tp.value_or(1) != 1)
     return refuse("--tp (tensor parallelism)");
   if (opts.pp.value_or(1) != 1)
@@ -292,6 +289,29 @@ bool weft::checkImplemented(const CompileOptions &opts, std::string &error) {
   }
   if (opts.optimizer != "sgd" && opts.momentum) {
     error = "--momentum is an option of --optimizer sgd";
+    return false;
+  }
+  return true;
+}
+
+bool weft::resolveDevices(CompileOptions &opts, std::string &error) {
+  int64_t dp = opts.dp.value_or(1), tp = opts.tp.value_or(1),
+          pp = opts.pp.value_or(1);
+  int64_t product = dp * tp * pp;
+  bool degreesGiven = opts.dp || opts.tp || opts.pp;
+  if (!degreesGiven && opts.devices > 1) {
+    error = "--devices " + std::to_string(opts.devices) +
+            " without --dp/--tp/--pp: the automatic plan search (--auto) is "
+            "not implemented yet; give the degrees, e.g. --dp " +
+            std::to_string(opts.devices);
+    return false;
+  }
+  if (opts.devices == 1)
+    opts.devices = product;
+  if (product != opts.devices) {
+    error = "--dp " + std::to_string(dp) + " x --tp " + std::to_string(tp) +
+            " x --pp " + std::to_string(pp) + " = " + std::to_string(product) +
+            " devices, but --devices is " + std::to_string(opts.devices);
     return false;
   }
   return true;

@@ -52,6 +52,10 @@ bool parseCompileOptions(int argc, char **argv, CompileOptions &opts,
 /// Refuses, with the reason, options whose feature is not implemented yet.
 bool checkImplemented(const CompileOptions &opts, std::string &error);
 
+/// Reconciles --devices with the parallel degrees (--devices defaults to
+/// their product; a mismatch is an error) and sets opts.devices.
+bool resolveDevices(CompileOptions &opts, std::string &error);
+
 /// Parses NAME=D0xD1x... (a scalar is NAME=). Used by import and compile.
 bool parseInputShape(const std::string &spec, std::string &name,
                      std::vector<int64_t> &dims, std::string &error);

@@ -1,0 +1,169 @@
+//===- Sharding.cpp - How weft tensors are laid out over a device mesh ----===//
+#include "dialects/weft/Sharding.h"
+
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+using namespace mlir;
+using namespace weft;
+
+TensorSharding TensorSharding::replicated(int64_t rank) {
+  TensorSharding s;
+  s.dims.resize(rank);
+  return s;
+}
+
+bool TensorSharding::isReplicated() const {
+  if (!partial.empty())
+    return false;
+  for (const DimSharding &d : dims)
+    if (!d.empty())
+      return false;
+  return true;
+}
+
+MeshAxes TensorSharding::usedAxes() const {
+  MeshAxes all;
+  for (const DimSharding &d : dims)
+    all.append(d.axes.begin(), d.axes.end());
+  all.append(partial.begin(), partial.end());
+  return all;
+}
+
+static void printAxes(llvm::raw_ostream &os, ArrayRef<MeshAxis> axes) {
+  os << "[";
+  llvm::interleaveComma(axes, os);
+  os << "]";
+}
+
+std::string TensorSharding::str() const {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "[";
+  llvm::interleaveComma(dims, os, [&](const DimSharding &d) {
+    printAxes(os, d.axes);
+    if (!d.empty() && d.outer != 1)
+      os << " outer " << d.outer;
+  });
+  os << "]";
+  if (!partial.empty()) {
+    os << " partial ";
+    printAxes(os, partial);
+  }
+  return s;
+}
+
+int64_t Mesh::numDevices() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+int64_t Mesh::groupSize(ArrayRef<MeshAxis> axes) const {
+  int64_t n = 1;
+  for (MeshAxis a : axes)
+    n *= shape[a];
+  return n;
+}
+
+std::string Mesh::axisName(MeshAxis axis) const {
+  if (axis >= 0 && static_cast<size_t>(axis) < names.size())
+    return names[axis];
+  return "axis " + std::to_string(axis);
+}
+
+FailureOr<RankedTensorType> weft::localType(RankedTensorType global,
+                                            const TensorSharding &sharding,
+                                            const Mesh &mesh,
+                                            std::string &error) {
+  if (static_cast<int64_t>(sharding.dims.size()) != global.getRank()) {
+    error = "sharding " + sharding.str() + " does not fit a tensor of rank " +
+            std::to_string(global.getRank());
+    return failure();
+  }
+  SmallVector<int64_t> shape(global.getShape());
+  for (auto [d, dim] : llvm::enumerate(sharding.dims)) {
+    int64_t parts = mesh.groupSize(dim.axes);
+    if (parts == 0 || dim.outer < 1 || shape[d] % (parts * dim.outer) != 0) {
+      error = "dimension " + std::to_string(d) + " of size " +
+              std::to_string(shape[d]) + " does not split into " +
+              std::to_string(parts) + " equal blocks";
+      return failure();
+    }
+    shape[d] /= parts;
+  }
+  return global.clone(shape);
+}
+
+DictionaryAttr weft::shardingToAttr(Builder &b,
+                                    const TensorSharding &sharding) {
+  SmallVector<Attribute> dims;
+  SmallVector<int64_t> outer;
+  bool strided = false;
+  for (const DimSharding &d : sharding.dims) {
+    dims.push_back(b.getDenseI16ArrayAttr(d.axes));
+    outer.push_back(d.empty() ? 1 : d.outer);
+    strided |= outer.back() != 1;
+  }
+  SmallVector<NamedAttribute> fields = {
+      b.getNamedAttr("dims", b.getArrayAttr(dims)),
+      b.getNamedAttr("partial", b.getDenseI16ArrayAttr(sharding.partial))};
+  if (strided)
+    fields.push_back(b.getNamedAttr("outer", b.getDenseI64ArrayAttr(outer)));
+  return b.getDictionaryAttr(fields);
+}
+
+FailureOr<TensorSharding> weft::shardingFromAttr(Attribute attr, int64_t rank) {
+  auto dict = dyn_cast_or_null<DictionaryAttr>(attr);
+  if (!dict)
+    return failure();
+  auto dims = dict.getAs<ArrayAttr>("dims");
+  if (!dims || static_cast<int64_t>(dims.size()) != rank)
+    return failure();
+  TensorSharding s;
+  for (Attribute d : dims) {
+    auto axes = dyn_cast<DenseI16ArrayAttr>(d);
+    if (!axes)
+      return failure();
+    s.dims.emplace_back(MeshAxes(axes.asArrayRef()));
+  }
+  if (Attribute o = dict.get("outer")) {
+    auto outer = dyn_cast<DenseI64ArrayAttr>(o);
+    if (!outer || static_cast<int64_t>(outer.size()) != rank)
+      return failure();
+    for (int64_t d = 0; d < rank; ++d)
+      s.dims[d].outer = outer[d];
+  }
+  if (Attribute p = dict.get("partial")) {
+    auto axes = dyn_cast<DenseI16ArrayAttr>(p);
+    if (!axes)
+      return failure();
+    s.partial.assign(axes.asArrayRef().begin(), axes.asArrayRef().end());
+  }
+  return s;
+}
+
+FailureOr<Mesh> weft::getModuleMesh(ModuleOp module, std::string &error) {
+  SmallVector<shard::GridOp> grids(module.getOps<shard::GridOp>());
+  if (grids.size() != 1) {
+    error = grids.empty() ? "the module has no device mesh (shard.grid)"
+                          : "the module has several device meshes";
+    return failure();
+  }
+  shard::GridOp grid = grids.front();
+  Mesh mesh;
+  mesh.symbol = grid.getSymName().str();
+  for (int64_t d : grid.getShape()) {
+    if (d <= 0) {
+      error = "the mesh @" + mesh.symbol + " needs static, positive sizes";
+      return failure();
+    }
+    mesh.shape.push_back(d);
+  }
+  if (auto names = grid->getAttrOfType<ArrayAttr>("weft.mesh_axes"))
+    for (Attribute n : names)
+      if (auto s = dyn_cast<StringAttr>(n))
+        mesh.names.push_back(s.str());
+  return mesh;
+}

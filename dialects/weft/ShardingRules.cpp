@@ -1,0 +1,566 @@
+//===- ShardingRules.cpp - What each weft op can compute on blocks --------===//
+#include "dialects/weft/ShardingRules.h"
+
+#include "dialects/weft/WeftOps.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace weft;
+
+namespace {
+
+using Plan = ShardingPlan;
+
+RankedTensorType tensorType(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+bool isFloat(Value v) { return isa<FloatType>(tensorType(v).getElementType()); }
+
+/// Clears, in `s`, the axes of dims that are not in `keep` (their dims must
+/// be whole) and the partial sums unless `keepPartial`.
+TensorSharding wholeExcept(const TensorSharding &s, ArrayRef<int64_t> keep,
+                           bool keepPartial = false) {
+  TensorSharding t = TensorSharding::replicated(s.dims.size());
+  for (int64_t d : keep)
+    t.dims[d] = s.dims[d];
+  if (keepPartial)
+    t.partial = s.partial;
+  return t;
+}
+
+/// Removes, from later dims, mesh axes an earlier dim already uses (a
+/// mesh axis can split one dimension only).
+void dedupeAxes(MutableArrayRef<DimSharding> dims, MeshAxes &used) {
+  for (DimSharding &dim : dims) {
+    bool clash = llvm::any_of(
+        dim.axes, [&](MeshAxis a) { return llvm::is_contained(used, a); });
+    if (clash)
+      dim.clear();
+    used.append(dim.axes.begin(), dim.axes.end());
+  }
+}
+
+/// How partial sums may pass through an op.
+enum class Linearity {
+  None,  // every operand must be whole sums
+  All,   // linear in all float operands jointly (add, sub)
+  One,   // linear in any one float operand (mul)
+  First, // linear in operand 0 only (div)
+  Unary, // linear in its one operand (neg, cast, data movement)
+};
+
+/// The partial axes of the result, and which operands keep theirs.
+void planPartials(Operation *op, ArrayRef<TensorSharding> in, Linearity lin,
+                  Plan &plan) {
+  MeshAxes resultPartial;
+  SmallVector<bool> keep(in.size(), false);
+  auto floats = [&](unsigned i) { return isFloat(op->getOperand(i)); };
+  switch (lin) {
+  case Linearity::None:
+    break;
+  case Linearity::Unary:
+    resultPartial = in[0].partial;
+    keep[0] = true;
+    break;
+  case Linearity::All: {
+    bool same = true;
+    for (unsigned i = 0; i < in.size(); ++i)
+      if (floats(i) && in[i].partial != in[0].partial)
+        same = false;
+    if (same && !in[0].partial.empty()) {
+      resultPartial = in[0].partial;
+      keep.assign(in.size(), true);
+    }
+    break;
+  }
+  case Linearity::One:
+  case Linearity::First: {
+    int partialOperand = -1, count = 0;
+    for (unsigned i = 0; i < in.size(); ++i)
+      if (!in[i].partial.empty()) {
+        partialOperand = i;
+        ++count;
+      }
+    if (count == 1 && (lin == Linearity::One || partialOperand == 0)) {
+      resultPartial = in[partialOperand].partial;
+      keep[partialOperand] = true;
+    }
+    break;
+  }
+  }
+  for (unsigned i = 0; i < in.size(); ++i)
+    if (!keep[i])
+      plan.operands[i].partial.clear();
+  for (TensorSharding &r : plan.results)
+    r.partial = resultPartial;
+}
+
+/// Elementwise ops with numpy broadcasting (also broadcast_to and the
+/// optimizer updates): each result dim takes the split of the first operand
+/// that has that dim at full size; operands follow it, broadcast dims stay
+/// whole.
+Plan elementwise(Operation *op, ArrayRef<TensorSharding> in, Linearity lin) {
+  auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+  int64_t rank = resultType.getRank();
+  SmallVector<DimSharding, 4> dims(rank);
+  for (int64_t d = 0; d < rank; ++d)
+    for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
+      RankedTensorType t = tensorType(operand);
+      int64_t od = d - (rank - t.getRank());
+      if (od < 0 || t.getDimSize(od) != resultType.getDimSize(d))
+        continue;
+      if (!in[i].dims[od].empty()) {
+        dims[d] = in[i].dims[od];
+        break;
+      }
+    }
+  MeshAxes used;
+  dedupeAxes(dims, used);
+  Plan plan;
+  for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
+    RankedTensorType t = tensorType(operand);
+    TensorSharding s = TensorSharding::replicated(t.getRank());
+    s.partial = in[i].partial;
+    for (int64_t od = 0; od < t.getRank(); ++od) {
+      int64_t d = od + (rank - t.getRank());
+      if (t.getDimSize(od) == resultType.getDimSize(d))
+        s.dims[od] = dims[d];
+    }
+    plan.operands.push_back(s);
+  }
+  for (Value r : op->getResults()) {
+    TensorSharding s = TensorSharding::replicated(tensorType(r).getRank());
+    if (tensorType(r).getShape() == resultType.getShape())
+      s.dims.assign(dims.begin(), dims.end());
+    plan.results.push_back(s);
+  }
+  planPartials(op, in, lin, plan);
+  return plan;
+}
+
+/// Ops that work along some dims and keep the others' splits: `whole` are
+/// the dims (of operand 0 and result 0, same rank) that must be complete.
+/// Other operands are whole unless they have the result's shape.
+Plan alongDims(Operation *op, ArrayRef<TensorSharding> in,
+               ArrayRef<int64_t> whole, Linearity lin = Linearity::None) {
+  RankedTensorType first = tensorType(op->getOperand(0));
+  SmallVector<int64_t> keep;
+  for (int64_t d = 0; d < first.getRank(); ++d)
+    if (!llvm::is_contained(whole, d))
+      keep.push_back(d);
+  TensorSharding main = wholeExcept(in[0], keep, true);
+  Plan plan;
+  for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
+    if (tensorType(operand).getShape() == first.getShape()) {
+      TensorSharding s = main;
+      s.partial = in[i].partial;
+      plan.operands.push_back(s);
+    } else {
+      plan.operands.push_back(
+          TensorSharding::replicated(tensorType(operand).getRank()));
+    }
+  }
+  for (Value r : op->getResults()) {
+    TensorSharding s =
+        tensorType(r).getShape() == first.getShape()
+            ? main
+            : TensorSharding::replicated(tensorType(r).getRank());
+    s.partial.clear();
+    plan.results.push_back(s);
+  }
+  planPartials(op, in, lin, plan);
+  return plan;
+}
+
+/// Leading dims [0, axis) of operand 0 split; a result of the shape of the
+/// trailing dims (a norm's scale gradient) is a partial sum over those axes.
+Plan rowwise(Operation *op, ArrayRef<TensorSharding> in, int64_t axis) {
+  RankedTensorType x = tensorType(op->getOperand(0));
+  SmallVector<int64_t> whole;
+  for (int64_t d = axis; d < x.getRank(); ++d)
+    whole.push_back(d);
+  Plan plan = alongDims(op, in, whole);
+  MeshAxes rowAxes;
+  for (int64_t d = 0; d < axis; ++d)
+    rowAxes.append(plan.operands[0].dims[d].axes.begin(),
+                   plan.operands[0].dims[d].axes.end());
+  for (auto [i, r] : llvm::enumerate(op->getResults()))
+    if (tensorType(r).getShape() != x.getShape())
+      plan.results[i].partial = rowAxes;
+  return plan;
+}
+
+Plan matmul(MatMulOp op, ArrayRef<TensorSharding> in) {
+  RankedTensorType a = tensorType(op.getLhs()), b = tensorType(op.getRhs());
+  RankedTensorType c = op.getType();
+  int64_t ra = a.getRank(), rb = b.getRank(), rc = c.getRank();
+  bool ta = op.getTransposeA(), tb = op.getTransposeB();
+  int64_t aM = ta ? ra - 1 : ra - 2, aK = ta ? ra - 2 : ra - 1;
+  int64_t bK = tb ? rb - 1 : rb - 2, bN = tb ? rb - 2 : rb - 1;
+  Plan plan;
+  plan.operands = {TensorSharding::replicated(ra),
+                   TensorSharding::replicated(rb)};
+  TensorSharding result = TensorSharding::replicated(rc);
+  MeshAxes used;
+  // Batch dims broadcast like elementwise operands.
+  for (int64_t d = 0; d < rc - 2; ++d) {
+    int64_t da = d - (rc - ra), db = d - (rc - rb);
+    DimSharding axes;
+    if (da >= 0 && a.getDimSize(da) == c.getDimSize(d))
+      axes = in[0].dims[da];
+    if (axes.empty() && db >= 0 && b.getDimSize(db) == c.getDimSize(d))
+      axes = in[1].dims[db];
+    SmallVector<DimSharding, 1> one = {axes};
+    dedupeAxes(one, used);
+    result.dims[d] = one[0];
+    if (da >= 0 && a.getDimSize(da) == c.getDimSize(d))
+      plan.operands[0].dims[da] = one[0];
+    if (db >= 0 && b.getDimSize(db) == c.getDimSize(d))
+      plan.operands[1].dims[db] = one[0];
+  }
+  // The contraction: split the same way on both sides leaves partial sums.
+  DimSharding k;
+  if (in[0].dims[aK] == in[1].dims[bK] && !in[0].dims[aK].empty()) {
+    SmallVector<DimSharding, 1> one = {in[0].dims[aK]};
+    dedupeAxes(one, used);
+    k = one[0];
+  }
+  plan.operands[0].dims[aK] = k;
+  plan.operands[1].dims[bK] = k;
+  SmallVector<DimSharding, 2> mn = {in[0].dims[aM], in[1].dims[bN]};
+  dedupeAxes(mn, used);
+  plan.operands[0].dims[aM] = result.dims[rc - 2] = mn[0];
+  plan.operands[1].dims[bN] = result.dims[rc - 1] = mn[1];
+  result.partial = k.axes;
+  plan.results.push_back(result);
+  // Linear in either operand: one partial operand passes through.
+  TensorSharding withK = plan.results[0];
+  planPartials(op, in, Linearity::One, plan);
+  for (MeshAxis axis : withK.partial)
+    if (!llvm::is_contained(plan.results[0].partial, axis))
+      plan.results[0].partial.push_back(axis);
+  return plan;
+}
+
+/// A reshape keeps a split dim when its cut survives: splitting `rest`
+/// of [outer, rest] into g blocks is splitting its major factor g, so the
+/// cut lies at flat position M = (whole dims before it) * outer with extent
+/// g; an output dim j of the same group whose prefix P divides M and which
+/// holds (M / P) * g of its extent carries it, with outer M / P. Groups are
+/// runs of dims with equal element counts; one split dim per group.
+Plan reshape(ReshapeOp op, ArrayRef<TensorSharding> in, const Mesh &mesh) {
+  ArrayRef<int64_t> from = op.getInput().getType().getShape();
+  ArrayRef<int64_t> to = op.getType().getShape();
+  TensorSharding src = TensorSharding::replicated(from.size());
+  TensorSharding dst = TensorSharding::replicated(to.size());
+  src.partial = dst.partial = in[0].partial;
+  size_t i = 0, j = 0;
+  while (i < from.size() || j < to.size()) {
+    size_t i0 = i, j0 = j;
+    int64_t pi = i < from.size() ? from[i++] : 1;
+    int64_t pj = j < to.size() ? to[j++] : 1;
+    while (pi != pj) {
+      if (pi < pj && i < from.size())
+        pi *= from[i++];
+      else if (pj < pi && j < to.size())
+        pj *= to[j++];
+      else
+        break;
+    }
+    // Size-1 dims trail into the group.
+    while (i < from.size() && from[i] == 1)
+      ++i;
+    while (j < to.size() && to[j] == 1)
+      ++j;
+    int split = -1, splits = 0;
+    for (size_t k = i0; k < i; ++k)
+      if (!in[0].dims[k].empty()) {
+        split = static_cast<int>(k);
+        ++splits;
+      }
+    if (splits != 1)
+      continue;
+    const DimSharding &dim = in[0].dims[split];
+    int64_t g = mesh.groupSize(dim.axes);
+    int64_t major = dim.outer;
+    for (int k = static_cast<int>(i0); k < split; ++k)
+      major *= from[k];
+    int64_t prefix = 1;
+    for (size_t k = j0; k < j; prefix *= to[k], ++k) {
+      if (major % prefix != 0)
+        break;
+      int64_t outer = major / prefix;
+      if (to[k] % (outer * g) != 0)
+        continue;
+      src.dims[split] = dim;
+      dst.dims[k] = DimSharding(dim.axes, outer);
+      break;
+    }
+  }
+  Plan plan;
+  plan.operands.push_back(src);
+  plan.results.push_back(dst);
+  return plan;
+}
+
+Plan transpose(TransposeOp op, ArrayRef<TensorSharding> in) {
+  Plan plan;
+  plan.operands.push_back(in[0]);
+  TensorSharding r = TensorSharding::replicated(op.getPermutation().size());
+  for (auto [d, p] : llvm::enumerate(op.getPermutation()))
+    r.dims[d] = in[0].dims[p];
+  r.partial = in[0].partial;
+  plan.results.push_back(r);
+  return plan;
+}
+
+Plan reduce(Operation *op, ArrayRef<int64_t> axes, bool keepdims,
+            ArrayRef<TensorSharding> in, const Mesh &mesh) {
+  bool isMax = isa<ReduceMaxOp>(op);
+  TensorSharding operand = in[0];
+  TensorSharding result;
+  MeshAxes reducedAxes;
+  for (auto [d, dim] : llvm::enumerate(in[0].dims)) {
+    bool reduced = llvm::is_contained(axes, static_cast<int64_t>(d));
+    if (!reduced) {
+      result.dims.push_back(dim);
+      continue;
+    }
+    if (isMax)
+      operand.dims[d].clear();
+    else
+      reducedAxes.append(dim.axes.begin(), dim.axes.end());
+    if (keepdims)
+      result.dims.push_back({});
+  }
+  Plan plan;
+  if (isMax)
+    operand.partial.clear();
+  plan.operands.push_back(operand);
+  result.partial = operand.partial;
+  result.partial.append(reducedAxes.begin(), reducedAxes.end());
+  plan.results.push_back(result);
+  if (isa<ReduceMeanOp>(op) && !reducedAxes.empty()) {
+    plan.fixup = Plan::Fixup::Scale;
+    plan.scale = 1.0 / static_cast<double>(mesh.groupSize(reducedAxes));
+  }
+  return plan;
+}
+
+/// gather(data, indices): data whole along `axis`, indices' splits carry
+/// over to the result dims they become.
+Plan gather(GatherOp op, ArrayRef<TensorSharding> in) {
+  int64_t axis = op.getAxis();
+  int64_t ri = op.getIndices().getType().getRank();
+  TensorSharding data = in[0];
+  data.dims[axis].clear();
+  data.partial.clear();
+  TensorSharding indices = in[1];
+  TensorSharding result;
+  for (int64_t d = 0; d < axis; ++d)
+    result.dims.push_back(data.dims[d]);
+  for (int64_t d = 0; d < ri; ++d)
+    result.dims.push_back(indices.dims[d]);
+  for (int64_t d = axis + 1; d < static_cast<int64_t>(data.dims.size()); ++d)
+    result.dims.push_back(data.dims[d]);
+  MeshAxes used;
+  dedupeAxes(result.dims, used);
+  for (int64_t d = 0; d < ri; ++d)
+    indices.dims[d] = result.dims[axis + d];
+  for (int64_t d = 0; d < axis; ++d)
+    data.dims[d] = result.dims[d];
+  for (int64_t d = axis + 1; d < static_cast<int64_t>(data.dims.size()); ++d)
+    data.dims[d] = result.dims[d + ri - 1];
+  Plan plan;
+  plan.operands = {data, indices};
+  plan.results.push_back(result);
+  return plan;
+}
+
+/// scatter_add(indices, updates) -> data-shaped sum: split updates rows
+/// scatter into partial sums of the whole result.
+Plan scatterAdd(ScatterAddOp op, ArrayRef<TensorSharding> in) {
+  int64_t ri = op.getIndices().getType().getRank();
+  TensorSharding indices = in[0];
+  TensorSharding updates = in[1];
+  updates.partial.clear();
+  MeshAxes rowAxes;
+  for (int64_t d = 0; d < ri; ++d) {
+    // Updates are [data[:axis], indices..., data[axis+1:]]; keep the index
+    // dims' splits, which must agree between indices and updates.
+    int64_t ud = static_cast<int64_t>(op.getAxis()) + d;
+    if (indices.dims[d] != updates.dims[ud])
+      indices.dims[d] = updates.dims[ud] = {};
+    rowAxes.append(indices.dims[d].axes.begin(), indices.dims[d].axes.end());
+  }
+  for (int64_t d = 0; d < static_cast<int64_t>(updates.dims.size()); ++d)
+    if (d < static_cast<int64_t>(op.getAxis()) ||
+        d >= static_cast<int64_t>(op.getAxis()) + ri)
+      updates.dims[d].clear();
+  Plan plan;
+  plan.operands = {indices, updates};
+  TensorSharding result = TensorSharding::replicated(op.getType().getRank());
+  result.partial = rowAxes;
+  plan.results.push_back(result);
+  return plan;
+}
+
+/// softmax_cross_entropy(_grad): scores [N, C, ...] and labels [N, ...]
+/// split alike on the row dims; C whole.
+template <typename OpT>
+FailureOr<Plan> crossEntropy(OpT op, ArrayRef<TensorSharding> in, bool isGrad,
+                             std::string &error) {
+  RankedTensorType scores = tensorType(op.getScores());
+  TensorSharding s = in[0];
+  s.partial.clear();
+  s.dims[1].clear();
+  TensorSharding labels = TensorSharding::replicated(scores.getRank() - 1);
+  labels.dims[0] = s.dims[0];
+  for (int64_t d = 2; d < scores.getRank(); ++d)
+    labels.dims[d - 1] = s.dims[d];
+  MeshAxes rowAxes = s.usedAxes();
+  Plan plan;
+  plan.operands = {s, labels};
+  if (op.getWeights()) {
+    if (!rowAxes.empty()) {
+      error = "class weights of a cross-entropy over split rows are not "
+              "supported yet";
+      return failure();
+    }
+    plan.operands.push_back(TensorSharding::replicated(1));
+  }
+  if (isGrad)
+    plan.operands.push_back(TensorSharding::replicated(0));
+  StringRef reduction = op.getReduction();
+  if (isGrad) {
+    plan.results.push_back(s);
+  } else if (reduction == "none") {
+    plan.results.push_back(labels);
+  } else {
+    TensorSharding r;
+    r.partial = rowAxes;
+    plan.results.push_back(r);
+  }
+  if (reduction == "mean" && !rowAxes.empty()) {
+    plan.fixup = Plan::Fixup::CrossEntropyMean;
+    plan.countAxes = rowAxes;
+  }
+  return plan;
+}
+
+/// conv / pooling and their gradients: the batch dim (0) may be split;
+/// channels and space are whole; weights whole. A weight gradient is a
+/// partial sum over the batch axes.
+Plan batchOnly(Operation *op, ArrayRef<TensorSharding> in) {
+  DimSharding batch;
+  for (auto [i, operand] : llvm::enumerate(op->getOperands()))
+    if (tensorType(operand).getRank() >= 3 && !in[i].dims[0].empty()) {
+      batch = in[i].dims[0];
+      break;
+    }
+  Plan plan;
+  for (Value operand : op->getOperands()) {
+    TensorSharding s =
+        TensorSharding::replicated(tensorType(operand).getRank());
+    bool activation =
+        !isa<ConvOp, ConvGradInputOp>(op) || operand != op->getOperand(1);
+    if (isa<ConvGradWeightOp>(op))
+      activation = true;
+    if (activation && tensorType(operand).getRank() >= 3)
+      s.dims[0] = batch;
+    plan.operands.push_back(s);
+  }
+  for (Value r : op->getResults()) {
+    TensorSharding s = TensorSharding::replicated(tensorType(r).getRank());
+    if (isa<ConvGradWeightOp>(op))
+      s.partial = batch.axes;
+    else
+      s.dims[0] = batch;
+    plan.results.push_back(s);
+  }
+  return plan;
+}
+
+} // namespace
+
+FailureOr<ShardingPlan> weft::planSharding(Operation *op,
+                                           ArrayRef<TensorSharding> in,
+                                           const Mesh &mesh,
+                                           std::string &error) {
+  using L = Linearity;
+  std::optional<Plan> plan =
+      llvm::TypeSwitch<Operation *, std::optional<Plan>>(op)
+          .Case<AddOp, SubOp>(
+              [&](Operation *o) { return elementwise(o, in, L::All); })
+          .Case<MulOp>([&](Operation *o) { return elementwise(o, in, L::One); })
+          .Case<DivOp>(
+              [&](Operation *o) { return elementwise(o, in, L::First); })
+          .Case<NegOp, CastOp, BroadcastToOp>(
+              [&](Operation *o) { return elementwise(o, in, L::Unary); })
+          .Case<SqrtOp, ExpOp, LogOp, TanhOp, ErfOp, ReluOp, SigmoidOp, NotOp,
+                PowOp, MaxOp, MinOp, AndOp, OrOp, EqualOp, LessOp, GreaterOp,
+                LessEqualOp, GreaterEqualOp, WhereOp, AdamWUpdateOp,
+                SgdUpdateOp>(
+              [&](Operation *o) { return elementwise(o, in, L::None); })
+          .Case<MatMulOp>([&](MatMulOp o) { return matmul(o, in); })
+          .Case<ReshapeOp>([&](ReshapeOp o) { return reshape(o, in, mesh); })
+          .Case<TransposeOp>([&](TransposeOp o) { return transpose(o, in); })
+          .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>([&](Operation *o) {
+            auto axes = o->getAttrOfType<DenseI64ArrayAttr>("axes");
+            auto keep = o->getAttrOfType<BoolAttr>("keepdims");
+            return reduce(o, axes.asArrayRef(), !keep || keep.getValue(), in,
+                          mesh);
+          })
+          .Case<SoftmaxOp, LogSoftmaxOp>([&](Operation *o) {
+            return alongDims(o, in,
+                             {o->getAttrOfType<IntegerAttr>("axis").getInt()});
+          })
+          .Case<SoftmaxGradOp>([&](SoftmaxGradOp o) {
+            return alongDims(o, in, {static_cast<int64_t>(o.getAxis())});
+          })
+          .Case<LayerNormOp>(
+              [&](LayerNormOp o) { return rowwise(o, in, o.getAxis()); })
+          .Case<LayerNormGradOp>(
+              [&](LayerNormGradOp o) { return rowwise(o, in, o.getAxis()); })
+          .Case<TriluOp>([&](TriluOp o) {
+            int64_t r = o.getType().getRank();
+            return alongDims(o, in, {r - 2, r - 1}, L::Unary);
+          })
+          .Case<ConcatOp, SplitOp>([&](Operation *o) {
+            return alongDims(o, in,
+                             {o->getAttrOfType<IntegerAttr>("axis").getInt()},
+                             L::All);
+          })
+          .Case<SliceOp, SliceGradOp>([&](Operation *o) {
+            // Dims the window cuts (or pads back) must be whole.
+            RankedTensorType x = tensorType(o->getOperand(0));
+            RankedTensorType y = tensorType(o->getResult(0));
+            auto steps = o->getAttrOfType<DenseI64ArrayAttr>("steps");
+            SmallVector<int64_t> whole;
+            for (int64_t d = 0; d < x.getRank(); ++d)
+              if (x.getDimSize(d) != y.getDimSize(d) || steps[d] != 1)
+                whole.push_back(d);
+            Plan p = alongDims(o, in, whole, L::Unary);
+            // alongDims matched the result by shape; a cut dim differs.
+            p.results[0] = p.operands[0];
+            for (int64_t d : whole)
+              p.results[0].dims[d].clear();
+            return p;
+          })
+          .Case<GatherOp>([&](GatherOp o) { return gather(o, in); })
+          .Case<ScatterAddOp>([&](ScatterAddOp o) { return scatterAdd(o, in); })
+          .Case<ConvOp, ConvGradInputOp, ConvGradWeightOp, MaxPoolOp, AvgPoolOp,
+                MaxPoolGradOp, AvgPoolGradOp, BatchNormOp>(
+              [&](Operation *o) { return batchOnly(o, in); })
+          .Default([&](Operation *) { return std::nullopt; });
+  if (plan)
+    return *plan;
+  if (auto ce = dyn_cast<SoftmaxCrossEntropyOp>(op))
+    return crossEntropy(ce, in, /*isGrad=*/false, error);
+  if (auto ceg = dyn_cast<SoftmaxCrossEntropyGradOp>(op))
+    return crossEntropy(ceg, in, /*isGrad=*/true, error);
+  error = "has no sharding rule";
+  return failure();
+}

@@ -1,0 +1,49 @@
+//===- ShardingRules.h - What each weft op can compute on blocks ----------===//
+//
+// planSharding(op, operand shardings) answers, for one op of the global
+// program: which sharding each operand must have for the op to run on each
+// rank's blocks alone, and the sharding of its results then. Dimensions an
+// op works across (a softmax axis, a reshape that would mix blocks, a
+// contraction split on one side only) must be whole; the partitioner
+// gathers them. Contracting or reducing a split dimension leaves partial
+// sums (`partial`); ops linear in such an operand keep them, everything
+// else makes the partitioner add them up first (all_reduce). Ops whose
+// kernels divide by a global count (means, the cross-entropy's mean) say so
+// in `fixup`, and the partitioner rescales their local results.
+//
+//===----------------------------------------------------------------------===//
+#ifndef WEFT_DIALECTS_WEFT_SHARDINGRULES_H
+#define WEFT_DIALECTS_WEFT_SHARDINGRULES_H
+
+#include "dialects/weft/Sharding.h"
+
+#include "mlir/IR/Operation.h"
+
+namespace weft {
+
+struct ShardingPlan {
+  llvm::SmallVector<TensorSharding> operands;
+  llvm::SmallVector<TensorSharding> results;
+  enum class Fixup {
+    None,
+    /// Multiply every float result by `scale` (a mean over split dims:
+    /// the kernel divided by the local count, the program means the global).
+    Scale,
+    /// softmax_cross_entropy(_grad) with mean reduction over split rows:
+    /// compute the local sum and divide by the global count of counted
+    /// labels (an all_reduce over `countAxes`).
+    CrossEntropyMean,
+  } fixup = Fixup::None;
+  double scale = 1.0;
+  MeshAxes countAxes;
+};
+
+/// The plan for `op` given its operands' current shardings. Fails with
+/// `error` set for an op the partitioner has no rule for.
+mlir::FailureOr<ShardingPlan>
+planSharding(mlir::Operation *op, llvm::ArrayRef<TensorSharding> operands,
+             const Mesh &mesh, std::string &error);
+
+} // namespace weft
+
+#endif // WEFT_DIALECTS_WEFT_SHARDINGRULES_H

@@ -1,0 +1,394 @@
+//===- Partition.cpp - One rank's program from the global one -------------===//
+//
+// Walks @main once, in order. Every value of the global program gets a
+// local value (this rank's block) and the sharding it has; each op asks its
+// sharding rule (dialects/weft/ShardingRules.h) what its operands must be,
+// has them resharded, and is cloned with local result types. The new body
+// is built in a fresh function that replaces @main at the end, so the rules
+// always read global shapes from the untouched original.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Passes.h"
+
+#include "dialects/weft/GradientRules.h"
+#include "dialects/weft/Sharding.h"
+#include "dialects/weft/ShardingRules.h"
+
+#include "mlir/IR/IRMapping.h"
+
+namespace weft {
+#define GEN_PASS_DEF_PARTITION
+#include "passes/Passes.h.inc"
+} // namespace weft
+
+using namespace mlir;
+using namespace weft;
+
+namespace {
+
+struct LocalValue {
+  Value value;
+  TensorSharding sharding;
+};
+
+class Partitioner {
+public:
+  Partitioner(ModuleOp module, func::FuncOp global, Mesh mesh)
+      : module(module), global(global), mesh(std::move(mesh)),
+        b(module.getContext()) {}
+
+  LogicalResult run();
+
+private:
+  LogicalResult partitionOp(Operation *op);
+  FailureOr<Value> reshard(Value value, const TensorSharding &to,
+                           Operation *user);
+  FailureOr<Value> rebuildSplit(Value value, const TensorSharding &to,
+                                Operation *user);
+  FailureOr<RankedTensorType> local(Value value, const TensorSharding &s,
+                                    Operation *where);
+  Value countedLabels(Operation *op, Value labels, const MeshAxes &axes);
+  Value allGather(Value local, int64_t dim, const DimSharding &split,
+                  Location loc);
+
+  ModuleOp module;
+  func::FuncOp global, partitioned;
+  Mesh mesh;
+  OpBuilder b;
+  DenseMap<Value, LocalValue> values;
+  /// Resharded copies: (global value, target sharding) -> local value.
+  std::map<std::pair<void *, std::string>, Value> reshards;
+  DenseMap<Value, Value> labelCounts;
+  llvm::StringMap<TensorSharding> paramShardings;
+};
+
+FailureOr<RankedTensorType>
+Partitioner::local(Value value, const TensorSharding &s, Operation *where) {
+  std::string error;
+  FailureOr<RankedTensorType> t =
+      localType(cast<RankedTensorType>(value.getType()), s, mesh, error);
+  if (failed(t))
+    return where->emitError("cannot split ")
+           << value.getType() << ": " << error;
+  return t;
+}
+
+/// Rebuilds, at the local shape, a value that is whole on every rank but
+/// only needed split: a broadcast of something whole along the split dims,
+/// or a splat constant. Anything else would need a slice by mesh
+/// coordinate, which this partitioner does not emit.
+FailureOr<Value> Partitioner::rebuildSplit(Value value,
+                                           const TensorSharding &to,
+                                           Operation *user) {
+  FailureOr<RankedTensorType> type = local(value, to, user);
+  if (failed(type))
+    return failure();
+  Operation *def = value.getDefiningOp();
+  if (auto splat = dyn_cast_or_null<ConstantOp>(def)) {
+    auto dense = dyn_cast<SplatElementsAttr>(splat.getValue());
+    if (dense)
+      return Value(ConstantOp::create(
+          b, splat.getLoc(), *type,
+          SplatElementsAttr::get(*type, dense.getSplatValue<Attribute>())));
+  }
+  if (auto bcast = dyn_cast_or_null<BroadcastToOp>(def)) {
+    const LocalValue &in = values[bcast.getInput()];
+    auto inType = bcast.getInput().getType();
+    int64_t offset = bcast.getType().getRank() - inType.getRank();
+    bool ok = in.sharding.partial.empty();
+    for (auto [d, axes] : llvm::enumerate(to.dims)) {
+      int64_t id = static_cast<int64_t>(d) - offset;
+      if (!axes.empty() && id >= 0 && inType.getDimSize(id) != 1)
+        ok = false;
+      if (id >= 0 && !in.sharding.dims[id].empty() &&
+          in.sharding.dims[id] != axes)
+        ok = false;
+    }
+    if (ok)
+      return Value(BroadcastToOp::create(b, bcast.getLoc(), *type, in.value));
+  }
+  return user->emitError("needs ")
+         << value.getType() << " split as " << to.str()
+         << " but it is whole on every rank; slicing by mesh coordinate is "
+            "not supported yet";
+}
+
+/// Joins dim `dim` of `local`, split as `split`. With outer > 1 the blocks
+/// interleave: the gather runs on the rest of [outer, rest], between two
+/// reshapes.
+Value Partitioner::allGather(Value local, int64_t dim, const DimSharding &split,
+                             Location loc) {
+  auto t = cast<RankedTensorType>(local.getType());
+  int64_t g = mesh.groupSize(split.axes);
+  SmallVector<int64_t> shape(t.getShape());
+  SmallVector<int64_t> viewShape(shape);
+  int64_t axis = dim;
+  if (split.outer != 1) {
+    viewShape[dim] = shape[dim] / split.outer;
+    viewShape.insert(viewShape.begin() + dim, split.outer);
+    local = gradient::reshape(b, loc, local, viewShape);
+    axis = dim + 1;
+  }
+  SmallVector<int64_t> gathered(viewShape);
+  gathered[axis] *= g;
+  Value v = shard::AllGatherOp::create(b, loc, t.clone(gathered), mesh.symbol,
+                                       split.axes, local, APInt(64, axis));
+  shape[dim] *= g;
+  return gradient::reshape(b, loc, v, shape);
+}
+
+FailureOr<Value> Partitioner::reshard(Value value, const TensorSharding &to,
+                                      Operation *user) {
+  LocalValue &cur = values[value];
+  if (!cur.value)
+    return user->emitError("uses a value the partitioner has not seen");
+  if (cur.sharding == to)
+    return cur.value;
+  auto key = std::make_pair(value.getAsOpaquePointer(), to.str());
+  if (Value cached = reshards[key])
+    return cached;
+  Value v = cur.value;
+  TensorSharding s = cur.sharding;
+  Location loc = value.getLoc();
+  for (MeshAxis axis : to.partial)
+    if (!llvm::is_contained(s.partial, axis))
+      return user->emitError("cannot make a partial sum over mesh axis ")
+             << mesh.axisName(axis) << " of a complete value";
+  // Add up the partial sums the user does not take.
+  MeshAxes sum;
+  for (MeshAxis axis : s.partial)
+    if (!llvm::is_contained(to.partial, axis))
+      sum.push_back(axis);
+  if (!sum.empty()) {
+    v = shard::AllReduceOp::create(b, loc, v.getType(), mesh.symbol, sum, v,
+                                   shard::ReductionKind::Sum);
+    s.partial = to.partial;
+  }
+  // Join split dims the user needs whole.
+  bool needsSplit = false;
+  for (auto [d, dim] : llvm::enumerate(s.dims)) {
+    const DimSharding &want = to.dims[d];
+    if (dim == want)
+      continue;
+    if (!dim.empty()) {
+      v = allGather(v, d, dim, loc);
+      dim.clear();
+    }
+    if (!want.empty())
+      needsSplit = true;
+  }
+  if (needsSplit) {
+    if (!s.isReplicated())
+      return user->emitError("needs ")
+             << value.getType() << " resharded from " << cur.sharding.str()
+             << " to " << to.str() << ", which is not supported yet";
+    FailureOr<Value> rebuilt = rebuildSplit(value, to, user);
+    if (failed(rebuilt))
+      return failure();
+    v = *rebuilt;
+  }
+  reshards[key] = v;
+  return v;
+}
+
+/// The number of labels a cross-entropy counts, over all ranks of `axes`:
+/// those not equal to its ignore_index (all of them without one).
+Value Partitioner::countedLabels(Operation *op, Value labels,
+                                 const MeshAxes &axes) {
+  if (Value cached = labelCounts[labels])
+    return cached;
+  Location loc = op->getLoc();
+  auto scalarF32 = RankedTensorType::get({}, b.getF32Type());
+  Value count;
+  auto ignore = op->getAttrOfType<IntegerAttr>("ignore_index");
+  if (!ignore) {
+    auto t = cast<RankedTensorType>(labels.getType());
+    count = gradient::scalar(b, loc, b.getF32Type(),
+                             static_cast<double>(t.getNumElements()));
+  } else {
+    Value local = values[labels].value;
+    auto t = cast<RankedTensorType>(local.getType());
+    Value ignored = ConstantOp::create(
+        b, loc, RankedTensorType::get({}, t.getElementType()),
+        DenseElementsAttr::get(
+            RankedTensorType::get({}, t.getElementType()),
+            b.getIntegerAttr(t.getElementType(), ignore.getInt())));
+    auto boolType = t.clone(b.getI1Type());
+    Value eq = EqualOp::create(b, loc, boolType, local, ignored);
+    Value kept = NotOp::create(b, loc, boolType, eq);
+    Value ones = gradient::castTo(b, loc, kept, b.getF32Type());
+    SmallVector<int64_t> all;
+    for (int64_t d = 0; d < t.getRank(); ++d)
+      all.push_back(d);
+    Value localCount =
+        all.empty() ? ones : gradient::reduceSum(b, loc, ones, all, false);
+    count = shard::AllReduceOp::create(b, loc, scalarF32, mesh.symbol, axes,
+                                       localCount, shard::ReductionKind::Sum);
+  }
+  labelCounts[labels] = count;
+  return count;
+}
+
+LogicalResult Partitioner::partitionOp(Operation *op) {
+  Location loc = op->getLoc();
+  if (auto param = dyn_cast<ParamOp>(op)) {
+    auto type = param.getType();
+    TensorSharding s = TensorSharding::replicated(type.getRank());
+    if (Attribute attr = param->getAttr("weft.shard")) {
+      FailureOr<TensorSharding> parsed = shardingFromAttr(attr, type.getRank());
+      if (failed(parsed))
+        return param.emitError("has a malformed weft.shard attribute");
+      s = *parsed;
+    }
+    FailureOr<RankedTensorType> t = local(param, s, op);
+    if (failed(t))
+      return failure();
+    Operation *clone = b.clone(*op);
+    clone->getResult(0).setType(*t);
+    values[param] = {clone->getResult(0), s};
+    paramShardings[param.getName()] = s;
+    return success();
+  }
+  if (isa<ConstantOp>(op)) {
+    Operation *clone = b.clone(*op);
+    values[op->getResult(0)] = {
+        clone->getResult(0),
+        TensorSharding::replicated(
+            cast<RankedTensorType>(op->getResult(0).getType()).getRank())};
+    return success();
+  }
+  if (auto update = dyn_cast<ParamUpdateOp>(op)) {
+    auto it = paramShardings.find(update.getName());
+    TensorSharding s =
+        it != paramShardings.end()
+            ? it->second
+            : TensorSharding::replicated(update.getValue().getType().getRank());
+    FailureOr<Value> v = reshard(update.getValue(), s, op);
+    if (failed(v))
+      return failure();
+    ParamUpdateOp::create(b, loc, update.getName(), *v);
+    return success();
+  }
+
+  SmallVector<TensorSharding> in;
+  for (Value operand : op->getOperands())
+    in.push_back(values[operand].sharding);
+  std::string error;
+  FailureOr<ShardingPlan> plan = planSharding(op, in, mesh, error);
+  if (failed(plan))
+    return op->emitError(error);
+  IRMapping mapping;
+  for (auto [operand, target] : llvm::zip(op->getOperands(), plan->operands)) {
+    FailureOr<Value> v = reshard(operand, target, op);
+    if (failed(v))
+      return failure();
+    mapping.map(operand, *v);
+  }
+  Operation *clone = b.clone(*op, mapping);
+  for (auto [result, s] : llvm::zip(clone->getResults(), plan->results)) {
+    FailureOr<RankedTensorType> t =
+        local(op->getResult(result.getResultNumber()), s, op);
+    if (failed(t))
+      return failure();
+    result.setType(*t);
+  }
+  SmallVector<Value> results(clone->getResults());
+  switch (plan->fixup) {
+  case ShardingPlan::Fixup::None:
+    break;
+  case ShardingPlan::Fixup::Scale:
+    for (Value &r : results)
+      if (gradient::isFloatTensor(r.getType()))
+        r = gradient::mul(b, loc, r,
+                          gradient::scalarLike(b, loc, r, plan->scale));
+    break;
+  case ShardingPlan::Fixup::CrossEntropyMean: {
+    clone->setAttr("reduction", b.getStringAttr("sum"));
+    Value count = countedLabels(op, op->getOperand(1), plan->countAxes);
+    results[0] = gradient::div(b, loc, results[0], count);
+    break;
+  }
+  }
+  for (auto [i, r] : llvm::enumerate(results))
+    values[op->getResult(i)] = {r, plan->results[i]};
+  return success();
+}
+
+LogicalResult Partitioner::run() {
+  // The new function: local argument types, the same attributes.
+  SmallVector<Type> argTypes;
+  SmallVector<TensorSharding> argShardings;
+  for (BlockArgument arg : global.getArguments()) {
+    auto type = cast<RankedTensorType>(arg.getType());
+    TensorSharding s = TensorSharding::replicated(type.getRank());
+    if (Attribute attr = global.getArgAttr(arg.getArgNumber(), "weft.shard")) {
+      FailureOr<TensorSharding> parsed = shardingFromAttr(attr, type.getRank());
+      if (failed(parsed))
+        return global.emitError("input ")
+               << arg.getArgNumber() << " has a malformed weft.shard";
+      s = *parsed;
+    }
+    std::string error;
+    FailureOr<RankedTensorType> t = localType(type, s, mesh, error);
+    if (failed(t))
+      return global.emitError("input ") << arg.getArgNumber() << ": " << error;
+    argTypes.push_back(*t);
+    argShardings.push_back(s);
+  }
+  b.setInsertionPoint(global);
+  partitioned = func::FuncOp::create(
+      b, global.getLoc(), "main.partitioned",
+      FunctionType::get(b.getContext(), argTypes,
+                        global.getFunctionType().getResults()));
+  FunctionType localType = partitioned.getFunctionType();
+  partitioned->setAttrs(global->getAttrs());
+  partitioned.setSymName("main.partitioned");
+  partitioned.setFunctionType(localType);
+  Block *body = partitioned.addEntryBlock();
+  for (auto [arg, s] : llvm::zip(global.getArguments(), argShardings))
+    values[arg] = {body->getArgument(arg.getArgNumber()), s};
+  b.setInsertionPointToStart(body);
+
+  Block &old = global.getBody().front();
+  for (Operation &op : old.without_terminator())
+    if (failed(partitionOp(&op)))
+      return failure();
+  auto ret = cast<func::ReturnOp>(old.getTerminator());
+  SmallVector<Value> results;
+  for (Value v : ret.getOperands()) {
+    FailureOr<Value> whole =
+        reshard(v,
+                TensorSharding::replicated(
+                    cast<RankedTensorType>(v.getType()).getRank()),
+                ret);
+    if (failed(whole))
+      return failure();
+    results.push_back(*whole);
+  }
+  func::ReturnOp::create(b, ret.getLoc(), results);
+  global.erase();
+  partitioned.setSymName("main");
+  return success();
+}
+
+struct PartitionPass : public weft::impl::PartitionBase<PartitionPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    std::string error;
+    FailureOr<Mesh> mesh = getModuleMesh(module, error);
+    if (failed(mesh)) {
+      module.emitError(error + " (run weft-annotate-sharding first)");
+      return signalPassFailure();
+    }
+    auto func = module.lookupSymbol<func::FuncOp>("main");
+    if (!func || func.getBody().getBlocks().size() != 1) {
+      module.emitError("no single-block function 'main' to partition");
+      return signalPassFailure();
+    }
+    Partitioner partitioner(module, func, *mesh);
+    if (failed(partitioner.run()))
+      return signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,128 @@
+// RUN: weft-opt %s -split-input-file -weft-partition | FileCheck %s
+
+// Data parallel on a 1-D use of the mesh: the batch is split over "dp" (axis
+// 0); the weight gradient contracts the split rows, so it is a partial sum
+// that one all_reduce over dp completes before the update. The mean over
+// the split rows is rescaled to the global count, and the loss is summed.
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: (%[[X:.*]]: tensor<4x16xf32> {{.*}}, %[[Y:.*]]: tensor<4x4xf32>
+// CHECK: %[[W:.*]] = weft.param "w" : tensor<16x4xf32>
+// CHECK: %[[P:.*]] = weft.matmul %[[X]], %[[W]] : (tensor<4x16xf32>, tensor<16x4xf32>) -> tensor<4x4xf32>
+// CHECK: %[[D:.*]] = weft.sub %[[P]], %[[Y]] : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+// CHECK: %[[M:.*]] = weft.reduce_mean %{{.*}} : (tensor<4x4xf32>) -> tensor<f32>
+// CHECK: %[[HALF:.*]] = weft.constant dense<5.000000e-01> : tensor<f32>
+// CHECK: %[[L:.*]] = weft.mul %[[M]], %[[HALF]]
+// The seed of the gradient, a splat of the global shape, is rebuilt at the
+// local one.
+// CHECK: weft.constant dense<3.125000e-02> : tensor<4x4xf32>
+// CHECK: %[[GW:.*]] = weft.matmul %[[X]], %{{.*}} {transpose_a = true} : (tensor<4x16xf32>, tensor<4x4xf32>) -> tensor<16x4xf32>
+// The update is linear in the gradient: the partial sum passes the scaling
+// by lr and is completed right before the subtraction needs it whole.
+// CHECK: %[[STEP:.*]] = weft.mul %[[GW]], %{{.*}}
+// CHECK: %[[SUM:.*]] = shard.all_reduce %[[STEP]] on @mesh grid_axes = [0] : tensor<16x4xf32> -> tensor<16x4xf32>
+// CHECK: %[[NEW:.*]] = weft.sub %[[W]], %[[SUM]]
+// CHECK: weft.param_update "w", %[[NEW]] : tensor<16x4xf32>
+// CHECK: %[[LS:.*]] = shard.all_reduce %[[L]] on @mesh grid_axes = [0] : tensor<f32> -> tensor<f32>
+// CHECK: return %[[LS]]
+shard.grid @mesh(shape = 2x1) {weft.mesh_axes = ["dp", "tp"]}
+func.func @main(%x: tensor<8x16xf32> {weft.name = "x", weft.shard = {dims = [array<i16: 0>, array<i16>], partial = array<i16>}},
+                %y: tensor<8x4xf32> {weft.name = "y", weft.shard = {dims = [array<i16: 0>, array<i16>], partial = array<i16>}}) -> (tensor<f32> {weft.name = "loss"}) {
+  %w = weft.param "w" : tensor<16x4xf32>
+  %0 = weft.matmul %x, %w : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+  %1 = weft.sub %0, %y : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
+  %2 = weft.mul %1, %1 : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
+  %3 = weft.reduce_mean %2 {axes = array<i64: 0, 1>, keepdims = false} : (tensor<8x4xf32>) -> tensor<f32>
+  %seed = weft.constant dense<3.125000e-02> : tensor<8x4xf32>
+  %4 = weft.mul %1, %seed : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
+  %5 = weft.matmul %x, %4 {transpose_a = true} : (tensor<8x16xf32>, tensor<8x4xf32>) -> tensor<16x4xf32>
+  %lr = weft.constant dense<1.000000e-01> : tensor<f32>
+  %6 = weft.mul %5, %lr : (tensor<16x4xf32>, tensor<f32>) -> tensor<16x4xf32>
+  %7 = weft.sub %w, %6 : (tensor<16x4xf32>, tensor<16x4xf32>) -> tensor<16x4xf32>
+  weft.param_update "w", %7 : tensor<16x4xf32>
+  return %3 : tensor<f32>
+}
+
+// -----
+
+// A 2-D mesh (dp x tp): Megatron's column- then row-parallel pair. w1 is
+// split by columns and w2 by rows over "tp" (axis 1): the hidden layer stays
+// split, the second product leaves partial sums over tp, and the mean over
+// the dp-split rows adds dp: one all_reduce over both axes completes it.
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: (%[[X:.*]]: tensor<4x16xf32>
+// CHECK: %[[W1:.*]] = weft.param "w1" {{.*}} : tensor<16x16xf32>
+// CHECK: %[[W2:.*]] = weft.param "w2" {{.*}} : tensor<16x4xf32>
+// CHECK: %[[H:.*]] = weft.matmul %[[X]], %[[W1]] : (tensor<4x16xf32>, tensor<16x16xf32>) -> tensor<4x16xf32>
+// CHECK: %[[A:.*]] = weft.tanh %[[H]] : tensor<4x16xf32>
+// CHECK: %[[Y:.*]] = weft.matmul %[[A]], %[[W2]] : (tensor<4x16xf32>, tensor<16x4xf32>) -> tensor<4x4xf32>
+// CHECK: %[[M:.*]] = weft.reduce_mean %[[Y]]
+// CHECK: %[[L:.*]] = weft.mul %[[M]], %{{.*}}
+// CHECK: %[[S:.*]] = shard.all_reduce %[[L]] on @mesh grid_axes = [1, 0] : tensor<f32> -> tensor<f32>
+// CHECK: return %[[S]]
+shard.grid @mesh(shape = 2x2) {weft.mesh_axes = ["dp", "tp"]}
+func.func @main(%x: tensor<8x16xf32> {weft.name = "x", weft.shard = {dims = [array<i16: 0>, array<i16>], partial = array<i16>}}) -> (tensor<f32> {weft.name = "loss"}) {
+  %w1 = weft.param "w1" {weft.shard = {dims = [array<i16>, array<i16: 1>], partial = array<i16>}} : tensor<16x32xf32>
+  %w2 = weft.param "w2" {weft.shard = {dims = [array<i16: 1>, array<i16>], partial = array<i16>}} : tensor<32x4xf32>
+  %h = weft.matmul %x, %w1 : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+  %a = weft.tanh %h : tensor<8x32xf32>
+  %y = weft.matmul %a, %w2 : (tensor<8x32xf32>, tensor<32x4xf32>) -> tensor<8x4xf32>
+  %s = weft.reduce_mean %y {axes = array<i64: 0, 1>, keepdims = false} : (tensor<8x4xf32>) -> tensor<f32>
+  return %s : tensor<f32>
+}
+
+// -----
+
+// Sequence-major tokens [seq, batch, d] merged to rows [seq * batch, d]:
+// the rank's rows are strided (outer 6) yet stay local; a softmax across the
+// rows needs them whole, and the gather interleaves the blocks back through
+// a [outer, rest] view.
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: (%[[X:.*]]: tensor<6x2x8xf32>
+// CHECK: %[[R:.*]] = weft.reshape %[[X]] : tensor<6x2x8xf32> to tensor<12x8xf32>
+// CHECK: %[[V:.*]] = weft.reshape %[[R]] : tensor<12x8xf32> to tensor<6x2x8xf32>
+// CHECK: %[[G:.*]] = shard.all_gather %[[V]] on @mesh grid_axes = [0] gather_axis = 1 : tensor<6x2x8xf32> -> tensor<6x4x8xf32>
+// CHECK: %[[W:.*]] = weft.reshape %[[G]] : tensor<6x4x8xf32> to tensor<24x8xf32>
+// CHECK: weft.softmax %[[W]] {axis = 0 : i64} : tensor<24x8xf32>
+shard.grid @mesh(shape = 2x1) {weft.mesh_axes = ["dp", "tp"]}
+func.func @main(%x: tensor<6x4x8xf32> {weft.shard = {dims = [array<i16>, array<i16: 0>, array<i16>], partial = array<i16>}}) -> tensor<24x8xf32> {
+  %0 = weft.reshape %x : tensor<6x4x8xf32> to tensor<24x8xf32>
+  %1 = weft.softmax %0 {axis = 0 : i64} : tensor<24x8xf32>
+  return %1 : tensor<24x8xf32>
+}
+
+// -----
+
+// The mean of a cross-entropy over split rows: each rank sums its rows and
+// divides by the global count of labels that are not ignore_index.
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: (%[[S:.*]]: tensor<2x5xf32> {{.*}}, %[[L:.*]]: tensor<2xi64>
+// CHECK: %[[SUM:.*]] = weft.softmax_cross_entropy %[[S]], %[[L]] {ignore_index = -100 : i64, reduction = "sum"}
+// CHECK: %[[IGN:.*]] = weft.constant dense<-100> : tensor<i64>
+// CHECK: %[[EQ:.*]] = weft.equal %[[L]], %[[IGN]]
+// CHECK: %[[KEPT:.*]] = weft.not %[[EQ]]
+// CHECK: %[[ONES:.*]] = weft.cast %[[KEPT]] : tensor<2xi1> to tensor<2xf32>
+// CHECK: %[[LOCAL:.*]] = weft.reduce_sum %[[ONES]]
+// CHECK: %[[COUNT:.*]] = shard.all_reduce %[[LOCAL]] on @mesh grid_axes = [0] : tensor<f32> -> tensor<f32>
+// CHECK: %[[MEAN:.*]] = weft.div %[[SUM]], %[[COUNT]]
+// CHECK: %[[LOSS:.*]] = shard.all_reduce %[[MEAN]] on @mesh grid_axes = [0]
+// CHECK: return %[[LOSS]]
+shard.grid @mesh(shape = 4x1) {weft.mesh_axes = ["dp", "tp"]}
+func.func @main(%s: tensor<8x5xf32> {weft.shard = {dims = [array<i16: 0>, array<i16>], partial = array<i16>}},
+                %l: tensor<8xi64> {weft.shard = {dims = [array<i16: 0>], partial = array<i16>}}) -> tensor<f32> {
+  %0 = weft.softmax_cross_entropy %s, %l {ignore_index = -100 : i64} : (tensor<8x5xf32>, tensor<8xi64>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// Convolution: the batch is split, the weight gradient is a partial sum.
+// CHECK-LABEL: func.func @main
+// CHECK: %[[GW:.*]] = weft.conv_grad_weight %{{.*}}, %{{.*}} {{.*}} : (tensor<2x3x6x6xf32>, tensor<2x4x6x6xf32>) -> tensor<4x3x3x3xf32>
+// CHECK: %[[R:.*]] = shard.all_reduce %[[GW]] on @mesh grid_axes = [0] : tensor<4x3x3x3xf32> -> tensor<4x3x3x3xf32>
+// CHECK: return %[[R]]
+shard.grid @mesh(shape = 2x1) {weft.mesh_axes = ["dp", "tp"]}
+func.func @main(%x: tensor<4x3x6x6xf32> {weft.shard = {dims = [array<i16: 0>, array<i16>, array<i16>, array<i16>], partial = array<i16>}},
+                %g: tensor<4x4x6x6xf32> {weft.shard = {dims = [array<i16: 0>, array<i16>, array<i16>, array<i16>], partial = array<i16>}}) -> tensor<4x3x3x3xf32> {
+  %0 = weft.conv_grad_weight %x, %g {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<4x3x6x6xf32>, tensor<4x4x6x6xf32>) -> tensor<4x3x3x3xf32>
+  return %0 : tensor<4x3x3x3xf32>
+}
