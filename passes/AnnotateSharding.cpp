@@ -3,6 +3,8 @@
 
 #include "dialects/weft/Sharding.h"
 
+#include "llvm/ADT/StringSet.h"
+
 namespace weft {
 #define GEN_PASS_DEF_ANNOTATESHARDING
 #include "passes/Passes.h.inc"
@@ -15,6 +17,14 @@ namespace {
 
 /// Mesh axes, in the order of the grid's dimensions.
 constexpr MeshAxis kDataAxis = 0;
+
+/// The first dimension `dp` divides, if any: where ZeRO cuts a tensor.
+std::optional<int64_t> zeroDim(RankedTensorType type, int64_t dp) {
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (type.getDimSize(d) % dp == 0)
+      return d;
+  return std::nullopt;
+}
 
 struct AnnotateShardingPass
     : public weft::impl::AnnotateShardingBase<AnnotateShardingPass> {
@@ -42,8 +52,14 @@ struct AnnotateShardingPass
                               b.getDenseI64ArrayAttr({dp, tp}));
     grid->setAttr("weft.mesh_axes",
                   b.getStrArrayAttr({StringRef("dp"), StringRef("tp")}));
-    if (dp == 1)
+    if (dp == 1) {
+      if (zero > 0) {
+        module.emitError("--zero needs data parallelism (dp > 1)");
+        return signalPassFailure();
+      }
       return;
+    }
+    annotateState(func, b);
     for (BlockArgument arg : func.getArguments()) {
       auto type = cast<RankedTensorType>(arg.getType());
       auto name =
@@ -67,6 +83,29 @@ struct AnnotateShardingPass
       s.dims[0] = DimSharding(MeshAxes{kDataAxis});
       func.setArgAttr(arg.getArgNumber(), "weft.shard", shardingToAttr(b, s));
     }
+  }
+
+  /// ZeRO: with stage >= 1 the optimizer state, with stage 3 also the
+  /// trained parameters, is cut over "dp" along its first dimension dp
+  /// divides (a tensor with none stays whole).
+  void annotateState(func::FuncOp func, OpBuilder &b) {
+    llvm::StringSet<> trainable;
+    if (auto names = func->getAttrOfType<ArrayAttr>("weft.trainable"))
+      for (Attribute n : names)
+        trainable.insert(cast<StringAttr>(n).getValue());
+    func.walk([&](ParamOp param) {
+      auto role = param->getAttrOfType<StringAttr>("weft.role");
+      bool state = role && role.getValue() == "optimizer_state";
+      bool trained = !role && trainable.contains(param.getName());
+      if (!(zero >= 1 && state) && !(zero >= 3 && trained))
+        return;
+      std::optional<int64_t> d = zeroDim(param.getType(), dp);
+      if (!d)
+        return;
+      TensorSharding s = TensorSharding::replicated(param.getType().getRank());
+      s.dims[*d] = DimSharding(MeshAxes{kDataAxis});
+      param->setAttr("weft.shard", shardingToAttr(b, s));
+    });
   }
 };
 

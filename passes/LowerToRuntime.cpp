@@ -184,6 +184,12 @@ LogicalResult collectiveKernel(Operation *op, StringRef &kernel,
     appendAxes(scatter.getGridAxes());
     return success();
   }
+  if (auto slice = dyn_cast<shard::AllSliceOp>(op)) {
+    kernel = "all_slice";
+    attrs.push_back(slice.getSliceAxis().getSExtValue());
+    appendAxes(slice.getGridAxes());
+    return success();
+  }
   return failure();
 }
 
@@ -298,6 +304,16 @@ struct LowerToRuntimePass
             extra.push_back(attrBuilder.getNamedAttr(
                 "trainable",
                 attrBuilder.getBoolAttr(trainable.count(param.getName()))));
+          if (Attribute shard = param->getAttr("weft.shard")) {
+            std::optional<NamedAttribute> slot =
+                runtimeShard(attrBuilder, shard,
+                             cast<RankedTensorType>(param.getType()).getRank());
+            if (!slot)
+              return param.emitError(
+                  "is split over several dimensions or partial; the runtime "
+                  "stores parameters split along one dimension");
+            extra.push_back(*slot);
+          }
           paramSlots.push_back(slotAttr(attrBuilder, param.getName(),
                                         cast<RankedTensorType>(param.getType()),
                                         extra));

@@ -107,10 +107,23 @@ FailureOr<Value> Partitioner::rebuildSplit(Value value,
     if (ok)
       return Value(BroadcastToOp::create(b, bcast.getLoc(), *type, in.value));
   }
-  return user->emitError("needs ")
-         << value.getType() << " split as " << to.str()
-         << " but it is whole on every rank; slicing by mesh coordinate is "
-            "not supported yet";
+  // Otherwise each rank cuts its block out (no communication).
+  Value v = values[value].value;
+  for (auto [d, dim] : llvm::enumerate(to.dims)) {
+    if (dim.empty())
+      continue;
+    if (dim.outer != 1)
+      return user->emitError("needs ")
+             << value.getType() << " split as " << to.str()
+             << " but it is whole on every rank; strided slices are not "
+                "supported yet";
+    auto t = cast<RankedTensorType>(v.getType());
+    SmallVector<int64_t> shape(t.getShape());
+    shape[d] /= mesh.groupSize(dim.axes);
+    v = shard::AllSliceOp::create(b, value.getLoc(), t.clone(shape), v,
+                                  mesh.symbol, dim.axes, d);
+  }
+  return v;
 }
 
 /// Joins dim `dim` of `local`, split as `split`. With outer > 1 the blocks
@@ -154,6 +167,33 @@ FailureOr<Value> Partitioner::reshard(Value value, const TensorSharding &to,
     if (!llvm::is_contained(s.partial, axis))
       return user->emitError("cannot make a partial sum over mesh axis ")
              << mesh.axisName(axis) << " of a complete value";
+  // Partial sums over exactly the axes a whole dim is wanted split over:
+  // one reduce_scatter adds them up and leaves each rank its block.
+  if (!s.partial.empty() && to.partial.empty()) {
+    int scatterDim = -1;
+    for (auto [d, want] : llvm::enumerate(to.dims))
+      if (!want.empty() && s.dims[d].empty() && want.outer == 1 &&
+          want.axes == s.partial && to.dims[d] != s.dims[d])
+        scatterDim = d;
+    bool othersMatch = true;
+    for (auto [d, want] : llvm::enumerate(to.dims))
+      if (static_cast<int>(d) != scatterDim && want != s.dims[d])
+        othersMatch = false;
+    if (scatterDim >= 0 && othersMatch) {
+      FailureOr<RankedTensorType> t = local(value, to, user);
+      if (failed(t))
+        return failure();
+      auto axes = b.getDenseI16ArrayAttr(s.partial);
+      v = shard::ReduceScatterOp::create(
+          b, loc, *t, FlatSymbolRefAttr::get(b.getContext(), mesh.symbol), axes,
+          v,
+          shard::ReductionKindAttr::get(b.getContext(),
+                                        shard::ReductionKind::Sum),
+          b.getIndexAttr(scatterDim));
+      reshards[key] = v;
+      return v;
+    }
+  }
   // Add up the partial sums the user does not take.
   MeshAxes sum;
   for (MeshAxis axis : s.partial)
@@ -187,7 +227,14 @@ FailureOr<Value> Partitioner::reshard(Value value, const TensorSharding &to,
       return failure();
     v = *rebuilt;
   }
-  reshards[key] = v;
+  // A parameter split for memory (ZeRO-3) is gathered again at each use,
+  // so the whole copy lives only as long as that use.
+  bool gatheredParam =
+      isa_and_nonnull<ParamOp>(value.getDefiningOp()) &&
+      llvm::any_of(cur.sharding.dims,
+                   [](const DimSharding &d) { return !d.empty(); });
+  if (!gatheredParam)
+    reshards[key] = v;
   return v;
 }
 

@@ -152,13 +152,19 @@ def AnnotateSharding : Pass<"weft-annotate-sharding", "mlir::ModuleOp"> {
     (Sharding.h) for the partitioner: with `dp` > 1, every input of @main is
     split along its batch dimension (dim 0) over the "dp" axis, in rank
     order, so each data-parallel rank gets a contiguous block of the global
-    batch's rows. Parameters stay whole on every rank. Errors: a degree
-    below 1, a scalar input, or a batch that `dp` does not divide.
+    batch's rows. Parameters stay whole on every rank, except under ZeRO:
+    with `zero` >= 1 the optimizer state, with `zero` = 3 also the trained
+    parameters, are cut over "dp" along their first dimension dp divides
+    (tensors with none stay whole). ZeRO-2 differs from ZeRO-1 in where the
+    gradients' reduce-scatters run (weft-schedule-collectives), not here.
+    Errors: a degree below 1, a scalar input, a batch that `dp` does not
+    divide, or `zero` without data parallelism.
   }];
   let dependentDialects = ["mlir::shard::ShardDialect"];
   let options = [
     Option<"dp", "dp", "int64_t", "1", "Data-parallel degree">,
     Option<"tp", "tp", "int64_t", "1", "Tensor-parallel degree">,
+    Option<"zero", "zero", "int64_t", "0", "ZeRO stage (0-3)">,
   ];
 }
 
@@ -178,6 +184,17 @@ def Partition : Pass<"weft-partition", "mlir::ModuleOp"> {
     their `weft.shard` attributes for the runtime.
   }];
   let dependentDialects = ["mlir::shard::ShardDialect"];
+}
+
+def ScheduleCollectives : Pass<"weft-schedule-collectives", "mlir::ModuleOp"> {
+  let summary = "Move reductions right after the op that completes their operand";
+  let description = [{
+    Every shard.all_reduce and shard.reduce_scatter moves up to just after
+    the definition of its operand, so partial gradients are reduced as soon
+    as they are complete instead of where the optimizer first reads them:
+    their full-size buffers die early (ZeRO-2) and the reduction can overlap
+    the rest of the backward pass.
+  }];
 }
 
 #endif // WEFT_PASSES_TD

@@ -1,6 +1,8 @@
 // RUN: weft-opt %s -split-input-file -weft-annotate-sharding="dp=3" -verify-diagnostics
 // RUN: not weft-opt %s -split-input-file -weft-annotate-sharding="dp=0" 2>&1 | FileCheck %s --check-prefix=DEGREE
 // DEGREE: parallel degrees must be at least 1, got dp=0 tp=1
+// RUN: not weft-opt %s -split-input-file -weft-annotate-sharding="zero=2" 2>&1 | FileCheck %s --check-prefix=ZERO
+// ZERO: --zero needs data parallelism (dp > 1)
 
 // expected-error @+1 {{the batch of input 'x' (8 rows) does not split into dp=3 equal parts}}
 func.func @main(%x: tensor<8x16xf32> {weft.name = "x"}) -> tensor<8x16xf32> {

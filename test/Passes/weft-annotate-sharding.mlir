@@ -1,6 +1,8 @@
 // RUN: weft-opt %s -weft-annotate-sharding="dp=4" | FileCheck %s
 // RUN: weft-opt %s -weft-annotate-sharding="dp=2 tp=2" | FileCheck %s --check-prefix=MESH2D
 // RUN: weft-opt %s -weft-annotate-sharding | FileCheck %s --check-prefix=ONE
+// RUN: weft-opt %s -weft-annotate-sharding="dp=4 zero=1" | FileCheck %s --check-prefix=ZERO1
+// RUN: weft-opt %s -weft-annotate-sharding="dp=4 zero=3" | FileCheck %s --check-prefix=ZERO3
 
 // The mesh is dp x tp; every input is split along its batch dim over "dp"
 // (axis 0); parameters are left whole.
@@ -14,8 +16,20 @@
 // With dp=1 nothing is split.
 // ONE: shard.grid @mesh(shape = 1x1)
 // ONE-NOT: weft.shard
-func.func @main(%x: tensor<8x16xf32> {weft.name = "x"}, %l: tensor<8xi64> {weft.name = "labels"}) -> tensor<8x4xf32> {
+// ZeRO-1 cuts the optimizer state over dp along the first dim 4 divides
+// (a tensor with none stays whole); ZeRO-3 also the trained parameters.
+// ZERO1: weft.param "w" : tensor<16x4xf32>
+// ZERO1: weft.param "m.w" {weft.role = "optimizer_state", weft.shard = {dims = [array<i16: 0>, array<i16>], partial = array<i16>}} : tensor<16x4xf32>
+// ZERO1: weft.param "m.b" {weft.role = "optimizer_state", weft.shard = {dims = [array<i16>, array<i16: 0>], partial = array<i16>}} : tensor<3x8xf32>
+// ZERO1: weft.param "m.odd" {weft.role = "optimizer_state"} : tensor<3xf32>
+// ZERO3: weft.param "w" {weft.shard = {dims = [array<i16: 0>, array<i16>], partial = array<i16>}} : tensor<16x4xf32>
+// ZERO3: weft.param "frozen" : tensor<16x4xf32>
+func.func @main(%x: tensor<8x16xf32> {weft.name = "x"}, %l: tensor<8xi64> {weft.name = "labels"}) -> tensor<8x4xf32> attributes {weft.trainable = ["w"]} {
   %w = weft.param "w" : tensor<16x4xf32>
+  %m = weft.param "m.w" {weft.role = "optimizer_state"} : tensor<16x4xf32>
+  %mb = weft.param "m.b" {weft.role = "optimizer_state"} : tensor<3x8xf32>
+  %mo = weft.param "m.odd" {weft.role = "optimizer_state"} : tensor<3xf32>
+  %f = weft.param "frozen" : tensor<16x4xf32>
   %0 = weft.matmul %x, %w : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
   return %0 : tensor<8x4xf32>
 }

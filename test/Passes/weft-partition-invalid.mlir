@@ -1,13 +1,14 @@
 // RUN: weft-opt %s -split-input-file -weft-partition -verify-diagnostics
 
-// A parameter whole on every rank, combined elementwise with a split input
-// of its full shape, would need a slice by mesh coordinate.
+// A parameter whole on every rank, added to rows whose split is strided
+// (outer 6), would need a strided slice.
 shard.grid @mesh(shape = 2x1) {weft.mesh_axes = ["dp", "tp"]}
-func.func @main(%x: tensor<4x8xf32> {weft.shard = {dims = [array<i16: 0>, array<i16>], partial = array<i16>}}) -> tensor<4x8xf32> {
-  %p = weft.param "p" : tensor<4x8xf32>
-  // expected-error @+1 {{needs 'tensor<4x8xf32>' split as [[0], []] but it is whole on every rank; slicing by mesh coordinate is not supported yet}}
-  %0 = weft.add %x, %p : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
-  return %0 : tensor<4x8xf32>
+func.func @main(%x: tensor<6x4x8xf32> {weft.shard = {dims = [array<i16>, array<i16: 0>, array<i16>], partial = array<i16>}}) -> tensor<24x8xf32> {
+  %p = weft.param "p" : tensor<24x8xf32>
+  %0 = weft.reshape %x : tensor<6x4x8xf32> to tensor<24x8xf32>
+  // expected-error @+1 {{needs 'tensor<24x8xf32>' split as [[0] outer 6, []] but it is whole on every rank; strided slices are not supported yet}}
+  %1 = weft.add %0, %p : (tensor<24x8xf32>, tensor<24x8xf32>) -> tensor<24x8xf32>
+  return %1 : tensor<24x8xf32>
 }
 
 // -----

@@ -126,3 +126,33 @@ func.func @main(%x: tensor<4x3x6x6xf32> {weft.shard = {dims = [array<i16: 0>, ar
   %0 = weft.conv_grad_weight %x, %g {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<4x3x6x6xf32>, tensor<4x4x6x6xf32>) -> tensor<4x3x3x3xf32>
   return %0 : tensor<4x3x3x3xf32>
 }
+
+// -----
+
+// ZeRO: the optimizer state (and with ZeRO-3 the parameter) is split over
+// dp. The partial gradient meets a split update: one reduce_scatter adds it
+// up and leaves each rank its rows; a whole parameter is cut locally
+// (all_slice); the split new value is gathered back for a whole parameter.
+// CHECK-LABEL: func.func @main
+// CHECK: %[[W:.*]] = weft.param "w" : tensor<8x4xf32>
+// CHECK: %[[M:.*]] = weft.param "m" {{.*}} : tensor<4x4xf32>
+// CHECK: %[[G:.*]] = weft.matmul %{{.*}}, %{{.*}} {transpose_a = true} : (tensor<2x8xf32>, tensor<2x4xf32>) -> tensor<8x4xf32>
+// CHECK: %[[GS:.*]] = shard.reduce_scatter %[[G]] on @mesh grid_axes = [0] scatter_axis = 0 : tensor<8x4xf32> -> tensor<4x4xf32>
+// CHECK: %[[NM:.*]] = weft.add %[[M]], %[[GS]] : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+// CHECK: weft.param_update "m", %[[NM]] : tensor<4x4xf32>
+// CHECK: %[[WS:.*]] = shard.all_slice %[[W]] on @mesh grid_axes = [0] slice_axis = 0 : tensor<8x4xf32> -> tensor<4x4xf32>
+// CHECK: %[[NW:.*]] = weft.sub %[[WS]], %[[NM]] : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+// CHECK: %[[WG:.*]] = shard.all_gather %[[NW]] on @mesh grid_axes = [0] gather_axis = 0 : tensor<4x4xf32> -> tensor<8x4xf32>
+// CHECK: weft.param_update "w", %[[WG]] : tensor<8x4xf32>
+shard.grid @mesh(shape = 2x1) {weft.mesh_axes = ["dp", "tp"]}
+func.func @main(%x: tensor<4x8xf32> {weft.shard = {dims = [array<i16: 0>, array<i16>], partial = array<i16>}},
+                %g: tensor<4x4xf32> {weft.shard = {dims = [array<i16: 0>, array<i16>], partial = array<i16>}}) {
+  %w = weft.param "w" : tensor<8x4xf32>
+  %m = weft.param "m" {weft.shard = {dims = [array<i16: 0>, array<i16>], partial = array<i16>}} : tensor<8x4xf32>
+  %0 = weft.matmul %x, %g {transpose_a = true} : (tensor<4x8xf32>, tensor<4x4xf32>) -> tensor<8x4xf32>
+  %1 = weft.add %m, %0 : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
+  weft.param_update "m", %1 : tensor<8x4xf32>
+  %2 = weft.sub %w, %1 : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
+  weft.param_update "w", %2 : tensor<8x4xf32>
+  return
+}

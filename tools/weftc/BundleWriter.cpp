@@ -1,6 +1,8 @@
 //===- BundleWriter.cpp - Writes a bundle directory -----------------------===//
 #include "tools/weftc/BundleWriter.h"
 
+#include <cstring>
+
 #include "frontends/onnx/OnnxModelLoader.h"
 #include "passes/Passes.h"
 #include "weft/runtime/Safetensors.h"
@@ -50,35 +52,99 @@ std::string BundleWriter::path(const std::string &name) const {
   return std::string(p);
 }
 
+/// Rank `rank`'s index in the group over `axes` of a mesh of `shape`: its
+/// coordinates (row-major, last axis fastest) linearized over `axes`, the
+/// first listed axis major.
+static int64_t groupIndex(int64_t rank, llvm::ArrayRef<int64_t> shape,
+                          llvm::ArrayRef<int64_t> axes) {
+  std::vector<int64_t> coords(shape.size());
+  for (size_t i = shape.size(); i-- > 0;) {
+    coords[i] = rank % shape[i];
+    rank /= shape[i];
+  }
+  int64_t index = 0;
+  for (int64_t a : axes)
+    index = index * shape[a] + coords[a];
+  return index;
+}
+
 bool BundleWriter::writeParams(const ProgramSummary &summary,
                                const ParamTable &table, std::string &error) {
-  std::vector<SafetensorsTensorRef> tensors;
-  for (mlir::Attribute slot : summary.params) {
-    auto dict = mlir::cast<mlir::DictionaryAttr>(slot);
+  // Per parameter: its data, and its cut when the plan splits it (ZeRO).
+  struct Slot {
+    const ParamEntry *entry;
+    std::vector<int64_t> localShape;
+    int64_t dim = -1;
+    std::vector<int64_t> axes;
+  };
+  std::vector<Slot> slots;
+  bool anySplit = false;
+  for (mlir::Attribute a : summary.params) {
+    auto dict = mlir::cast<mlir::DictionaryAttr>(a);
     std::string name = mlir::cast<mlir::StringAttr>(dict.get("name")).str();
     const ParamEntry *entry = table.lookup(name);
     if (!entry) {
       error = "parameter '" + name + "' has no data";
       return false;
     }
-    tensors.push_back(
-        {entry->name, entry->dtype, entry->shape, entry->data.data()});
-  }
-  SafetensorsMetadata metadata;
-  metadata.emplace_back("format", "weft");
-  metadata.emplace_back("rank", "0");
-  if (!writeSafetensors(path("params.rank0.safetensors"), tensors, metadata,
-                        error))
-    return false;
-  // Every parameter is whole on every rank (data parallelism): the other
-  // ranks' files are the same bytes, linked (copied where links fail).
-  for (int64_t rank = 1; rank < summary.worldSize(); ++rank) {
-    std::string name = "params.rank" + std::to_string(rank) + ".safetensors";
-    if (fs::create_hard_link(path("params.rank0.safetensors"), path(name)) &&
-        fs::copy_file(path("params.rank0.safetensors"), path(name))) {
-      error = "cannot write '" + path(name) + "'";
-      return false;
+    auto type = mlir::cast<mlir::RankedTensorType>(
+        mlir::cast<mlir::TypeAttr>(dict.get("type")).getValue());
+    Slot slot{entry, std::vector<int64_t>(type.getShape().begin(),
+                                          type.getShape().end())};
+    if (auto shard = dict.getAs<mlir::DictionaryAttr>("shard")) {
+      slot.dim = shard.getAs<mlir::IntegerAttr>("dim").getInt();
+      for (mlir::Attribute axis : shard.getAs<mlir::ArrayAttr>("mesh_axes"))
+        slot.axes.push_back(mlir::cast<mlir::IntegerAttr>(axis).getInt());
+      // Optimizer state starts as zeros of the local shape already.
+      anySplit |= entry->shape != slot.localShape;
     }
+    slots.push_back(std::move(slot));
+  }
+  int64_t ranks = summary.worldSize();
+  for (int64_t rank = 0; rank < ranks; ++rank) {
+    std::string name = "params.rank" + std::to_string(rank) + ".safetensors";
+    if (rank > 0 && !anySplit) {
+      // Every parameter is whole on every rank: the same bytes, linked
+      // (copied where links fail).
+      if (fs::create_hard_link(path("params.rank0.safetensors"), path(name)) &&
+          fs::copy_file(path("params.rank0.safetensors"), path(name))) {
+        error = "cannot write '" + path(name) + "'";
+        return false;
+      }
+      continue;
+    }
+    std::vector<std::vector<uint8_t>> blocks;
+    std::vector<SafetensorsTensorRef> tensors;
+    blocks.reserve(slots.size());
+    for (const Slot &slot : slots) {
+      const ParamEntry *entry = slot.entry;
+      if (slot.dim < 0 || entry->shape == slot.localShape) {
+        tensors.push_back(
+            {entry->name, entry->dtype, entry->shape, entry->data.data()});
+        continue;
+      }
+      int64_t elem = weftDTypeSize(entry->dtype);
+      int64_t outer = 1, inner = elem;
+      for (int64_t d = 0; d < slot.dim; ++d)
+        outer *= entry->shape[d];
+      for (size_t d = slot.dim + 1; d < entry->shape.size(); ++d)
+        inner *= entry->shape[d];
+      int64_t full = entry->shape[slot.dim], part = slot.localShape[slot.dim];
+      int64_t start = groupIndex(rank, summary.meshShape, slot.axes) * part;
+      std::vector<uint8_t> block(static_cast<size_t>(outer * part * inner));
+      for (int64_t o = 0; o < outer; ++o)
+        std::memcpy(block.data() + o * part * inner,
+                    entry->data.data() + (o * full + start) * inner,
+                    static_cast<size_t>(part * inner));
+      blocks.push_back(std::move(block));
+      tensors.push_back(
+          {entry->name, entry->dtype, slot.localShape, blocks.back().data()});
+    }
+    SafetensorsMetadata metadata;
+    metadata.emplace_back("format", "weft");
+    metadata.emplace_back("rank", std::to_string(anySplit ? rank : 0));
+    if (!writeSafetensors(path(name), tensors, metadata, error))
+      return false;
   }
   return true;
 }
@@ -271,7 +337,7 @@ bool BundleWriter::writeManifest(const std::string &modelPath,
       {"plan", llvm::json::Object{{"dp", summary.dp},
                                   {"tp", summary.tp},
                                   {"pp", 1},
-                                  {"zero", 0},
+                                  {"zero", summary.zero},
                                   {"schedule", "none"},
                                   {"microbatches", 1},
                                   {"compute_dtype", summary.computeDType},
@@ -325,7 +391,7 @@ bool BundleWriter::writePlanText(const std::string &modelPath,
      << (summary.worldSize() == 1 ? " (single device), " : ", ")
      << (summary.mode == "train" ? "training step" : "inference") << "\n"
      << "parallelism: dp=" << summary.dp << " tp=" << summary.tp
-     << " pp=1 zero=0\n"
+     << " pp=1 zero=" << summary.zero << "\n"
      << "compute dtype: " << summary.computeDType
      << (summary.computeDType == "fp32"
              ? "\n\n"

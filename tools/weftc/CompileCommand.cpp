@@ -196,8 +196,13 @@ int weft::runCompileCommand(int argc, char **argv) {
     AnnotateShardingOptions mesh;
     mesh.dp = opts.dp.value_or(1);
     mesh.tp = opts.tp.value_or(1);
+    mesh.zero = opts.zero.value_or(0);
     lowerPm.addPass(createAnnotateSharding(mesh));
     lowerPm.addPass(createPartition());
+    // ZeRO-1 reduce-scatters gradients where the update reads them; the
+    // other plans reduce each gradient as soon as it is complete.
+    if (mesh.zero != 1)
+      lowerPm.addPass(createScheduleCollectives());
     lowerPm.addPass(mlir::createCanonicalizerPass());
     lowerPm.addPass(mlir::createCSEPass());
   }
@@ -210,6 +215,7 @@ int weft::runCompileCommand(int argc, char **argv) {
   summary.computeDType = opts.dtype;
   summary.dp = opts.dp.value_or(1);
   summary.tp = opts.tp.value_or(1);
+  summary.zero = opts.zero.value_or(0);
   if (opts.train)
     addInitialState(summary, imported->params);
 

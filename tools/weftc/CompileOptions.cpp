@@ -261,8 +261,6 @@ bool weft::checkImplemented(const CompileOptions &opts, std::string &error) {
     return refuse("--tp (tensor parallelism)");
   if (opts.pp.value_or(1) != 1)
     return refuse("--pp (pipeline parallelism)");
-  if (opts.zero.value_or(0) != 0)
-    return refuse("--zero");
   if (opts.microbatches.value_or(1) != 1)
     return refuse("--microbatches");
   if (!opts.schedule.empty())
@@ -304,6 +302,12 @@ bool weft::resolveDevices(CompileOptions &opts, std::string &error) {
             " without --dp/--tp/--pp: the automatic plan search (--auto) is "
             "not implemented yet; give the degrees, e.g. --dp " +
             std::to_string(opts.devices);
+    return false;
+  }
+  if (opts.zero.value_or(0) > 0 && (!opts.train || dp == 1)) {
+    error = "--zero " + std::to_string(*opts.zero) +
+            " shards optimizer state over data-parallel ranks: it needs "
+            "--train and --dp > 1";
     return false;
   }
   if (opts.devices == 1)
