@@ -197,4 +197,21 @@ def ScheduleCollectives : Pass<"weft-schedule-collectives", "mlir::ModuleOp"> {
   }];
 }
 
+def BucketCollectives : Pass<"weft-bucket-collectives", "mlir::ModuleOp"> {
+  let summary = "Pack consecutive all_reduces into buckets of bucket-mb MiB";
+  let description = [{
+    In program order (the backward pass yields the last layers' gradients
+    first), consecutive shard.all_reduce ops over the same mesh axes,
+    reduction and element type are packed into buckets of at most
+    `bucket-mb` MiB: one all_reduce of the flattened, concatenated operands
+    at the last member's place, split and reshaped back. A bucket closes
+    before a member whose inclusion would delay a result some op already
+    needs. A single all_reduce larger than the limit forms its own bucket.
+  }];
+  let options = [
+    Option<"bucketMb", "bucket-mb", "double", "25.0",
+           "Largest bucket, in MiB">,
+  ];
+}
+
 #endif // WEFT_PASSES_TD

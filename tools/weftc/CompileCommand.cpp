@@ -203,6 +203,9 @@ int weft::runCompileCommand(int argc, char **argv) {
     // other plans reduce each gradient as soon as it is complete.
     if (mesh.zero != 1)
       lowerPm.addPass(createScheduleCollectives());
+    BucketCollectivesOptions buckets;
+    buckets.bucketMb = opts.bucketMb;
+    lowerPm.addPass(createBucketCollectives(buckets));
     lowerPm.addPass(mlir::createCanonicalizerPass());
     lowerPm.addPass(mlir::createCSEPass());
   }

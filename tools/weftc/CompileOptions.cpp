@@ -22,7 +22,7 @@ const char *const weft::kCompileUsage =
     "[--weight-decay F]\n"
     "          [--beta1 F] [--beta2 F] [--eps F] [--momentum F] "
     "[--clip-grad-norm F]\n"
-    "          [--dtype fp32|bf16]\n"
+    "          [--dtype fp32|bf16] [--bucket-mb MB]\n"
     "          [--input-shape NAME=D0xD1x...]... [--mlir-print-ir-after-all] "
     "...\n"
     "debugging aid: --emit-gradients [--freeze GLOB]... compiles the "
@@ -159,6 +159,14 @@ bool weft::parseCompileOptions(int argc, char **argv, CompileOptions &opts,
       {"--momentum", floatFlag(opts.momentum)},
       {"--clip-grad-norm", floatFlag(opts.clipGradNorm)},
       {"--dtype", oneOf(opts.dtype, {"fp32", "bf16"})},
+      {"--bucket-mb",
+       [&](const std::string &v) {
+         double mb;
+         if (!parseDouble(v, mb) || !(mb > 0))
+           return false;
+         opts.bucketMb = mb;
+         return true;
+       }},
       {"--input-shape",
        [&](const std::string &v) {
          std::string name;
