@@ -2,6 +2,7 @@
 #include "passes/Passes.h"
 
 #include "dialects/weft/Sharding.h"
+#include "passes/TensorParallelPlan.h"
 
 #include "llvm/ADT/StringSet.h"
 
@@ -17,6 +18,7 @@ namespace {
 
 /// Mesh axes, in the order of the grid's dimensions.
 constexpr MeshAxis kDataAxis = 0;
+constexpr MeshAxis kTensorAxis = 1;
 
 /// The first dimension `dp` divides, if any: where ZeRO cuts a tensor.
 std::optional<int64_t> zeroDim(RankedTensorType type, int64_t dp) {
@@ -52,15 +54,12 @@ struct AnnotateShardingPass
                               b.getDenseI64ArrayAttr({dp, tp}));
     grid->setAttr("weft.mesh_axes",
                   b.getStrArrayAttr({StringRef("dp"), StringRef("tp")}));
-    if (dp == 1) {
-      if (zero > 0) {
-        module.emitError("--zero needs data parallelism (dp > 1)");
-        return signalPassFailure();
-      }
-      return;
+    if (dp == 1 && zero > 0) {
+      module.emitError("--zero needs data parallelism (dp > 1)");
+      return signalPassFailure();
     }
-    annotateState(func, b);
-    for (BlockArgument arg : func.getArguments()) {
+    for (BlockArgument arg :
+         dp > 1 ? func.getArguments() : ArrayRef<BlockArgument>()) {
       auto type = cast<RankedTensorType>(arg.getType());
       auto name =
           func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "weft.name");
@@ -83,6 +82,26 @@ struct AnnotateShardingPass
       s.dims[0] = DimSharding(MeshAxes{kDataAxis});
       func.setArgAttr(arg.getArgNumber(), "weft.shard", shardingToAttr(b, s));
     }
+    if (tp > 1)
+      annotateTensorParallel(module, func, b);
+    if (zero > 0)
+      annotateState(func, b);
+  }
+
+  /// Megatron's splits over "tp", found by TensorParallelPlan.
+  void annotateTensorParallel(ModuleOp module, func::FuncOp func,
+                              OpBuilder &b) {
+    std::string error;
+    FailureOr<Mesh> mesh = getModuleMesh(module, error);
+    if (failed(mesh))
+      return;
+    llvm::StringMap<TensorSharding> plan =
+        planTensorParallel(func, *mesh, kTensorAxis);
+    func.walk([&](ParamOp param) {
+      auto it = plan.find(param.getName());
+      if (it != plan.end())
+        param->setAttr("weft.shard", shardingToAttr(b, it->second));
+    });
   }
 
   /// ZeRO: with stage >= 1 the optimizer state, with stage 3 also the
@@ -99,10 +118,27 @@ struct AnnotateShardingPass
       bool trained = !role && trainable.contains(param.getName());
       if (!(zero >= 1 && state) && !(zero >= 3 && trained))
         return;
-      std::optional<int64_t> d = zeroDim(param.getType(), dp);
+      auto type = param.getType();
+      TensorSharding s = TensorSharding::replicated(type.getRank());
+      if (Attribute attr = param->getAttr("weft.shard"))
+        if (FailureOr<TensorSharding> tp =
+                shardingFromAttr(attr, type.getRank());
+            succeeded(tp))
+          s = *tp;
+      // A tensor-parallel split dim takes dp as well (the runtime stores
+      // one split dim per tensor); else the first dim dp divides.
+      for (DimSharding &dim : s.dims)
+        if (!dim.empty()) {
+          int64_t n = type.getDimSize(&dim - s.dims.data());
+          if (dim.outer == 1 && n % (dp * tp) == 0) {
+            dim.axes.push_back(kDataAxis);
+            param->setAttr("weft.shard", shardingToAttr(b, s));
+          }
+          return;
+        }
+      std::optional<int64_t> d = zeroDim(type, dp);
       if (!d)
         return;
-      TensorSharding s = TensorSharding::replicated(param.getType().getRank());
       s.dims[*d] = DimSharding(MeshAxes{kDataAxis});
       param->setAttr("weft.shard", shardingToAttr(b, s));
     });

@@ -204,13 +204,15 @@ std::optional<NamedAttribute> runtimeShard(Builder &b, Attribute attr,
   for (auto [d, dim] : llvm::enumerate(s->dims)) {
     if (dim.empty())
       continue;
-    if (slot || dim.outer != 1)
+    if (slot)
       return std::nullopt;
     SmallVector<int64_t> axes64(dim.axes.begin(), dim.axes.end());
-    slot = b.getNamedAttr(
-        "shard", b.getDictionaryAttr(
-                     {b.getNamedAttr("dim", b.getI64IntegerAttr(d)),
-                      b.getNamedAttr("mesh_axes", b.getI64ArrayAttr(axes64))}));
+    SmallVector<NamedAttribute> fields = {
+        b.getNamedAttr("dim", b.getI64IntegerAttr(d)),
+        b.getNamedAttr("mesh_axes", b.getI64ArrayAttr(axes64))};
+    if (dim.outer != 1)
+      fields.push_back(b.getNamedAttr("outer", b.getI64IntegerAttr(dim.outer)));
+    slot = b.getNamedAttr("shard", b.getDictionaryAttr(fields));
   }
   return slot;
 }
@@ -261,6 +263,8 @@ struct LowerToRuntimePass
       if (Attribute shard = func.getArgAttr(arg.getArgNumber(), "weft.shard")) {
         std::optional<NamedAttribute> slot =
             runtimeShard(attrBuilder, shard, type.getRank());
+        if (slot && cast<DictionaryAttr>(slot->getValue()).get("outer"))
+          slot.reset();
         if (!slot)
           return func.emitError("input ")
                  << arg.getArgNumber()

@@ -349,6 +349,25 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
         r = gradient::mul(b, loc, r,
                           gradient::scalarLike(b, loc, r, plan->scale));
     break;
+  case ShardingPlan::Fixup::LocalStarts: {
+    // The full-size side of the window: slice's input, slice_grad's result.
+    bool isSlice = isa<SliceOp>(op);
+    Value full = isSlice ? op->getOperand(0) : op->getResult(0);
+    const TensorSharding &split =
+        isSlice ? plan->operands[0] : plan->results[0];
+    auto shape = cast<RankedTensorType>(full.getType()).getShape();
+    auto starts = op->getAttrOfType<DenseI64ArrayAttr>("starts");
+    SmallVector<int64_t> local(starts.asArrayRef());
+    for (auto [d, dim] : llvm::enumerate(split.dims)) {
+      if (dim.empty())
+        continue;
+      int64_t block = shape[d] / dim.outer;
+      int64_t localBlock = block / mesh.groupSize(dim.axes);
+      local[d] = (starts[d] / block) * localBlock + starts[d] % block;
+    }
+    clone->setAttr("starts", b.getDenseI64ArrayAttr(local));
+    break;
+  }
   case ShardingPlan::Fixup::CrossEntropyMean: {
     clone->setAttr("reduction", b.getStringAttr("sum"));
     Value count = countedLabels(op, op->getOperand(1), plan->countAxes);

@@ -73,9 +73,12 @@ llvm::json::Array slotsToJson(ArrayAttr slots, bool batchInputs = false) {
       llvm::json::Array axes;
       for (Attribute a : shard.getAs<ArrayAttr>("mesh_axes"))
         axes.push_back(cast<IntegerAttr>(a).getInt());
-      entry["shard"] =
-          llvm::json::Object{{"dim", shard.getAs<IntegerAttr>("dim").getInt()},
-                             {"mesh_axes", std::move(axes)}};
+      llvm::json::Object split{
+          {"dim", shard.getAs<IntegerAttr>("dim").getInt()},
+          {"mesh_axes", std::move(axes)}};
+      if (auto outer = shard.getAs<IntegerAttr>("outer"))
+        split["outer"] = outer.getInt();
+      entry["shard"] = std::move(split);
     }
     out.push_back(std::move(entry));
   }

@@ -349,6 +349,69 @@ Plan reduce(Operation *op, ArrayRef<int64_t> axes, bool keepdims,
   return plan;
 }
 
+/// Whether a window [start, start + size) with step 1 is one of the
+/// `outer` blocks of a dim of size n: then a split of each block (outer,
+/// rest) carries over to the window as a plain split.
+bool isOuterBlock(int64_t n, int64_t outer, int64_t start, int64_t size,
+                  int64_t step) {
+  int64_t block = n / outer;
+  return outer > 1 && step == 1 && size == block && start % block == 0;
+}
+
+/// slice: dims the window leaves whole keep their split; a dim the window
+/// cuts must be whole, unless the window is one block of a strided split
+/// (q, k or v out of a packed projection split by heads).
+Plan slice(SliceOp op, ArrayRef<TensorSharding> in, const Mesh &mesh) {
+  RankedTensorType x = op.getInput().getType(), y = op.getType();
+  TensorSharding operand = in[0], result = in[0];
+  for (int64_t d = 0; d < x.getRank(); ++d) {
+    int64_t n = x.getDimSize(d), size = y.getDimSize(d);
+    int64_t start = op.getStarts()[d], step = op.getSteps()[d];
+    if (n == size && step == 1)
+      continue;
+    const DimSharding &dim = in[0].dims[d];
+    if (!dim.empty() && isOuterBlock(n, dim.outer, start, size, step)) {
+      result.dims[d] = DimSharding(dim.axes);
+      continue;
+    }
+    operand.dims[d].clear();
+    result.dims[d].clear();
+  }
+  Plan plan;
+  plan.operands.push_back(operand);
+  plan.results.push_back(result);
+  plan.fixup = Plan::Fixup::LocalStarts;
+  (void)mesh;
+  return plan;
+}
+
+/// slice_grad (the window's gradient padded back to the input's shape): the
+/// inverse of slice's rule.
+Plan sliceGrad(SliceGradOp op, ArrayRef<TensorSharding> in, const Mesh &mesh) {
+  RankedTensorType g = op.getGrad().getType(), x = op.getType();
+  TensorSharding operand = in[0], result = in[0];
+  for (int64_t d = 0; d < x.getRank(); ++d) {
+    int64_t n = x.getDimSize(d), size = g.getDimSize(d);
+    int64_t start = op.getStarts()[d], step = op.getSteps()[d];
+    if (n == size && step == 1)
+      continue;
+    const DimSharding &dim = in[0].dims[d];
+    if (!dim.empty() && dim.outer == 1 && size > 0 && n % size == 0 &&
+        isOuterBlock(n, n / size, start, size, step)) {
+      result.dims[d] = DimSharding(dim.axes, n / size);
+      continue;
+    }
+    operand.dims[d].clear();
+    result.dims[d].clear();
+  }
+  Plan plan;
+  plan.operands.push_back(operand);
+  plan.results.push_back(result);
+  plan.fixup = Plan::Fixup::LocalStarts;
+  (void)mesh;
+  return plan;
+}
+
 /// gather(data, indices): data whole along `axis`, indices' splits carry
 /// over to the result dims they become.
 Plan gather(GatherOp op, ArrayRef<TensorSharding> in) {
@@ -533,22 +596,9 @@ FailureOr<ShardingPlan> weft::planSharding(Operation *op,
                              {o->getAttrOfType<IntegerAttr>("axis").getInt()},
                              L::All);
           })
-          .Case<SliceOp, SliceGradOp>([&](Operation *o) {
-            // Dims the window cuts (or pads back) must be whole.
-            RankedTensorType x = tensorType(o->getOperand(0));
-            RankedTensorType y = tensorType(o->getResult(0));
-            auto steps = o->getAttrOfType<DenseI64ArrayAttr>("steps");
-            SmallVector<int64_t> whole;
-            for (int64_t d = 0; d < x.getRank(); ++d)
-              if (x.getDimSize(d) != y.getDimSize(d) || steps[d] != 1)
-                whole.push_back(d);
-            Plan p = alongDims(o, in, whole, L::Unary);
-            // alongDims matched the result by shape; a cut dim differs.
-            p.results[0] = p.operands[0];
-            for (int64_t d : whole)
-              p.results[0].dims[d].clear();
-            return p;
-          })
+          .Case<SliceOp>([&](SliceOp o) { return slice(o, in, mesh); })
+          .Case<SliceGradOp>(
+              [&](SliceGradOp o) { return sliceGrad(o, in, mesh); })
           .Case<GatherOp>([&](GatherOp o) { return gather(o, in); })
           .Case<ScatterAddOp>([&](ScatterAddOp o) { return scatterAdd(o, in); })
           .Case<ConvOp, ConvGradInputOp, ConvGradWeightOp, MaxPoolOp, AvgPoolOp,

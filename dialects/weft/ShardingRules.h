@@ -33,6 +33,9 @@ struct ShardingPlan {
     /// compute the local sum and divide by the global count of counted
     /// labels (an all_reduce over `countAxes`).
     CrossEntropyMean,
+    /// slice / slice_grad: `starts` index the global dims; a window that is
+    /// one block of a strided split starts elsewhere in the local block.
+    LocalStarts,
   } fixup = Fixup::None;
   double scale = 1.0;
   MeshAxes countAxes;

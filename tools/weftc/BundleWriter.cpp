@@ -74,7 +74,7 @@ bool BundleWriter::writeParams(const ProgramSummary &summary,
   struct Slot {
     const ParamEntry *entry;
     std::vector<int64_t> localShape;
-    int64_t dim = -1;
+    int64_t dim = -1, outer = 1;
     std::vector<int64_t> axes;
   };
   std::vector<Slot> slots;
@@ -93,6 +93,8 @@ bool BundleWriter::writeParams(const ProgramSummary &summary,
                                           type.getShape().end())};
     if (auto shard = dict.getAs<mlir::DictionaryAttr>("shard")) {
       slot.dim = shard.getAs<mlir::IntegerAttr>("dim").getInt();
+      if (auto outer = shard.getAs<mlir::IntegerAttr>("outer"))
+        slot.outer = outer.getInt();
       for (mlir::Attribute axis : shard.getAs<mlir::ArrayAttr>("mesh_axes"))
         slot.axes.push_back(mlir::cast<mlir::IntegerAttr>(axis).getInt());
       // Optimizer state starts as zeros of the local shape already.
@@ -123,13 +125,15 @@ bool BundleWriter::writeParams(const ProgramSummary &summary,
             {entry->name, entry->dtype, entry->shape, entry->data.data()});
         continue;
       }
+      // The split dim is [outer, rest]; each outer block gives its part.
       int64_t elem = weftDTypeSize(entry->dtype);
-      int64_t outer = 1, inner = elem;
+      int64_t outer = slot.outer, inner = elem;
       for (int64_t d = 0; d < slot.dim; ++d)
         outer *= entry->shape[d];
       for (size_t d = slot.dim + 1; d < entry->shape.size(); ++d)
         inner *= entry->shape[d];
-      int64_t full = entry->shape[slot.dim], part = slot.localShape[slot.dim];
+      int64_t full = entry->shape[slot.dim] / slot.outer;
+      int64_t part = slot.localShape[slot.dim] / slot.outer;
       int64_t start = groupIndex(rank, summary.meshShape, slot.axes) * part;
       std::vector<uint8_t> block(static_cast<size_t>(outer * part * inner));
       for (int64_t o = 0; o < outer; ++o)

@@ -265,8 +265,6 @@ bool weft::checkImplemented(const CompileOptions &opts, std::string &error) {
     return refuse("--cluster (the cost model)");
   if (opts.autoPlan)
     return refuse("--auto (the cost model's plan search)");
-  if (opts.tp.value_or(1) != 1)
-    return refuse("--tp (tensor parallelism)");
   if (opts.pp.value_or(1) != 1)
     return refuse("--pp (pipeline parallelism)");
   if (opts.microbatches.value_or(1) != 1)
