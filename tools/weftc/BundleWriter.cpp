@@ -357,6 +357,7 @@ bool BundleWriter::writeManifest(const std::string &modelPath,
             llvm::json::Object{
                 {"parameters", summary.paramBytes - summary.optimizerBytes},
                 {"optimizer_state", summary.optimizerBytes},
+                {"gradients", summary.gradientBytes},
                 {"intermediates_arena", summary.arenaBytes},
                 {"inputs_outputs", summary.ioBytes}}},
            {"step_time_s", nullptr}}}};
@@ -406,8 +407,11 @@ bool BundleWriter::writePlanText(const std::string &modelPath,
      << humanBytes(summary.paramBytes - summary.optimizerBytes) << "\n"
      << "  optimizer state       " << humanBytes(summary.optimizerBytes) << "\n"
      << "  intermediates arena   " << humanBytes(summary.arenaBytes)
-     << " (static liveness-based buffer plan)\n"
-     << "  inputs and outputs    " << humanBytes(summary.ioBytes) << "\n"
+     << " (static liveness-based buffer plan)\n";
+  if (summary.gradientBytes > 0)
+    os << "  gradients             " << humanBytes(summary.gradientBytes)
+       << " (as the optimizer reads them; they live in the arena)\n";
+  os << "  inputs and outputs    " << humanBytes(summary.ioBytes) << "\n"
      << "  peak                  "
      << humanBytes(summary.paramBytes + summary.arenaBytes + summary.ioBytes)
      << "\n\nkernel launches per run (each rank):\n";

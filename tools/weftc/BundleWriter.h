@@ -37,6 +37,7 @@ struct ProgramSummary {
   int64_t paramBytes = 0;     // every persistent buffer
   int64_t optimizerBytes = 0; // of which optimizer state and step
   int64_t ioBytes = 0;
+  int64_t gradientBytes = 0; // read by the optimizer (inside the arena)
   std::map<std::string, int64_t> kernelCounts;
 };
 

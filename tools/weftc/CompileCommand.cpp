@@ -86,6 +86,22 @@ static ProgramSummary summarize(mlir::ModuleOp module) {
   summary.ioBytes = bytesOf(summary.inputs) + bytesOf(summary.outputs);
   func.walk([&](rt::LaunchOp launch) {
     ++summary.kernelCounts[launch.getKernel().str()];
+    // Gradients: operand 1 of every optimizer update (KernelABI.h), as this
+    // rank holds it when the update reads it.
+    llvm::StringRef kernel = launch.getKernel();
+    if (kernel != "adamw" && kernel != "sgd")
+      return;
+    llvm::ArrayRef<int64_t> desc = launch.getDesc();
+    size_t pos = 1;
+    for (int t = 0; t < 2 && pos + 1 < desc.size(); ++t) {
+      int64_t dtype = desc[pos], rank = desc[pos + 1];
+      int64_t bytes = weftDTypeSize(dtype);
+      for (int64_t d = 0; d < rank; ++d)
+        bytes *= desc[pos + 2 + d];
+      if (t == 1)
+        summary.gradientBytes += bytes;
+      pos += 2 + rank;
+    }
   });
   return summary;
 }
