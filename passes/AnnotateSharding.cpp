@@ -82,10 +82,34 @@ struct AnnotateShardingPass
       s.dims[0] = DimSharding(MeshAxes{kDataAxis});
       func.setArgAttr(arg.getArgNumber(), "weft.shard", shardingToAttr(b, s));
     }
+    if (sequenceParallel && failed(splitSequences(func, b)))
+      return signalPassFailure();
     if (tp > 1)
       annotateTensorParallel(module, func, b);
     if (zero > 0)
       annotateState(func, b);
+  }
+
+  /// Sequence parallelism: dim 1 of every input of rank >= 2 over "tp".
+  LogicalResult splitSequences(func::FuncOp func, OpBuilder &b) {
+    if (tp == 1)
+      return func.emitError("sequence parallelism needs tp > 1");
+    for (BlockArgument arg : func.getArguments()) {
+      auto type = cast<RankedTensorType>(arg.getType());
+      if (type.getRank() < 2)
+        continue;
+      if (type.getDimSize(1) % tp != 0)
+        return func.emitError("the sequence of input ")
+               << arg.getArgNumber() << " (" << type.getDimSize(1)
+               << ") does not split into tp=" << static_cast<int64_t>(tp)
+               << " equal parts";
+      TensorSharding s = TensorSharding::replicated(type.getRank());
+      if (Attribute attr = func.getArgAttr(arg.getArgNumber(), "weft.shard"))
+        s = *shardingFromAttr(attr, type.getRank());
+      s.dims[1] = DimSharding(MeshAxes{kTensorAxis});
+      func.setArgAttr(arg.getArgNumber(), "weft.shard", shardingToAttr(b, s));
+    }
+    return success();
   }
 
   /// Megatron's splits over "tp", found by TensorParallelPlan.

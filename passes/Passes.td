@@ -157,14 +157,22 @@ def AnnotateSharding : Pass<"weft-annotate-sharding", "mlir::ModuleOp"> {
     parameters, are cut over "dp" along their first dimension dp divides
     (tensors with none stay whole). ZeRO-2 differs from ZeRO-1 in where the
     gradients' reduce-scatters run (weft-schedule-collectives), not here.
-    Errors: a degree below 1, a scalar input, a batch that `dp` does not
-    divide, or `zero` without data parallelism.
+    With `sequence-parallel`, every input of rank >= 2 is also split along
+    dim 1 (the sequence) over "tp": activations outside the tensor-parallel
+    products stay split by sequence (LayerNorm, residual adds), are gathered
+    before a column-parallel product and reduce-scattered after a
+    row-parallel one. Tensor-parallel weights are chosen by
+    TensorParallelPlan. Errors: a degree below 1, a scalar input, a batch
+    (or sequence) that its degree does not divide, or `zero` without data
+    parallelism.
   }];
   let dependentDialects = ["mlir::shard::ShardDialect"];
   let options = [
     Option<"dp", "dp", "int64_t", "1", "Data-parallel degree">,
     Option<"tp", "tp", "int64_t", "1", "Tensor-parallel degree">,
     Option<"zero", "zero", "int64_t", "0", "ZeRO stage (0-3)">,
+    Option<"sequenceParallel", "sequence-parallel", "bool", "false",
+           "Split the inputs' sequence dim (dim 1) over tp as well">,
   ];
 }
 

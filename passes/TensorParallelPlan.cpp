@@ -134,10 +134,20 @@ private:
       FailureOr<ShardingPlan> plan = planSharding(&op, in, mesh, error);
       if (failed(plan))
         return -1;
+      // Rows split over the axis joined before a column-parallel product
+      // are sequence parallelism's all_gather, which is the plan, not a
+      // cost of the trial.
+      bool columnParallel = false;
+      if (auto mm = dyn_cast<MatMulOp>(op))
+        if (std::optional<ParamView> w = viewParam(mm.getRhs()))
+          columnParallel = llvm::any_of(in[1].dims, [&](const DimSharding &d) {
+            return splitOver(d, axis);
+          });
       for (auto [i, operand] : llvm::enumerate(op.getOperands())) {
         const TensorSharding &want = plan->operands[i];
         for (auto [d, dim] : llvm::enumerate(in[i].dims)) {
-          if (splitOver(dim, axis) && !splitOver(want.dims[d], axis))
+          if (splitOver(dim, axis) && !splitOver(want.dims[d], axis) &&
+              !(columnParallel && i == 0))
             ++gathers;
           // A whole parameter the op wants split (a bias, optimizer state).
           if (dim.empty() && !want.dims[d].empty())

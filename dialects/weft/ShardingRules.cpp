@@ -203,7 +203,14 @@ Plan matmul(MatMulOp op, ArrayRef<TensorSharding> in) {
   plan.operands = {TensorSharding::replicated(ra),
                    TensorSharding::replicated(rb)};
   TensorSharding result = TensorSharding::replicated(rc);
+  // A 2-D right operand is a weight shared by the whole batch: its split
+  // of the output features (tensor parallelism) wins over a split of the
+  // activations' rows on the same axis, which are gathered instead
+  // (sequence parallelism's all_gather before a column-parallel product).
+  bool weightFirst = rb == 2;
   MeshAxes used;
+  if (weightFirst)
+    used = in[1].dims[bN].axes;
   // Batch dims broadcast like elementwise operands.
   for (int64_t d = 0; d < rc - 2; ++d) {
     int64_t da = d - (rc - ra), db = d - (rc - rb);
@@ -230,7 +237,12 @@ Plan matmul(MatMulOp op, ArrayRef<TensorSharding> in) {
   plan.operands[0].dims[aK] = k;
   plan.operands[1].dims[bK] = k;
   SmallVector<DimSharding, 2> mn = {in[0].dims[aM], in[1].dims[bN]};
-  dedupeAxes(mn, used);
+  if (weightFirst) {
+    MutableArrayRef<DimSharding> m(mn.data(), 1);
+    dedupeAxes(m, used);
+  } else {
+    dedupeAxes(mn, used);
+  }
   plan.operands[0].dims[aM] = result.dims[rc - 2] = mn[0];
   plan.operands[1].dims[bN] = result.dims[rc - 1] = mn[1];
   result.partial = k.axes;

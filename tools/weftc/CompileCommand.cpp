@@ -213,6 +213,7 @@ int weft::runCompileCommand(int argc, char **argv) {
     mesh.dp = opts.dp.value_or(1);
     mesh.tp = opts.tp.value_or(1);
     mesh.zero = opts.zero.value_or(0);
+    mesh.sequenceParallel = opts.sequenceParallel;
     lowerPm.addPass(createAnnotateSharding(mesh));
     lowerPm.addPass(createPartition());
     // ZeRO-1 reduce-scatters gradients where the update reads them; the

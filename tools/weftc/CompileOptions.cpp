@@ -22,7 +22,7 @@ const char *const weft::kCompileUsage =
     "[--weight-decay F]\n"
     "          [--beta1 F] [--beta2 F] [--eps F] [--momentum F] "
     "[--clip-grad-norm F]\n"
-    "          [--dtype fp32|bf16] [--bucket-mb MB]\n"
+    "          [--dtype fp32|bf16] [--bucket-mb MB] [--sequence-parallel]\n"
     "          [--input-shape NAME=D0xD1x...]... [--mlir-print-ir-after-all] "
     "...\n"
     "debugging aid: --emit-gradients [--freeze GLOB]... compiles the "
@@ -192,6 +192,10 @@ bool weft::parseCompileOptions(int argc, char **argv, CompileOptions &opts,
       opts.train = true;
       continue;
     }
+    if (arg == "--sequence-parallel") {
+      opts.sequenceParallel = true;
+      continue;
+    }
     if (arg == "--emit-gradients") {
       opts.emitGradients = true;
       continue;
@@ -314,6 +318,11 @@ bool weft::resolveDevices(CompileOptions &opts, std::string &error) {
     error = "--zero " + std::to_string(*opts.zero) +
             " shards optimizer state over data-parallel ranks: it needs "
             "--train and --dp > 1";
+    return false;
+  }
+  if (opts.sequenceParallel && tp == 1) {
+    error = "--sequence-parallel splits activations over the tensor-parallel "
+            "ranks: it needs --tp > 1";
     return false;
   }
   if (opts.devices == 1)

@@ -36,6 +36,8 @@ struct CompileOptions {
   std::string dtype = "fp32";
   /// Gradient all_reduce buckets, in MiB (weft-bucket-collectives).
   double bucketMb = 25.0;
+  /// Activations split along the sequence over the tensor-parallel ranks.
+  bool sequenceParallel = false;
   std::map<std::string, std::vector<int64_t>> inputShapes;
   /// Developer flag: differentiate the model's first output (a scalar loss)
   /// and make the bundle return the loss and the gradients of the trainable
