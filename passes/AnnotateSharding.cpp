@@ -128,6 +128,12 @@ struct AnnotateShardingPass
     });
   }
 
+  /// A ZeRO-3 parameter is split over dp for storage only: every op but
+  /// its optimizer update computes with it gathered over those axes.
+  static void markStorageOnly(ParamOp param, OpBuilder &b) {
+    param->setAttr("weft.zero_axes", b.getDenseI16ArrayAttr({kDataAxis}));
+  }
+
   /// ZeRO: with stage >= 1 the optimizer state, with stage 3 also the
   /// trained parameters, is cut over "dp" along its first dimension dp
   /// divides (a tensor with none stays whole).
@@ -157,6 +163,8 @@ struct AnnotateShardingPass
           if (dim.outer == 1 && n % (dp * tp) == 0) {
             dim.axes.push_back(kDataAxis);
             param->setAttr("weft.shard", shardingToAttr(b, s));
+            if (trained)
+              markStorageOnly(param, b);
           }
           return;
         }
@@ -165,6 +173,8 @@ struct AnnotateShardingPass
         return;
       s.dims[*d] = DimSharding(MeshAxes{kDataAxis});
       param->setAttr("weft.shard", shardingToAttr(b, s));
+      if (trained)
+        markStorageOnly(param, b);
     });
   }
 };

@@ -43,8 +43,8 @@ private:
   LogicalResult partitionOp(Operation *op);
   FailureOr<Value> reshard(Value value, const TensorSharding &to,
                            Operation *user);
-  FailureOr<Value> rebuildSplit(Value value, const TensorSharding &to,
-                                Operation *user);
+  FailureOr<Value> rebuildSplit(Value value, Value whole,
+                                const TensorSharding &to, Operation *user);
   FailureOr<RankedTensorType> local(Value value, const TensorSharding &s,
                                     Operation *where);
   Value countedLabels(Operation *op, Value labels, const MeshAxes &axes);
@@ -77,7 +77,7 @@ Partitioner::local(Value value, const TensorSharding &s, Operation *where) {
 /// only needed split: a broadcast of something whole along the split dims,
 /// or a splat constant. Anything else would need a slice by mesh
 /// coordinate, which this partitioner does not emit.
-FailureOr<Value> Partitioner::rebuildSplit(Value value,
+FailureOr<Value> Partitioner::rebuildSplit(Value value, Value whole,
                                            const TensorSharding &to,
                                            Operation *user) {
   FailureOr<RankedTensorType> type = local(value, to, user);
@@ -107,8 +107,8 @@ FailureOr<Value> Partitioner::rebuildSplit(Value value,
     if (ok)
       return Value(BroadcastToOp::create(b, bcast.getLoc(), *type, in.value));
   }
-  // Otherwise each rank cuts its block out (no communication).
-  Value v = values[value].value;
+  // Otherwise each rank cuts its block out of `whole` (no communication).
+  Value v = whole;
   for (auto [d, dim] : llvm::enumerate(to.dims)) {
     if (dim.empty())
       continue;
@@ -222,7 +222,7 @@ FailureOr<Value> Partitioner::reshard(Value value, const TensorSharding &to,
       return user->emitError("needs ")
              << value.getType() << " resharded from " << cur.sharding.str()
              << " to " << to.str() << ", which is not supported yet";
-    FailureOr<Value> rebuilt = rebuildSplit(value, to, user);
+    FailureOr<Value> rebuilt = rebuildSplit(value, v, to, user);
     if (failed(rebuilt))
       return failure();
     v = *rebuilt;
@@ -320,6 +320,17 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
   SmallVector<TensorSharding> in;
   for (Value operand : op->getOperands())
     in.push_back(values[operand].sharding);
+  // A parameter split over ZeRO's axes for storage computes gathered over
+  // them; only its optimizer update works on the stored shard.
+  if (!isa<AdamWUpdateOp, SgdUpdateOp>(op))
+    for (auto [i, operand] : llvm::enumerate(op->getOperands()))
+      if (auto param = operand.getDefiningOp<ParamOp>())
+        if (auto zero =
+                param->getAttrOfType<DenseI16ArrayAttr>("weft.zero_axes"))
+          for (DimSharding &dim : in[i].dims)
+            llvm::erase_if(dim.axes, [&](MeshAxis a) {
+              return llvm::is_contained(zero.asArrayRef(), a);
+            });
   std::string error;
   FailureOr<ShardingPlan> plan = planSharding(op, in, mesh, error);
   if (failed(plan))

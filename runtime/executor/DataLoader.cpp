@@ -2,6 +2,8 @@
 
 #include "DataLoader.h"
 
+#include "weft/runtime/Comm.h"
+
 #include "weft/runtime/Npy.h"
 
 #include <cstring>
@@ -80,10 +82,23 @@ DataLoader::open(const ModelSignature &sig,
       return Status::badInput("--data for input '" + spec.name + "': " + error);
     std::string where =
         "--data for input '" + spec.name + "' (" + src.file + "): ";
+    // This rank's block of the global batch (split along dim 0) or of
+    // every row (split along dim 1, sequence parallelism).
+    std::vector<int64_t> global = spec.shape;
+    int64_t parts = 1, index = 0;
+    if (spec.shardDim >= 0) {
+      parts = comm::groupSize(spec.shardAxes.data(), spec.shardAxes.size());
+      index = comm::groupIndex(spec.shardAxes.data(), spec.shardAxes.size());
+      global[spec.shardDim] *= parts;
+    }
+    src.localRows = spec.shape.empty() ? 0 : spec.shape[0];
+    src.firstRow = spec.shardDim == 0 ? index * src.localRows : 0;
+    src.column = spec.shardDim == 1 ? index : 0;
+    src.columns = spec.shardDim == 1 ? parts : 1;
     const std::vector<int64_t> &shape = src.data.shape;
     bool dimsMatch = shape.size() == spec.shape.size() && !shape.empty();
     for (size_t d = 1; dimsMatch && d < shape.size(); ++d)
-      dimsMatch = shape[d] == spec.shape[d];
+      dimsMatch = shape[d] == global[d];
     if (src.data.dtype != spec.dtype || !dimsMatch)
       return Status::badInput(
           where + "expected " + dataFileType(spec) + ", got " +
@@ -95,7 +110,9 @@ DataLoader::open(const ModelSignature &sig,
       return Status::badInput(where + "has " + std::to_string(src.rows) +
                               " rows, the global batch needs " +
                               std::to_string(batch_));
-    src.rowBytes = spec.byteSize / static_cast<uint64_t>(batch_);
+    src.rowBytes = src.localRows
+                       ? spec.byteSize / static_cast<uint64_t>(src.localRows)
+                       : 0;
   }
   return Status::success();
 }
@@ -106,12 +123,23 @@ void DataLoader::fill(int64_t position,
     const Source &src = sources_[i];
     const char *from = static_cast<const char *>(src.data.data.data());
     char *to = static_cast<char *>(inputs[i]->data.data());
-    for (const RowRange &r : rowWindow(position, batch_, src.rows)) {
-      size_t bytes = static_cast<size_t>(r.count) * src.rowBytes;
-      if (bytes)
-        std::memcpy(to, from + static_cast<size_t>(r.start) * src.rowBytes,
-                    bytes);
-      to += bytes;
+    // A file row holds `columns` blocks of this rank's row size.
+    const size_t fileRow = src.rowBytes * static_cast<size_t>(src.columns);
+    const size_t skip = src.rowBytes * static_cast<size_t>(src.column);
+    for (const RowRange &r :
+         rowWindow(position + src.firstRow, src.localRows, src.rows)) {
+      if (src.columns == 1) {
+        size_t bytes = static_cast<size_t>(r.count) * src.rowBytes;
+        if (bytes)
+          std::memcpy(to, from + static_cast<size_t>(r.start) * fileRow, bytes);
+        to += bytes;
+        continue;
+      }
+      for (int64_t row = r.start; row < r.start + r.count; ++row) {
+        std::memcpy(to, from + static_cast<size_t>(row) * fileRow + skip,
+                    src.rowBytes);
+        to += src.rowBytes;
+      }
     }
   }
 }

@@ -57,7 +57,12 @@ private:
     std::string file;
     HostTensor data;
     int64_t rows = 0;
-    uint64_t rowBytes = 0;
+    uint64_t rowBytes = 0; ///< of this rank's part of a row
+    /// This rank's rows of the global window: [firstRow, + localRows).
+    int64_t firstRow = 0, localRows = 0;
+    /// Sequence parallelism: the rank's block `column` of `columns` in
+    /// every row.
+    int64_t column = 0, columns = 1;
   };
   std::vector<Source> sources_;
   int64_t batch_ = 0;

@@ -86,7 +86,41 @@ static bool parseTrainingFields(const JsonValue &item, const char *key,
     }
     spec.batchDim = batchDim->asInt();
   }
+  if (const JsonValue *shard = item.get("shard")) {
+    const JsonValue *dim = shard->get("dim");
+    const JsonValue *axes = shard->get("mesh_axes");
+    const JsonValue *outer = shard->get("outer");
+    if (!dim || !dim->isInteger() || dim->asInt() < 0 ||
+        dim->asInt() >= static_cast<int64_t>(spec.shape.size()) || !axes ||
+        !axes->isArray() ||
+        (outer && (!outer->isInteger() || outer->asInt() < 1))) {
+      error = where + ": invalid \"shard\"";
+      return false;
+    }
+    spec.shardDim = dim->asInt();
+    for (size_t i = 0; i < axes->size(); ++i)
+      spec.shardAxes.push_back(axes->at(i).asInt());
+    if (outer)
+      spec.shardOuter = outer->asInt();
+  }
   return true;
+}
+
+/// Ranks over `axes` of `mesh`.
+static int64_t groupSizeOf(const std::vector<int64_t> &mesh,
+                           const std::vector<int64_t> &axes) {
+  int64_t n = 1;
+  for (int64_t a : axes)
+    n *= a >= 0 && a < static_cast<int64_t>(mesh.size()) ? mesh[a] : 1;
+  return n;
+}
+
+int64_t ModelSignature::globalBatch() const {
+  if (inputs.empty() || inputs[0].shape.empty())
+    return 0;
+  const TensorSpec &in = inputs[0];
+  return in.shape[0] *
+         (in.shardDim == 0 ? groupSizeOf(meshShape, in.shardAxes) : 1);
 }
 
 static bool parseTensorList(const JsonValue &root, const char *key,
@@ -226,6 +260,25 @@ bool parseModelSignature(std::string_view json, ModelSignature &out,
       sig.mode = ModelMode::Train;
     else if (mode->asString() != "inference")
       return fail("\"mode\" must be \"inference\" or \"train\"");
+  }
+  if (const JsonValue *world = root.get("world_size")) {
+    if (!world->isInteger() || world->asInt() < 1)
+      return fail("\"world_size\" is not a positive integer");
+    sig.worldSize = world->asInt();
+  }
+  if (const JsonValue *mesh = root.get("mesh")) {
+    const JsonValue *shape = mesh->get("shape");
+    int64_t devices = 1;
+    for (size_t i = 0; shape && shape->isArray() && i < shape->size(); ++i) {
+      if (!shape->at(i).isInteger() || shape->at(i).asInt() < 1)
+        return fail("invalid \"mesh\" shape");
+      sig.meshShape.push_back(shape->at(i).asInt());
+      devices *= sig.meshShape.back();
+    }
+    if (devices != sig.worldSize)
+      return fail("the mesh has " + std::to_string(devices) +
+                  " devices but \"world_size\" is " +
+                  std::to_string(sig.worldSize));
   }
   if (!parseTensorList(root, "params", sig.params, reason) ||
       !parseTensorList(root, "inputs", sig.inputs, reason) ||

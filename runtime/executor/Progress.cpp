@@ -39,6 +39,8 @@ ProgressDisplay::ProgressDisplay(int fd) : fd_(fd) {
 }
 
 void ProgressDisplay::write(const std::string &text) {
+  if (fd_ < 0) // a rank other than 0 of a multi-rank run
+    return;
   const char *p = text.data();
   size_t left = text.size();
   while (left > 0) {

@@ -6,15 +6,18 @@
 #include "DataLoader.h"
 #include "Progress.h"
 
+#include "weft/runtime/Comm.h"
 #include "weft/runtime/FileUtil.h"
 #include "weft/runtime/Float16.h"
 #include "weft/runtime/Json.h"
+#include "weft/runtime/Sha256.h"
 
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <sys/resource.h>
 #include <unistd.h>
 
 namespace weft {
@@ -146,6 +149,33 @@ struct TrainSetup {
   double lastLoss = NAN;
 };
 
+/// Joins the other ranks of a multi-rank bundle (Comm.h) and checks that
+/// they all run this very executable; `rank` is this process's rank.
+Status startRanks(const ModelSignature &sig, int64_t &rank) {
+  std::string error;
+  if (!comm::init(sig.worldSize, sig.meshShape, error))
+    return Status::badInput(error);
+  if (!comm::active())
+    return currentRank(rank);
+  rank = comm::rank();
+  std::string digest;
+  uint64_t bytes = 0;
+  if (!sha256File("/proc/self/exe", digest, bytes, error))
+    return Status::failure("cannot hash this executable: " + error);
+  digest.resize(64, ' ');
+  std::vector<uint8_t> all = comm::allGatherBytes(digest.data(), 64);
+  for (int64_t r = 0; r < comm::size(); ++r)
+    if (std::memcmp(all.data() + r * 64, all.data(), 64) != 0)
+      return Status::badInput(
+          "rank " + std::to_string(r) +
+          " runs a different executable than rank 0 (SHA-256 " +
+          std::string(reinterpret_cast<const char *>(all.data() + r * 64), 12) +
+          "... vs " +
+          std::string(reinterpret_cast<const char *>(all.data()), 12) +
+          "...): every rank must run the same bundle");
+  return Status::success();
+}
+
 Status setUp(const TrainOptions &options, const char *signatureJson,
              WeftModelRunFn run, TrainSetup &setup,
              std::unique_ptr<CheckpointStore> &store) {
@@ -167,18 +197,28 @@ Status setUp(const TrainOptions &options, const char *signatureJson,
     return Status::badInput("bundle directory '" + bundle + "' does not exist");
   }
   int64_t rank = 0;
-  if (!(status = currentRank(rank)).ok() ||
+  if (!(status = startRanks(executor.signature(), rank)).ok() ||
       !(status = executor.loadParams(joinPath(bundle, paramsFileName(rank))))
            .ok() ||
       !(status = setup.data.open(executor.signature(), options.data)).ok())
     return status;
 
   if (!options.checkpointDir.empty()) {
-    store.reset(new CheckpointStore(options.checkpointDir,
-                                    signatureJson ? signatureJson : ""));
+    // Several ranks: each keeps its own checkpoints in DIR/rank<R>.
+    std::string dir = options.checkpointDir;
+    if (comm::active())
+      dir = joinPath(dir, "rank" + std::to_string(rank));
+    store.reset(new CheckpointStore(dir, signatureJson ? signatureJson : ""));
     if (options.resume) {
       CheckpointInfo info;
       if (!(status = store->load(executor, info)).ok())
+        return status;
+      // A save interrupted on some ranks: resume all from the newest step
+      // every rank has (the previous checkpoint is kept).
+      int64_t common = -comm::maxOverRanks(-info.step);
+      if (common != info.step &&
+          !(status = store->loadStep(executor, checkpointDirName(common), info))
+               .ok())
         return status;
       if (info.step > options.steps)
         return Status::badInput("checkpoint " + info.path + " is at step " +
@@ -219,8 +259,16 @@ int trainMain(int argc, char **argv, const char *signatureJson,
 
   TrainSetup setup;
   std::unique_ptr<CheckpointStore> store;
-  if (!(status = setUp(options, signatureJson, run, setup, store)).ok())
-    return reportStatus(status, usage);
+  status = setUp(options, signatureJson, run, setup, store);
+  // Ranks fail together: one rank's bad input stops all of them before
+  // anything is written (the others exit with its code, silently).
+  int64_t worst = comm::active() ? comm::maxOverRanks(status.code) : 0;
+  if (!status.ok() || worst != 0) {
+    int code = reportStatus(status, usage);
+    comm::finalize();
+    return code ? code : static_cast<int>(worst);
+  }
+  const bool leader = comm::rank() == 0;
   Executor &executor = setup.executor;
   const int64_t batch = setup.data.batch();
   const int64_t total = options.steps;
@@ -233,7 +281,7 @@ int trainMain(int argc, char **argv, const char *signatureJson,
                           usage);
   }
   MetricsWriter metrics;
-  if (!options.metricsFile.empty() &&
+  if (leader && !options.metricsFile.empty() &&
       !(status = metrics.open(options.metricsFile,
                               options.resume ? setup.startStep : -1))
            .ok())
@@ -245,7 +293,7 @@ int trainMain(int argc, char **argv, const char *signatureJson,
   for (size_t i = 0; i < executor.signature().inputs.size(); ++i)
     inputs.push_back(&executor.mutableInput(i));
 
-  ProgressDisplay progress(STDERR_FILENO);
+  ProgressDisplay progress(leader ? STDERR_FILENO : -1);
   bool warnedNonFinite = false;
   int64_t position = setup.position;
   double lastLoss = setup.lastLoss, timeSum = 0;
@@ -294,7 +342,18 @@ int trainMain(int argc, char **argv, const char *signatureJson,
   metrics.close();
 
   double mean = stepsRun ? timeSum / static_cast<double>(stepsRun) : NAN;
+  // Measured peak memory: the largest resident set over the ranks.
+  struct rusage usage_ {};
+  getrusage(RUSAGE_SELF, &usage_);
+  int64_t peak =
+      comm::maxOverRanks(static_cast<int64_t>(usage_.ru_maxrss) * 1024);
+  comm::barrier();
+  comm::finalize();
+  if (!leader)
+    return 0;
   JsonValue summary = JsonValue::object();
+  summary.set("world_size", JsonValue::integer(executor.signature().worldSize));
+  summary.set("peak_memory_bytes", JsonValue::integer(peak));
   summary.set("steps", JsonValue::integer(total));
   summary.set("final_loss", finiteOrNull(lastLoss));
   summary.set("mean_step_time_s", finiteOrNull(mean));

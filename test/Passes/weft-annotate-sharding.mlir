@@ -17,12 +17,13 @@
 // ONE: shard.grid @mesh(shape = 1x1)
 // ONE-NOT: weft.shard
 // ZeRO-1 cuts the optimizer state over dp along the first dim 4 divides
-// (a tensor with none stays whole); ZeRO-3 also the trained parameters.
+// (a tensor with none stays whole); ZeRO-3 also the trained parameters,
+// marked as split for storage only (weft.zero_axes).
 // ZERO1: weft.param "w" : tensor<16x4xf32>
 // ZERO1: weft.param "m.w" {weft.role = "optimizer_state", weft.shard = {dims = [array<i16: 0>, array<i16>], partial = array<i16>}} : tensor<16x4xf32>
 // ZERO1: weft.param "m.b" {weft.role = "optimizer_state", weft.shard = {dims = [array<i16>, array<i16: 0>], partial = array<i16>}} : tensor<3x8xf32>
 // ZERO1: weft.param "m.odd" {weft.role = "optimizer_state"} : tensor<3xf32>
-// ZERO3: weft.param "w" {weft.shard = {dims = [array<i16: 0>, array<i16>], partial = array<i16>}} : tensor<16x4xf32>
+// ZERO3: weft.param "w" {weft.shard = {dims = [array<i16: 0>, array<i16>], partial = array<i16>}, weft.zero_axes = array<i16: 0>} : tensor<16x4xf32>
 // ZERO3: weft.param "frozen" : tensor<16x4xf32>
 func.func @main(%x: tensor<8x16xf32> {weft.name = "x"}, %l: tensor<8xi64> {weft.name = "labels"}) -> tensor<8x4xf32> attributes {weft.trainable = ["w"]} {
   %w = weft.param "w" : tensor<16x4xf32>

@@ -11,6 +11,7 @@
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -110,6 +111,10 @@ bool weft::linkExecutable(const std::string &objectPath,
                                    WEFT_OPENBLAS_LIB,
                                    "-lpthread",
                                    "-lm"};
+  // The runtime's collectives (CMake's semicolon-separated library list).
+  for (StringRef lib : split(StringRef(WEFT_MPI_LIBS), ';'))
+    if (!lib.empty())
+      args.push_back(lib.str());
   std::vector<StringRef> argRefs(args.begin(), args.end());
   std::string message;
   SmallString<128> logPath;

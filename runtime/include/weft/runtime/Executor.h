@@ -81,6 +81,11 @@ struct TensorSpec {
   StateRole role = StateRole::None; ///< params of training signatures
   bool trainable = false;           ///< role Param: "trainable"
   int64_t batchDim = -1;            ///< inputs: "batch_dim" (-1: none)
+  /// "shard": this rank holds block (its index over shardAxes) of dim
+  /// shardDim, viewed as [shardOuter, rest] (-1: whole on every rank).
+  int64_t shardDim = -1;
+  std::vector<int64_t> shardAxes;
+  int64_t shardOuter = 1;
 };
 
 enum class ModelMode { Inference, Train };
@@ -90,13 +95,18 @@ struct ModelSignature {
   uint64_t arenaBytes = 0;
   uint64_t arenaAlignment = 64;
   ModelMode mode = ModelMode::Inference; ///< "mode" (absent: inference)
+  int64_t worldSize = 1;                 ///< "world_size"
+  std::vector<int64_t> meshShape;        ///< "mesh"."shape"
   std::vector<TensorSpec> params, inputs, outputs;
 
   bool isTraining() const { return mode == ModelMode::Train; }
-  /// Training signatures: the global batch, shape[0] of every input.
-  int64_t globalBatch() const {
+  /// Training signatures: this rank's batch, shape[0] of every input.
+  int64_t localBatch() const {
     return inputs.empty() || inputs[0].shape.empty() ? 0 : inputs[0].shape[0];
   }
+  /// Training signatures: the global batch (the local one times the ranks
+  /// it is split over).
+  int64_t globalBatch() const;
 };
 
 /// Parses and validates weft_model_signature (see ModelABI.h). A training

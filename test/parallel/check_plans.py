@@ -1,0 +1,198 @@
+"""Every parallel plan follows the single-device training trajectory.
+
+Exports MODEL as test/train/check_training.py does (same weights, same
+rows), trains it 10 steps on one device with weft, then compiles and trains
+it under each PLAN on real MPI ranks (`weft train -n N`, mpirun underneath)
+and requires, per plan:
+  - per-step losses equal to the single-device ones within 1e-5 relative;
+  - the final parameters and optimizer state (every rank's checkpoint in
+    CKPT/rank<R>, split tensors put back together along their signature's
+    "shard" dim) equal to the single-device checkpoint within 1e-5 relative
+    to each tensor's largest magnitude (f32 sums in another order differ in
+    the last bits). Under AdamW, elements whose gradient is rounding noise
+    (second moment <= 1e-12: the attention key bias, whose true gradient is
+    zero) step by +-lr on the noise's sign, so they are left out, and
+    counted in the report.
+
+usage: /usr/bin/python3 check_plans.py MODEL OPTIMIZER WORKDIR PLAN [PLAN ...]
+  MODEL: mlp | causal_lm | cnn     OPTIMIZER: adamw | sgd
+  PLAN:  comma-separated weftc flags, e.g. dp=2  dp=4,zero=3
+         tp=2,sequence-parallel
+"""
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+
+import numpy as np
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "train"))
+import check_training as ct  # noqa: E402
+
+TOLERANCE = 1e-5
+STEPS = ct.STEPS
+NP_DTYPES = {"F32": np.float32, "F64": np.float64, "I64": np.int64,
+             "I32": np.int32, "F16": np.float16, "U8": np.uint8,
+             "I8": np.int8, "BOOL": np.bool_, "BF16": np.uint16}
+
+
+def read_safetensors(path):
+    with open(path, "rb") as f:
+        (n,) = struct.unpack("<Q", f.read(8))
+        header = json.loads(f.read(n))
+        data = f.read()
+    out = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        begin, end = info["data_offsets"]
+        out[name] = np.frombuffer(data[begin:end], NP_DTYPES[info["dtype"]]) \
+            .reshape(info["shape"])
+    return out
+
+
+def export(name, work):
+    torch.manual_seed(0)
+    model, data = ct.make_data(name, np.random.default_rng(0))
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(torch.randn_like(p) * 0.05)
+    model.train()
+    example = ct.rows(data, 0, 8)
+    names = list(data)
+    path = os.path.join(work, f"{name}.onnx")
+    with torch.enable_grad():
+        torch.onnx.export(model, tuple(example[k] for k in names), path,
+                          opset_version=17, input_names=names,
+                          output_names=["loss"],
+                          training=torch.onnx.TrainingMode.TRAINING,
+                          do_constant_folding=False)
+    data_args = []
+    for k, v in data.items():
+        f = os.path.join(work, f"{k}.npy")
+        np.save(f, v)
+        data_args += ["--data", f"{k}={f}"]
+    return path, data_args
+
+
+def train(bundle, data_args, work, ranks):
+    ckpt = os.path.join(work, "ckpt")
+    shutil.rmtree(ckpt, ignore_errors=True)
+    metrics = os.path.join(work, "metrics.jsonl")
+    cmd = ["weft", "train", bundle, "-n", str(ranks), *data_args, "--steps",
+           str(STEPS), "--metrics", metrics, "--checkpoint-dir", ckpt]
+    ct.run(cmd)
+    losses = [json.loads(line)["loss"] for line in open(metrics)]
+    return losses, ckpt
+
+
+def final_state(ckpt, bundle, ranks):
+    """name -> whole tensor, from every rank's last checkpoint (ranks keep
+    theirs in CKPT/rank<R>)."""
+    step = f"step-{STEPS:08d}"
+    if ranks == 1:
+        return read_safetensors(os.path.join(ckpt, step, "state.safetensors"))
+    sig = json.loads(subprocess.run(
+        [os.path.join(bundle, "model"), "--print-signature"],
+        capture_output=True, text=True, check=True).stdout)
+    mesh = sig["mesh"]["shape"]
+    shards = {p["name"]: p.get("shard") for p in sig["params"]}
+    per_rank = [read_safetensors(os.path.join(ckpt, f"rank{r}", step,
+                                              "state.safetensors"))
+                for r in range(ranks)]
+    state = {}
+    for name, shard in shards.items():
+        if not shard:
+            state[name] = per_rank[0][name]
+            continue
+        # Blocks in group-index order: coordinates over the shard's axes.
+        blocks = {}
+        for r in range(ranks):
+            coords = np.unravel_index(r, mesh)
+            index = 0
+            for a in shard["mesh_axes"]:
+                index = index * mesh[a] + int(coords[a])
+            blocks[index] = per_rank[r][name]
+        # A strided split ("outer" blocks of the dim) interleaves.
+        outer, dim = shard.get("outer", 1), shard["dim"]
+        parts = [blocks[i] for i in sorted(blocks)]
+        views = [p.reshape(p.shape[:dim] + (outer, p.shape[dim] // outer)
+                           + p.shape[dim + 1:]) for p in parts]
+        whole = np.concatenate(views, axis=dim + 1)
+        state[name] = whole.reshape(whole.shape[:dim] + (-1,)
+                                    + whole.shape[dim + 2:])
+    return state
+
+
+def main():
+    name, optimizer, work = sys.argv[1], sys.argv[2], sys.argv[3]
+    plans = sys.argv[4:]
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    onnx_path, data_args = export(name, work)
+    _, flags = ct.make_optimizer(optimizer, [torch.zeros(1)])
+
+    single = os.path.join(work, "single")
+    os.makedirs(single)
+    ct.run(["weftc", "compile", onnx_path, "-o", os.path.join(single, "b"),
+            "--train", *flags])
+    ref, ref_dir = train(os.path.join(single, "b"), data_args, single, 1)
+    ref_state = final_state(ref_dir, os.path.join(single, "b"), 1)
+
+    ok = True
+    for plan in plans:
+        degrees = dict(kv.split("=") if "=" in kv else (kv, "")
+                       for kv in plan.split(","))
+        ranks = int(degrees.get("dp", 1)) * int(degrees.get("tp", 1)) * \
+            int(degrees.get("pp", 1))
+        pw = os.path.join(work, plan.replace(",", "_").replace("=", ""))
+        os.makedirs(pw)
+        bundle = os.path.join(pw, "b")
+        plan_flags = []
+        for k, v in degrees.items():
+            plan_flags += [f"--{k}", v] if v else [f"--{k}"]
+        ct.run(["weftc", "compile", onnx_path, "-o", bundle, "--train",
+                *flags, *plan_flags])
+        got, step_dir = train(bundle, data_args, pw, ranks)
+        loss_err = max(abs(a - b) / max(abs(b), 1e-12)
+                       for a, b in zip(got, ref)) if len(got) == STEPS else 1
+        state = final_state(step_dir, bundle, ranks)
+        state_err = 0.0
+        noise_only = 0
+        for k, v in ref_state.items():
+            if k not in state or state[k].shape != v.shape:
+                state_err = float("inf")
+                print(f"  {k}: missing or shaped {state.get(k, np.empty(0)).shape}"
+                      f" instead of {v.shape}")
+                continue
+            if v.dtype.kind == "f":
+                scale = max(float(np.max(np.abs(v))), 1e-12)
+                diff = np.abs(state[k].astype(np.float64) - v)
+                # AdamW moves an element whose gradient is pure rounding
+                # noise (mathematically zero: attention's key bias) by +-lr
+                # whatever the noise's size, so only elements with a real
+                # gradient (second moment above 1e-12) must agree.
+                v2 = ref_state.get("adamw.v." + k)
+                if v2 is not None:
+                    keep = v2 > 1e-12
+                    noise_only += int(np.sum(~keep))
+                    diff = np.where(keep, diff, 0.0)
+                state_err = max(state_err, float(np.max(diff)) / scale)
+            elif not np.array_equal(state[k], v):
+                state_err = float("inf")
+        good = loss_err <= TOLERANCE and state_err <= TOLERANCE
+        ok = ok and good
+        print(f"{name}/{optimizer} {plan:14s} ranks {ranks}: losses "
+              f"{loss_err:.1e}, final state {state_err:.1e} "
+              f"({'ok' if good else 'FAILED'}, limit {TOLERANCE})"
+              + (f"; {noise_only} AdamW elements with noise-only gradients "
+                 "not compared" if noise_only else ""))
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
