@@ -4,10 +4,13 @@
 #include "weft/runtime/Diagnostics.h"
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <sched.h>
+#include <unistd.h>
 
 namespace weft {
 namespace comm {
@@ -184,8 +187,37 @@ MPI_Comm group(const int64_t *axes, int64_t count) {
   return comm;
 }
 
+/// What this rank is waiting for, for the termination handler: when another
+/// rank dies, mpirun terminates the survivors, each of which then says
+/// which collective it was in.
+char gWaitingFor[512];
+
+void onTerminate(int signal) {
+  if (gWaitingFor[0]) {
+    const char prefix[] = "weft: error: ";
+    const char suffix[] = " interrupted: another rank failed\n";
+    ssize_t ignored = ::write(STDERR_FILENO, prefix, sizeof prefix - 1);
+    ignored = ::write(STDERR_FILENO, gWaitingFor, std::strlen(gWaitingFor));
+    ignored = ::write(STDERR_FILENO, suffix, sizeof suffix - 1);
+    (void)ignored;
+  }
+  std::signal(signal, SIG_DFL);
+  std::raise(signal);
+}
+
 void wait(MPI_Request &request, const char *op, const int64_t *axes,
           int64_t count) {
+  static bool handlerInstalled = false;
+  if (!handlerInstalled) {
+    std::signal(SIGTERM, onTerminate);
+    handlerInstalled = true;
+  }
+  std::snprintf(gWaitingFor, sizeof gWaitingFor, "rank %lld: %s",
+                static_cast<long long>(ctx().rank),
+                describeGroup(op, axes, count).c_str());
+  struct Clear {
+    ~Clear() { gWaitingFor[0] = '\0'; }
+  } clear;
   const double limit = timeoutSeconds();
   auto start = std::chrono::steady_clock::now();
   int done = 0;
