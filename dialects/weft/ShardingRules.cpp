@@ -370,20 +370,31 @@ bool isOuterBlock(int64_t n, int64_t outer, int64_t start, int64_t size,
   return outer > 1 && step == 1 && size == block && start % block == 0;
 }
 
-/// slice: dims the window leaves whole keep their split; a dim the window
-/// cuts must be whole, unless the window is one block of a strided split
-/// (q, k or v out of a packed projection split by heads).
-Plan slice(SliceOp op, ArrayRef<TensorSharding> in, const Mesh &mesh) {
-  RankedTensorType x = op.getInput().getType(), y = op.getType();
+/// slice (full input -> window) and slice_grad (window gradient -> full,
+/// padded with zeros): dims the window leaves whole keep their split; a dim
+/// the window cuts must be whole, unless the window is one block of a
+/// strided split (q, k or v out of a packed projection split by heads),
+/// which becomes a plain split of the window and back.
+Plan window(Operation *op, ArrayRef<TensorSharding> in, bool grad) {
+  auto starts = op->getAttrOfType<DenseI64ArrayAttr>("starts");
+  auto steps = op->getAttrOfType<DenseI64ArrayAttr>("steps");
+  RankedTensorType a = tensorType(op->getOperand(0));
+  RankedTensorType b = tensorType(op->getResult(0));
+  RankedTensorType full = grad ? b : a, part = grad ? a : b;
   TensorSharding operand = in[0], result = in[0];
-  for (int64_t d = 0; d < x.getRank(); ++d) {
-    int64_t n = x.getDimSize(d), size = y.getDimSize(d);
-    int64_t start = op.getStarts()[d], step = op.getSteps()[d];
+  for (int64_t d = 0; d < full.getRank(); ++d) {
+    int64_t n = full.getDimSize(d), size = part.getDimSize(d);
+    int64_t start = starts[d], step = steps[d];
     if (n == size && step == 1)
       continue;
     const DimSharding &dim = in[0].dims[d];
-    if (!dim.empty() && isOuterBlock(n, dim.outer, start, size, step)) {
-      result.dims[d] = DimSharding(dim.axes);
+    // The full side's split as [outer, rest]: given (slice) or implied by
+    // the window's size (slice_grad of a plain split window).
+    int64_t outer =
+        grad ? (size > 0 && n % size == 0 ? n / size : 0) : dim.outer;
+    if (!dim.empty() && (!grad || dim.outer == 1) && outer > 0 &&
+        isOuterBlock(n, outer, start, size, step)) {
+      result.dims[d] = DimSharding(dim.axes, grad ? outer : 1);
       continue;
     }
     operand.dims[d].clear();
@@ -393,34 +404,6 @@ Plan slice(SliceOp op, ArrayRef<TensorSharding> in, const Mesh &mesh) {
   plan.operands.push_back(operand);
   plan.results.push_back(result);
   plan.fixup = Plan::Fixup::LocalStarts;
-  (void)mesh;
-  return plan;
-}
-
-/// slice_grad (the window's gradient padded back to the input's shape): the
-/// inverse of slice's rule.
-Plan sliceGrad(SliceGradOp op, ArrayRef<TensorSharding> in, const Mesh &mesh) {
-  RankedTensorType g = op.getGrad().getType(), x = op.getType();
-  TensorSharding operand = in[0], result = in[0];
-  for (int64_t d = 0; d < x.getRank(); ++d) {
-    int64_t n = x.getDimSize(d), size = g.getDimSize(d);
-    int64_t start = op.getStarts()[d], step = op.getSteps()[d];
-    if (n == size && step == 1)
-      continue;
-    const DimSharding &dim = in[0].dims[d];
-    if (!dim.empty() && dim.outer == 1 && size > 0 && n % size == 0 &&
-        isOuterBlock(n, n / size, start, size, step)) {
-      result.dims[d] = DimSharding(dim.axes, n / size);
-      continue;
-    }
-    operand.dims[d].clear();
-    result.dims[d].clear();
-  }
-  Plan plan;
-  plan.operands.push_back(operand);
-  plan.results.push_back(result);
-  plan.fixup = Plan::Fixup::LocalStarts;
-  (void)mesh;
   return plan;
 }
 
@@ -608,9 +591,8 @@ FailureOr<ShardingPlan> weft::planSharding(Operation *op,
                              {o->getAttrOfType<IntegerAttr>("axis").getInt()},
                              L::All);
           })
-          .Case<SliceOp>([&](SliceOp o) { return slice(o, in, mesh); })
-          .Case<SliceGradOp>(
-              [&](SliceGradOp o) { return sliceGrad(o, in, mesh); })
+          .Case<SliceOp>([&](Operation *o) { return window(o, in, false); })
+          .Case<SliceGradOp>([&](Operation *o) { return window(o, in, true); })
           .Case<GatherOp>([&](GatherOp o) { return gather(o, in); })
           .Case<ScatterAddOp>([&](ScatterAddOp o) { return scatterAdd(o, in); })
           .Case<ConvOp, ConvGradInputOp, ConvGradWeightOp, MaxPoolOp, AvgPoolOp,

@@ -40,6 +40,17 @@ Axes readAxes(const KernelArgs &args, int64_t at) {
   return {axes, count};
 }
 
+/// Checks that `big` is `small`'s g blocks joined along `dim` (all_gather's
+/// result, reduce_scatter's and all_slice's operand).
+void expectBlocks(const KernelArgs &args, const TensorArg &small,
+                  const TensorArg &big, int64_t dim, int64_t g) {
+  if (dim < 0 || dim >= small.rank || small.rank != big.rank ||
+      big.dim(static_cast<int>(dim)) != small.dim(static_cast<int>(dim)) * g ||
+      big.numel != small.numel * g)
+    args.invalid("the tensors are not one block and its group's blocks "
+                 "joined along the given dim");
+}
+
 /// [outer, d * inner] view of a tensor around dim `dim`.
 struct Split {
   int64_t outer = 1, inner = 1;
@@ -98,17 +109,35 @@ void inF32(const TensorArg &x, const TensorArg &y, F &&reduce) {
     py[i] = floatToBFloat16(out[i]);
 }
 
+/// The common head of every collective call: x -> y of one dtype,
+/// `leading` attributes, then the mesh axes of the group.
+struct CollectiveCall {
+  CollectiveCall(const char *kernel, void *const *bufs, const int64_t *desc,
+                 int64_t leading)
+      : args(kernel, bufs, desc) {
+    args.expectTensors(2, 2);
+    args.expectDType(1, args.tensor(0).dtype);
+    args.expectAttrs(leading);
+    axes = readAxes(args, leading);
+    groupSize = comm::groupSize(axes.axes, axes.count);
+  }
+  KernelArgs args;
+  Axes axes{nullptr, 0};
+  int64_t groupSize = 1;
+  const TensorArg &x() const { return args.tensor(0); }
+  const TensorArg &y() const { return args.tensor(1); }
+};
+
 } // namespace
 
 extern "C" void weft_k_all_reduce(void *const *bufs, const int64_t *desc) {
-  KernelArgs args("all_reduce", bufs, desc);
-  args.expectTensors(2, 2);
-  const TensorArg &x = args.tensor(0), &y = args.tensor(1);
-  args.expectDType(1, x.dtype);
+  CollectiveCall call("all_reduce", bufs, desc, 1);
+  const KernelArgs &args = call.args;
+  const TensorArg &x = call.x(), &y = call.y();
+  const Axes a = call.axes;
   args.expectSameNumel(0, 1);
   int64_t reduction = args.attr(0);
-  Axes a = readAxes(args, 1);
-  if (comm::groupSize(a.axes, a.count) == 1 || !comm::active()) {
+  if (call.groupSize == 1 || !comm::active()) {
     if (x.data != y.data)
       std::memcpy(y.data, x.data, static_cast<size_t>(x.bytes()));
     return;
@@ -129,19 +158,12 @@ extern "C" void weft_k_all_reduce(void *const *bufs, const int64_t *desc) {
 }
 
 extern "C" void weft_k_all_gather(void *const *bufs, const int64_t *desc) {
-  KernelArgs args("all_gather", bufs, desc);
-  args.expectTensors(2, 2);
-  const TensorArg &x = args.tensor(0), &y = args.tensor(1);
-  args.expectDType(1, x.dtype);
-  args.expectAttrs(1);
-  int64_t dim = args.attr(0);
-  Axes a = readAxes(args, 1);
-  int64_t g = comm::groupSize(a.axes, a.count);
-  if (dim < 0 || dim >= x.rank || x.rank != y.rank ||
-      y.dim(static_cast<int>(dim)) != x.dim(static_cast<int>(dim)) * g ||
-      y.numel != x.numel * g)
-    args.invalid("the result is not the operand's blocks joined along the "
-                 "gather dim");
+  CollectiveCall call("all_gather", bufs, desc, 1);
+  const KernelArgs &args = call.args;
+  const TensorArg &x = call.x(), &y = call.y();
+  const Axes a = call.axes;
+  const int64_t dim = args.attr(0), g = call.groupSize;
+  expectBlocks(args, x, y, dim, g);
   if (g == 1 || !comm::active()) {
     std::memcpy(y.data, x.data, static_cast<size_t>(x.bytes()));
     return;
@@ -170,19 +192,13 @@ extern "C" void weft_k_all_gather(void *const *bufs, const int64_t *desc) {
 }
 
 extern "C" void weft_k_reduce_scatter(void *const *bufs, const int64_t *desc) {
-  KernelArgs args("reduce_scatter", bufs, desc);
-  args.expectTensors(2, 2);
-  const TensorArg &x = args.tensor(0), &y = args.tensor(1);
-  args.expectDType(1, x.dtype);
-  args.expectAttrs(2);
-  int64_t reduction = args.attr(0), dim = args.attr(1);
-  Axes a = readAxes(args, 2);
-  int64_t g = comm::groupSize(a.axes, a.count);
-  if (dim < 0 || dim >= x.rank || x.rank != y.rank ||
-      x.dim(static_cast<int>(dim)) != y.dim(static_cast<int>(dim)) * g ||
-      x.numel != y.numel * g)
-    args.invalid("the result is not one block of the operand along the "
-                 "scatter dim");
+  CollectiveCall call("reduce_scatter", bufs, desc, 2);
+  const KernelArgs &args = call.args;
+  const TensorArg &x = call.x(), &y = call.y();
+  const Axes a = call.axes;
+  const int64_t reduction = args.attr(0), dim = args.attr(1),
+                g = call.groupSize;
+  expectBlocks(args, y, x, dim, g);
   if (g == 1 || !comm::active()) {
     std::memcpy(y.data, x.data, static_cast<size_t>(y.bytes()));
     return;
@@ -222,18 +238,12 @@ extern "C" void weft_k_reduce_scatter(void *const *bufs, const int64_t *desc) {
 }
 
 extern "C" void weft_k_all_slice(void *const *bufs, const int64_t *desc) {
-  KernelArgs args("all_slice", bufs, desc);
-  args.expectTensors(2, 2);
-  const TensorArg &x = args.tensor(0), &y = args.tensor(1);
-  args.expectDType(1, x.dtype);
-  args.expectAttrs(1);
-  int64_t dim = args.attr(0);
-  Axes a = readAxes(args, 1);
-  int64_t g = comm::groupSize(a.axes, a.count);
-  if (dim < 0 || dim >= x.rank || x.rank != y.rank ||
-      x.dim(static_cast<int>(dim)) != y.dim(static_cast<int>(dim)) * g)
-    args.invalid("the result is not one block of the operand along the "
-                 "slice dim");
+  CollectiveCall call("all_slice", bufs, desc, 1);
+  const KernelArgs &args = call.args;
+  const TensorArg &x = call.x(), &y = call.y();
+  const Axes a = call.axes;
+  const int64_t dim = args.attr(0), g = call.groupSize;
+  expectBlocks(args, y, x, dim, g);
   // This rank's block: no communication.
   int64_t index = comm::groupIndex(a.axes, a.count);
   Split s = around(y, dim);

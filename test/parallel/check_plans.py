@@ -56,26 +56,8 @@ def read_safetensors(path):
 
 
 def export(name, work):
-    torch.manual_seed(0)
-    model, data = ct.make_data(name, np.random.default_rng(0))
-    with torch.no_grad():
-        for p in model.parameters():
-            p.add_(torch.randn_like(p) * 0.05)
-    model.train()
-    example = ct.rows(data, 0, 8)
-    names = list(data)
-    path = os.path.join(work, f"{name}.onnx")
-    with torch.enable_grad():
-        torch.onnx.export(model, tuple(example[k] for k in names), path,
-                          opset_version=17, input_names=names,
-                          output_names=["loss"],
-                          training=torch.onnx.TrainingMode.TRAINING,
-                          do_constant_folding=False)
-    data_args = []
-    for k, v in data.items():
-        f = os.path.join(work, f"{k}.npy")
-        np.save(f, v)
-        data_args += ["--data", f"{k}={f}"]
+    """The model of check_training.py, exported as it exports it."""
+    _, _, _, path, data_args = ct.export_model(name, work)
     return path, data_args
 
 

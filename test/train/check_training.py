@@ -131,18 +131,10 @@ def train_weft(bundle, data_args, work, steps, ckpt=None, resume=False):
     return [json.loads(line)["loss"] for line in open(metrics)]
 
 
-def main():
-    name, optimizer, work = sys.argv[1], sys.argv[2], sys.argv[3]
-    resume_check = "--resume-check" in sys.argv
-    clip = None
-    dtype = "fp32"
-    if "--dtype" in sys.argv:
-        dtype = sys.argv[sys.argv.index("--dtype") + 1]
-    if "--clip" in sys.argv:
-        clip = float(sys.argv[sys.argv.index("--clip") + 1])
-    os.makedirs(work, exist_ok=True)
-    for sub in ("full", "split"):
-        os.makedirs(os.path.join(work, sub), exist_ok=True)
+def export_model(name, work, batch=8):
+    """Seeds and builds MODEL, exports its training forward (returning the
+    loss) to WORK/NAME.onnx and its rows to WORK/<input>.npy; returns the
+    model, the data, the input names, the ONNX path and the --data flags."""
     torch.manual_seed(0)
     model, data = make_data(name, np.random.default_rng(0))
     # torch.onnx.export merges initializers with equal values (LayerNorm's
@@ -151,7 +143,6 @@ def main():
         for p in model.parameters():
             p.add_(torch.randn_like(p) * 0.05)
     model.train()
-    batch = 8
     example = rows(data, 0, batch)
     onnx_path = os.path.join(work, f"{name}.onnx")
     names = list(data)
@@ -166,6 +157,23 @@ def main():
         path = os.path.join(work, f"{k}.npy")
         np.save(path, v)
         data_args += ["--data", f"{k}={path}"]
+    return model, data, names, onnx_path, data_args
+
+
+def main():
+    name, optimizer, work = sys.argv[1], sys.argv[2], sys.argv[3]
+    resume_check = "--resume-check" in sys.argv
+    clip = None
+    dtype = "fp32"
+    if "--dtype" in sys.argv:
+        dtype = sys.argv[sys.argv.index("--dtype") + 1]
+    if "--clip" in sys.argv:
+        clip = float(sys.argv[sys.argv.index("--clip") + 1])
+    os.makedirs(work, exist_ok=True)
+    for sub in ("full", "split"):
+        os.makedirs(os.path.join(work, sub), exist_ok=True)
+    batch = 8
+    model, data, names, onnx_path, data_args = export_model(name, work, batch)
 
     def reference(context):
         # context: a function returning a fresh context manager per step.
