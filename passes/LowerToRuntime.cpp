@@ -184,6 +184,13 @@ LogicalResult collectiveKernel(Operation *op, StringRef &kernel,
     appendAxes(scatter.getGridAxes());
     return success();
   }
+  if (auto start = dyn_cast<AllReduceStartOp>(op)) {
+    kernel = "all_reduce_start";
+    attrs.push_back(start.getSlot());
+    attrs.push_back(start.getReduction());
+    appendAxes(start.getGridAxes());
+    return success();
+  }
   if (auto slice = dyn_cast<shard::AllSliceOp>(op)) {
     kernel = "all_slice";
     attrs.push_back(slice.getSliceAxis().getSExtValue());
@@ -332,6 +339,16 @@ struct LowerToRuntimePass
       }
       if (auto reshape = dyn_cast<ReshapeOp>(op)) {
         buffers[reshape] = buffers.lookup(reshape.getInput());
+        continue;
+      }
+      // The wait completes the start's buffer in place.
+      if (auto wait = dyn_cast<CommWaitOp>(op)) {
+        Value buffer = buffers.lookup(wait.getPending());
+        buffers[wait] = buffer;
+        SmallVector<int64_t> desc = {1};
+        appendTensorDesc(desc, wait.getType());
+        desc.append({1, static_cast<int64_t>(wait.getSlot())});
+        rt::LaunchOp::create(b, loc, "comm_wait", ValueRange{buffer}, desc);
         continue;
       }
       if (auto update = dyn_cast<ParamUpdateOp>(op)) {

@@ -222,4 +222,13 @@ def BucketCollectives : Pass<"weft-bucket-collectives", "mlir::ModuleOp"> {
   ];
 }
 
+def AsyncCollectives : Pass<"weft-async-collectives", "mlir::ModuleOp"> {
+  let summary = "Split all_reduces into a start and a wait around the work between";
+  let description = [{
+    A shard.all_reduce with ops between it and its first user becomes
+    weft.all_reduce_start where it stood and weft.comm_wait right before that
+    user (one slot per pair), so the ops in between overlap the reduction.
+  }];
+}
+
 #endif // WEFT_PASSES_TD

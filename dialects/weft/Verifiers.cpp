@@ -404,3 +404,26 @@ LogicalResult SliceGradOp::verify() {
   return verifySliceWindow(*this, getType(), getGrad().getType(), getStarts(),
                            getSteps());
 }
+
+LogicalResult AllReduceStartOp::verify() {
+  if (getInput().getType() != getPending().getType())
+    return emitOpError() << "result type " << getPending().getType()
+                         << " differs from the operand's "
+                         << getInput().getType();
+  if (getReduction() > 2)
+    return emitOpError() << "reduction must be 0 (sum), 1 (max) or 2 (min), "
+                            "got "
+                         << getReduction();
+  return success();
+}
+
+LogicalResult CommWaitOp::verify() {
+  auto start = getPending().getDefiningOp<AllReduceStartOp>();
+  if (!start)
+    return emitOpError("waits for a value no weft.all_reduce_start produced");
+  if (start.getSlot() != getSlot())
+    return emitOpError() << "waits on slot " << getSlot()
+                         << " for a collective started on slot "
+                         << start.getSlot();
+  return success();
+}

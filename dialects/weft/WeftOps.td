@@ -440,4 +440,6 @@ include "dialects/weft/WeftGradOps.td"
 
 include "dialects/weft/WeftTrainingOps.td"
 
+include "dialects/weft/WeftCommOps.td"
+
 #endif // WEFT_OPS_TD

@@ -1,0 +1,60 @@
+//===- AsyncCollectives.cpp - Start early, wait late ----------------------===//
+//
+// Splits each shard.all_reduce with ops between it and its first user into
+// weft.all_reduce_start (where it stood: its operand is complete there) and
+// weft.comm_wait (right before the first user), so the ops in between run
+// while the reduction travels. Each pair gets its own slot.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Passes.h"
+
+namespace weft {
+#define GEN_PASS_DEF_ASYNCCOLLECTIVES
+#include "passes/Passes.h.inc"
+} // namespace weft
+
+using namespace mlir;
+using namespace weft;
+
+namespace {
+
+struct AsyncCollectivesPass
+    : public weft::impl::AsyncCollectivesBase<AsyncCollectivesPass> {
+  void runOnOperation() override {
+    int64_t slot = 0;
+    getOperation().walk([&](func::FuncOp func) {
+      SmallVector<shard::AllReduceOp> reduces;
+      func.walk([&](shard::AllReduceOp op) { reduces.push_back(op); });
+      for (shard::AllReduceOp op : reduces) {
+        Block *block = op->getBlock();
+        Operation *first = nullptr;
+        for (Operation *user : op->getUsers()) {
+          Operation *at = block->findAncestorOpInBlock(*user);
+          if (at && (!first || at->isBeforeInBlock(first)))
+            first = at;
+        }
+        if (!first || first == op->getNextNode())
+          continue; // nothing to overlap
+        OpBuilder b(op);
+        int64_t reduction = 0;
+        if (op.getReduction() == shard::ReductionKind::Max)
+          reduction = 1;
+        else if (op.getReduction() == shard::ReductionKind::Min)
+          reduction = 2;
+        auto start = AllReduceStartOp::create(
+            b, op.getLoc(), op.getType(), op.getInput(), op.getGridAttr(),
+            op.getGridAxesAttr(), b.getI64IntegerAttr(reduction),
+            b.getI64IntegerAttr(slot));
+        b.setInsertionPoint(first);
+        auto wait =
+            CommWaitOp::create(b, op.getLoc(), op.getType(), start.getPending(),
+                               b.getI64IntegerAttr(slot));
+        op.getResult().replaceAllUsesWith(wait.getResult());
+        op.erase();
+        ++slot;
+      }
+    });
+  }
+};
+
+} // namespace

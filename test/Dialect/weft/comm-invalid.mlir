@@ -1,0 +1,26 @@
+// RUN: weft-opt %s -split-input-file -verify-diagnostics
+
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{waits for a value no weft.all_reduce_start produced}}
+  %0 = weft.comm_wait %x slot = 0 : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+shard.grid @mesh(shape = 2)
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %p = weft.all_reduce_start %x on @mesh grid_axes = [0] slot = 1 : tensor<4xf32> -> tensor<4xf32>
+  // expected-error @+1 {{waits on slot 2 for a collective started on slot 1}}
+  %0 = weft.comm_wait %p slot = 2 : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+shard.grid @mesh(shape = 2)
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{reduction must be 0 (sum), 1 (max) or 2 (min), got 5}}
+  %p = weft.all_reduce_start %x on @mesh grid_axes = [0] slot = 1 {reduction = 5 : i64} : tensor<4xf32> -> tensor<4xf32>
+  return %p : tensor<4xf32>
+}
