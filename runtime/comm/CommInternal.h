@@ -1,26 +1,33 @@
-//===- CommInternal.h - What the collective kernels share with Comm.cpp ---===//
+//===- CommInternal.h - Pieces the communicator files share ---------------===//
 #ifndef WEFT_RUNTIME_COMM_COMMINTERNAL_H
 #define WEFT_RUNTIME_COMM_COMMINTERNAL_H
 
 #include "weft/runtime/Comm.h"
 
-#if WEFT_HAVE_MPI
-#include <mpi.h>
-#endif
+#include <memory>
+#include <string>
+#include <vector>
 
 namespace weft {
 namespace comm {
 
-/// "all_reduce over mesh axes [0] (ranks 0,1)", for messages.
-std::string describeGroup(const char *op, const int64_t *axes, int64_t count);
+/// Starts MPI (once per process) and returns its world communicator, which
+/// ends MPI when destroyed; null with `error` set when MPI cannot start or
+/// this runtime was built without it (mpi/NoMpi.cpp). `worldSize` is what
+/// the bundle needs, for the message.
+std::unique_ptr<Communicator> openMpiWorld(int64_t worldSize,
+                                           std::string &error);
 
-#if WEFT_HAVE_MPI
-/// The communicator of the group over `axes` (split once, then cached).
-MPI_Comm group(const int64_t *axes, int64_t count);
-/// Waits for `request` under the watchdog (WEFT_COMM_TIMEOUT).
-void wait(MPI_Request &request, const char *op, const int64_t *axes,
-          int64_t count);
-#endif
+/// Polls `transfer` until it finishes; past WEFT_COMM_TIMEOUT seconds prints
+/// what was waited for and aborts the job through `comm` (Watchdog.cpp).
+void watchTransfer(Request::Transfer &transfer, const char *op,
+                   Communicator &comm);
+
+/// WEFT_COMM_TIMEOUT in seconds (default 300).
+double commTimeoutSeconds();
+
+/// "0,1", "0-7", "0,4,8,...": a rank list for messages.
+std::string formatRanks(const std::vector<int64_t> &ranks);
 
 } // namespace comm
 } // namespace weft

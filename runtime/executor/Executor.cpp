@@ -2,6 +2,8 @@
 
 #include "weft/runtime/Executor.h"
 
+#include "weft/runtime/Comm.h"
+#include "weft/runtime/Diagnostics.h"
 #include "weft/runtime/FileUtil.h"
 #include "weft/runtime/Json.h"
 #include "weft/runtime/Npy.h"
@@ -575,6 +577,13 @@ Status Executor::prepare() {
 
 void Executor::run() {
   run_(arena_.data(), paramPtrs_.data(), inputPtrs_.data(), outputPtrs_.data());
+  // A started collective must finish inside the call that started it.
+  std::string pending = comm::context().pendingSlots();
+  if (!pending.empty())
+    fatal(kExitFailure,
+          "weft_model_run returned with collectives started and not waited "
+          "for (comm_wait) on slots %s",
+          pending.c_str());
 }
 
 Status Executor::writeOutputs(const std::string &dir) const {

@@ -180,6 +180,72 @@ enum WeftLossReduction {
 ///                                    (double bits), nesterov, has_buffer;
 ///                                    torch.optim.SGD (the buffer exists
 ///                                    when momentum != 0)
+///
+/// Collectives (runtime/comm; Comm.h: the mesh, its groups and the watchdog).
+/// `axes` is a count then that many mesh axes; the group's ranks are ordered
+/// by their coordinates over the axes, first listed major. reduction: 0 sum,
+/// 1 max, 2 min. Dtypes f32, f64, i64, i32, bf16 (reduced in f32).
+/// all_reduce   x -> y                reduction, axes; y may be x
+/// all_gather   x -> y                dim, axes; y joins the group's x along
+///                                    dim in group order
+/// reduce_scatter x -> y              reduction, dim, axes; y is this rank's
+///                                    block along dim of the group's sum
+/// all_slice    x -> y                dim, axes; y is this rank's block of x
+///                                    (no communication)
+/// all_reduce_start x -> y            slot, reduction, axes; y holds the
+///                                    reduction after comm_wait(slot); x may
+///                                    be reused at once
+/// comm_wait    y                     slot; completes the start of `slot` in y
+///
+/// Collectives (runtime/comm; Comm.h). Every rank of the SPMD program calls
+/// them in the same order. `axes` are mesh axes (naxes, then axes[naxes]):
+/// the group is the ranks that differ from this one only in those axes,
+/// and a rank's group index is its coordinates over them linearized in the
+/// listed order, first axis major (the shard dialect's grid_axes). `g` is
+/// the group's size; a group of one rank copies. x and y have one dtype;
+/// reductions (0 sum, 1 max, 2 min, 3 avg = sum / g) take f32, f64, bf16
+/// (reduced in f32, rounded once), i64 and i32, the rest any dtype. The
+/// kernels reach the mesh through weft::comm::context(), which the
+/// executor sets up from the signature before the first weft_model_run;
+/// without it the mesh is [] and every group has one rank. A shape that
+/// does not fit the group is a fatal error naming the kernel and group.
+/// all_reduce   x -> y                reduction, naxes, axes; y = the
+///                                    reduction of every member's x (same
+///                                    shape; y may be x: in place)
+/// all_gather   x -> y                dim, naxes, axes; y.dim(dim) =
+///                                    x.dim(dim) * g: the members' x in
+///                                    group-index order along dim
+/// reduce_scatter x -> y              reduction, dim, naxes, axes;
+///                                    y.dim(dim) = x.dim(dim) / g: group
+///                                    index i keeps block i of the reduction
+/// all_to_all   x -> y                split_dim, concat_dim, naxes, axes;
+///                                    block j of x along split_dim goes to
+///                                    group index j; y joins the blocks
+///                                    received, in group-index order, along
+///                                    concat_dim (y.dim(split_dim) /= g,
+///                                    then y.dim(concat_dim) *= g)
+/// broadcast    x -> y                root (a group index), naxes, axes;
+///                                    y = root's x (y may be x)
+/// all_slice    x -> y                dim, naxes, axes; y = this rank's
+///                                    block (its group index) of x along
+///                                    dim; no communication
+/// all_reduce_start     x -> y        slot, reduction, naxes, axes
+/// all_gather_start     x -> y        slot, dim, naxes, axes
+/// reduce_scatter_start x -> y        slot, reduction, dim, naxes, axes
+///                                    start the collective above and
+///                                    return. x may be overwritten as soon
+///                                    as the start returns (what is still
+///                                    needed is copied); y holds the result
+///                                    only after the comm_wait of the same
+///                                    slot and must not be read or written
+///                                    before it. A slot holds one collective
+///                                    at a time; every slot started in a
+///                                    weft_model_run call must be waited for
+///                                    in it (the executor checks).
+/// comm_wait    y -> y2               slot; finishes the collective started
+///                                    on `slot`, whose result buffer y must
+///                                    be. y2 is y: give both the same buffer
+///                                    (a different one gets a copy of y)
 // clang-format off
 #define WEFT_KERNELS(X)                                                        \
   X(unary) X(binary) X(compare) X(where) X(cast) X(matmul) X(conv)             \
@@ -187,12 +253,22 @@ enum WeftLossReduction {
   X(transpose) X(concat) X(split) X(slice) X(gather) X(expand) X(trilu)        \
   X(softmax_xent) X(copy) X(scatter_add) X(conv_grad_input)                    \
   X(conv_grad_weight) X(max_pool_grad) X(avg_pool_grad) X(layer_norm_grad)     \
-  X(softmax_grad) X(softmax_xent_grad) X(slice_grad) X(adamw) X(sgd)
+  X(softmax_grad) X(softmax_xent_grad) X(slice_grad) X(adamw) X(sgd)         \
+  X(all_reduce) X(all_gather) X(reduce_scatter) X(all_slice)                  \
+  X(all_reduce_start) X(comm_wait)
+// clang-format on
+
+// clang-format off
+#define WEFT_COMM_KERNELS(X)                                                   \
+  X(all_reduce) X(all_gather) X(reduce_scatter) X(all_to_all) X(broadcast)     \
+  X(all_slice) X(all_reduce_start) X(all_gather_start)                         \
+  X(reduce_scatter_start) X(comm_wait)
 // clang-format on
 
 #define WEFT_DECLARE_KERNEL(name)                                              \
   void weft_k_##name(void *const *bufs, const int64_t *desc);
 WEFT_KERNELS(WEFT_DECLARE_KERNEL)
+WEFT_COMM_KERNELS(WEFT_DECLARE_KERNEL)
 #undef WEFT_DECLARE_KERNEL
 
 /// Bytes per element of a dtype code; 0 for an unknown code.

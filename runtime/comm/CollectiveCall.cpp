@@ -1,0 +1,126 @@
+//===- CollectiveCall.cpp - What the collective kernels share -------------===//
+#include "CollectiveCall.h"
+
+#include "weft/runtime/Diagnostics.h"
+
+#include <cstring>
+
+namespace weft {
+namespace comm {
+
+using cpu::TensorArg;
+
+CollectiveCall::CollectiveCall(const char *kernel, void *const *bufs,
+                               const int64_t *desc, int64_t leading)
+    : args_(kernel, bufs, desc) {
+  args_.expectTensors(2, 2);
+  args_.expectDType(1, args_.tensor(0).dtype);
+  args_.expectAttrs(leading + 1);
+  numAxes_ = args_.attr(leading);
+  if (numAxes_ < 0)
+    args_.invalid("negative number of mesh axes");
+  axes_ = args_.attrArray(leading + 1, numAxes_);
+  std::string why;
+  if (!context().mesh().validAxes(axes_, numAxes_, why))
+    fail(why);
+  groupSize_ = context().mesh().groupSize(axes_, numAxes_);
+}
+
+int64_t CollectiveCall::groupIndex() const {
+  return context().mesh().groupIndex(axes_, numAxes_);
+}
+
+Communicator &CollectiveCall::group() const {
+  return context().mesh().group(axes_, numAxes_);
+}
+
+Reduction CollectiveCall::reduction(int64_t i) const {
+  int64_t code = args_.attr(i);
+  if (!isReduction(code))
+    fail("unknown reduction code " + std::to_string(code) +
+         " (0 sum, 1 max, 2 min, 3 avg)");
+  return static_cast<Reduction>(code);
+}
+
+int64_t CollectiveCall::dim(int64_t i, const TensorArg &t,
+                            const char *what) const {
+  int64_t d = args_.attr(i);
+  if (d < 0 || d >= t.rank)
+    fail(std::string(what) + " " + std::to_string(d) + " is not a dim of " +
+         typeOf(t));
+  return d;
+}
+
+std::string CollectiveCall::typeOf(const TensorArg &t) {
+  std::string s = std::string(weftDTypeName(t.dtype)) + "[";
+  for (int d = 0; d < t.rank; ++d)
+    s += (d ? "," : "") + std::to_string(t.dims[d]);
+  return s + "]";
+}
+
+void CollectiveCall::fail(const std::string &what) const {
+  std::string group = context().mesh().groupName(axes_, numAxes_);
+  fatal(kExitFailure, "kernel %s over %s: %s", args_.kernel(), group.c_str(),
+        what.c_str());
+}
+
+void CollectiveCall::expectJoined(const TensorArg &small, const char *smallName,
+                                  const TensorArg &big, const char *bigName,
+                                  int64_t dim) const {
+  bool ok = small.rank == big.rank;
+  for (int d = 0; ok && d < small.rank; ++d)
+    ok = big.dims[d] == (d == dim ? small.dims[d] * groupSize_ : small.dims[d]);
+  if (!ok)
+    fail(std::string(bigName) + " " + typeOf(big) + " is not " +
+         std::to_string(groupSize_) + " blocks of " + smallName + " " +
+         typeOf(small) + " joined along dim " + std::to_string(dim) +
+         " (the group has " + std::to_string(groupSize_) + " ranks)");
+}
+
+void CollectiveCall::expectSameShape() const {
+  const TensorArg &a = x(), &b = y();
+  bool ok = a.rank == b.rank;
+  for (int d = 0; ok && d < a.rank; ++d)
+    ok = a.dims[d] == b.dims[d];
+  if (!ok)
+    fail("x " + typeOf(a) + " and y " + typeOf(b) + " differ in shape");
+}
+
+BlockLayout::BlockLayout(const TensorArg &whole, int64_t dim, int64_t g)
+    : blocks(g) {
+  for (int64_t d = 0; d < dim; ++d)
+    outer *= whole.dims[d];
+  int64_t inner = whole.elemSize();
+  for (int64_t d = dim + 1; d < whole.rank; ++d)
+    inner *= whole.dims[d];
+  row = whole.dims[dim] / g * inner;
+}
+
+void BlockLayout::pack(const void *whole, void *packed) const {
+  const uint8_t *from = static_cast<const uint8_t *>(whole);
+  uint8_t *to = static_cast<uint8_t *>(packed);
+  for (int64_t b = 0; b < blocks; ++b)
+    for (int64_t o = 0; o < outer; ++o)
+      std::memcpy(to + (b * outer + o) * row, from + (o * blocks + b) * row,
+                  static_cast<size_t>(row));
+}
+
+void BlockLayout::unpack(const void *packed, void *whole) const {
+  const uint8_t *from = static_cast<const uint8_t *>(packed);
+  uint8_t *to = static_cast<uint8_t *>(whole);
+  for (int64_t b = 0; b < blocks; ++b)
+    for (int64_t o = 0; o < outer; ++o)
+      std::memcpy(to + (o * blocks + b) * row, from + (b * outer + o) * row,
+                  static_cast<size_t>(row));
+}
+
+void BlockLayout::extract(const void *whole, int64_t j, void *dst) const {
+  const uint8_t *from = static_cast<const uint8_t *>(whole);
+  uint8_t *to = static_cast<uint8_t *>(dst);
+  for (int64_t o = 0; o < outer; ++o)
+    std::memcpy(to + o * row, from + (o * blocks + j) * row,
+                static_cast<size_t>(row));
+}
+
+} // namespace comm
+} // namespace weft

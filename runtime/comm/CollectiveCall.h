@@ -1,0 +1,83 @@
+//===- CollectiveCall.h - What the collective kernels share ---------------===//
+//
+// Every collective kernel is x -> y of one dtype, some leading attributes,
+// then the mesh axes of its group ([count, axes...]). CollectiveCall reads
+// that head once and checks it; BlockLayout describes a tensor as the g
+// blocks of one of its dims, which are not contiguous unless the dim is
+// the leading one (every dim before it has extent 1).
+//
+//===----------------------------------------------------------------------===//
+#ifndef WEFT_RUNTIME_COMM_COLLECTIVECALL_H
+#define WEFT_RUNTIME_COMM_COLLECTIVECALL_H
+
+#include "../kernels/cpu/KernelArgs.h"
+#include "weft/runtime/Comm.h"
+
+#include <string>
+
+namespace weft {
+namespace comm {
+
+class CollectiveCall {
+public:
+  /// `leading`: the attributes before the mesh axes.
+  CollectiveCall(const char *kernel, void *const *bufs, const int64_t *desc,
+                 int64_t leading);
+
+  const cpu::KernelArgs &args() const { return args_; }
+  const cpu::TensorArg &x() const { return args_.tensor(0); }
+  const cpu::TensorArg &y() const { return args_.tensor(1); }
+  int64_t attr(int64_t i) const { return args_.attr(i); }
+  /// The group over the call's mesh axes.
+  int64_t groupSize() const { return groupSize_; }
+  int64_t groupIndex() const;
+  Communicator &group() const;
+
+  /// Reads attribute `i` as a reduction code.
+  Reduction reduction(int64_t i) const;
+  /// Reads attribute `i` as a dim of tensor `t`.
+  int64_t dim(int64_t i, const cpu::TensorArg &t, const char *what) const;
+
+  /// Fails unless `big` is g blocks of `small` joined along `dim` (the
+  /// other dims equal).
+  void expectJoined(const cpu::TensorArg &small, const char *smallName,
+                    const cpu::TensorArg &big, const char *bigName,
+                    int64_t dim) const;
+  /// Fails unless `a` and `b` have the same shape.
+  void expectSameShape() const;
+  [[noreturn]] void fail(const std::string &what) const;
+
+  /// "f32[2,3]".
+  static std::string typeOf(const cpu::TensorArg &t);
+
+private:
+  cpu::KernelArgs args_;
+  const int64_t *axes_ = nullptr;
+  int64_t numAxes_ = 0;
+  int64_t groupSize_ = 1;
+};
+
+/// A tensor viewed as [outer][g][row bytes] around one dim split into g
+/// blocks; packed, the same bytes are [g][outer][row].
+struct BlockLayout {
+  int64_t outer = 1; ///< product of the dims before the split one
+  int64_t row = 0;   ///< bytes of one block per outer index
+  int64_t blocks = 1;
+
+  BlockLayout(const cpu::TensorArg &whole, int64_t dim, int64_t g);
+  /// The blocks are contiguous already (packing is a plain copy).
+  bool contiguous() const { return outer == 1; }
+  int64_t blockBytes() const { return outer * row; }
+
+  /// whole [outer][g][row] -> packed [g][outer][row].
+  void pack(const void *whole, void *packed) const;
+  /// packed [g][outer][row] -> whole [outer][g][row].
+  void unpack(const void *packed, void *whole) const;
+  /// Block j of whole -> dst [outer][row].
+  void extract(const void *whole, int64_t j, void *dst) const;
+};
+
+} // namespace comm
+} // namespace weft
+
+#endif // WEFT_RUNTIME_COMM_COLLECTIVECALL_H

@@ -1,0 +1,233 @@
+//===- MpiCommunicator.cpp - Communicators over MPI -----------------------===//
+//
+// Every operation is MPI's non-blocking form (MPI_Iallreduce, ...); the
+// base class's wait polls MPI_Test under the watchdog. MPI is started with
+// MPI_THREAD_FUNNELED: kernels call from the main thread only. Groups are
+// MPI_Comm_split from the world after a watched barrier, so a rank that is
+// gone stops the split's callers through the watchdog, not a hang.
+//
+//===----------------------------------------------------------------------===//
+#include "../CommInternal.h"
+
+#include "weft/runtime/Diagnostics.h"
+
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <mpi.h>
+
+namespace weft {
+namespace comm {
+
+namespace {
+
+class MpiTransfer final : public Request::Transfer {
+public:
+  bool test() override {
+    int done = 0;
+    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    return done != 0;
+  }
+  MPI_Request request = MPI_REQUEST_NULL;
+};
+
+MPI_Datatype reductionType(int64_t dtype) {
+  switch (dtype) {
+  case WEFT_F64:
+    return MPI_DOUBLE;
+  case WEFT_I64:
+    return MPI_INT64_T;
+  case WEFT_I32:
+    return MPI_INT32_T;
+  default:
+    return MPI_FLOAT;
+  }
+}
+
+/// Data movement: an unsigned type of the element's size.
+MPI_Datatype movementType(int64_t elemSize) {
+  switch (elemSize) {
+  case 2:
+    return MPI_UINT16_T;
+  case 4:
+    return MPI_UINT32_T;
+  case 8:
+    return MPI_UINT64_T;
+  default:
+    return MPI_BYTE;
+  }
+}
+
+MPI_Op mpiOp(Reduction op) {
+  switch (op) {
+  case Reduction::Max:
+    return MPI_MAX;
+  case Reduction::Min:
+    return MPI_MIN;
+  default:
+    return MPI_SUM;
+  }
+}
+
+class MpiCommunicator final : public Communicator {
+public:
+  MpiCommunicator(MPI_Comm comm, bool world, int64_t rank, int64_t size,
+                  std::vector<int64_t> worldRanks, std::string name)
+      : Communicator(rank, size, std::move(worldRanks), std::move(name)),
+        comm_(comm), world_(world) {}
+
+  ~MpiCommunicator() override {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (finalized)
+      return;
+    if (world_)
+      MPI_Finalize();
+    else
+      MPI_Comm_free(&comm_);
+  }
+
+  [[noreturn]] void abortJob(int code) override {
+    std::fflush(stdout);
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, code);
+    std::_Exit(code);
+  }
+
+protected:
+  TransferPtr startAllReduce(const void *in, void *out, int64_t count,
+                             int64_t dtype, Reduction op) override {
+    auto t = transfer();
+    MPI_Iallreduce(in == out ? MPI_IN_PLACE : in, out,
+                   mpiCount("all_reduce", count), reductionType(dtype),
+                   mpiOp(op), comm_, &t->request);
+    return t;
+  }
+
+  TransferPtr startAllGather(const void *in, void *out, int64_t count,
+                             int64_t elemSize) override {
+    auto t = transfer();
+    int n = mpiCount("all_gather", count);
+    MPI_Datatype type = movementType(elemSize);
+    MPI_Iallgather(in ? in : MPI_IN_PLACE, n, type, out, n, type, comm_,
+                   &t->request);
+    return t;
+  }
+
+  TransferPtr startReduceScatter(const void *in, void *out, int64_t count,
+                                 int64_t dtype, Reduction op) override {
+    auto t = transfer();
+    mpiCount("reduce_scatter", count * size());
+    MPI_Ireduce_scatter_block(in, out, mpiCount("reduce_scatter", count),
+                              reductionType(dtype), mpiOp(op), comm_,
+                              &t->request);
+    return t;
+  }
+
+  TransferPtr startAllToAll(const void *in, void *out, int64_t count,
+                            int64_t elemSize) override {
+    auto t = transfer();
+    int n = mpiCount("all_to_all", count);
+    MPI_Datatype type = movementType(elemSize);
+    MPI_Ialltoall(in, n, type, out, n, type, comm_, &t->request);
+    return t;
+  }
+
+  TransferPtr startBroadcast(void *data, int64_t count, int64_t elemSize,
+                             int64_t root) override {
+    auto t = transfer();
+    MPI_Ibcast(data, mpiCount("broadcast", count), movementType(elemSize),
+               static_cast<int>(root), comm_, &t->request);
+    return t;
+  }
+
+  TransferPtr startSend(const void *data, int64_t count, int64_t elemSize,
+                        int64_t peer, int64_t tag) override {
+    auto t = transfer();
+    MPI_Isend(data, mpiCount("send", count), movementType(elemSize),
+              static_cast<int>(peer), static_cast<int>(tag), comm_,
+              &t->request);
+    return t;
+  }
+
+  TransferPtr startRecv(void *data, int64_t count, int64_t elemSize,
+                        int64_t peer, int64_t tag) override {
+    auto t = transfer();
+    MPI_Irecv(data, mpiCount("recv", count), movementType(elemSize),
+              static_cast<int>(peer), static_cast<int>(tag), comm_,
+              &t->request);
+    return t;
+  }
+
+  TransferPtr startBarrier() override {
+    auto t = transfer();
+    MPI_Ibarrier(comm_, &t->request);
+    return t;
+  }
+
+  std::unique_ptr<Communicator> splitGroup(int64_t color, int64_t key,
+                                           std::vector<int64_t> ranks,
+                                           std::string name) override {
+    // MPI_Comm_split blocks unwatched: first make sure every rank is here.
+    barrier();
+    MPI_Comm group = MPI_COMM_NULL;
+    MPI_Comm_split(comm_, static_cast<int>(color), static_cast<int>(key),
+                   &group);
+    int rank = 0, size = 1;
+    MPI_Comm_rank(group, &rank);
+    MPI_Comm_size(group, &size);
+    if (size != static_cast<int64_t>(ranks.size()) || rank != key)
+      fatal(kExitFailure,
+            "internal error: splitting %s gave %d ranks (index %d), "
+            "expected %zu (index %lld)",
+            name.c_str(), size, rank, ranks.size(),
+            static_cast<long long>(key));
+    return std::unique_ptr<Communicator>(new MpiCommunicator(
+        group, false, rank, size, std::move(ranks), std::move(name)));
+  }
+
+private:
+  static std::unique_ptr<MpiTransfer> transfer() {
+    return std::unique_ptr<MpiTransfer>(new MpiTransfer());
+  }
+
+  int mpiCount(const char *op, int64_t count) const {
+    if (count > INT_MAX)
+      fatal(kExitFailure,
+            "%s over %s: %lld elements are more than one MPI call moves", op,
+            name().c_str(), static_cast<long long>(count));
+    return static_cast<int>(count);
+  }
+
+  MPI_Comm comm_;
+  bool world_;
+};
+
+} // namespace
+
+std::unique_ptr<Communicator> openMpiWorld(int64_t worldSize,
+                                           std::string &error) {
+  (void)worldSize;
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) {
+    int provided = 0;
+    if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided) !=
+        MPI_SUCCESS) {
+      error = "MPI_Init_thread failed";
+      return nullptr;
+    }
+  }
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  std::vector<int64_t> ranks(static_cast<size_t>(size));
+  for (int r = 0; r < size; ++r)
+    ranks[r] = r;
+  std::string name = "the world (ranks " + formatRanks(ranks) + ")";
+  return std::unique_ptr<Communicator>(new MpiCommunicator(
+      MPI_COMM_WORLD, true, rank, size, std::move(ranks), std::move(name)));
+}
+
+} // namespace comm
+} // namespace weft
