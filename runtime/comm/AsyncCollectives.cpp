@@ -4,9 +4,8 @@
 // collective and return; weft_k_comm_wait with the same slot finishes it.
 // The start keeps what it still needs of x (a copy into y or into scratch
 // the request owns), so x may be overwritten as soon as the start returns;
-// y must not be read or written until the comm_wait. comm_wait's result is
-// y itself (the compiler gives both the same buffer; a different buffer
-// gets a copy).
+// y must not be read or written until the comm_wait. comm_wait finishes y
+// in place; given a second tensor y2 (another buffer), it copies y there.
 //
 //===----------------------------------------------------------------------===//
 #include "CollectiveCall.h"
@@ -99,12 +98,13 @@ extern "C" void weft_k_reduce_scatter_start(void *const *bufs,
 
 extern "C" void weft_k_comm_wait(void *const *bufs, const int64_t *desc) {
   cpu::KernelArgs args("comm_wait", bufs, desc);
-  args.expectTensors(2, 2);
-  args.expectDType(1, args.tensor(0).dtype);
-  args.expectSameNumel(0, 1);
+  args.expectTensors(1, 2);
   args.expectAttrs(1);
-  const cpu::TensorArg &y = args.tensor(0), &y2 = args.tensor(1);
+  const cpu::TensorArg &y = args.tensor(0);
   context().waitSlot(args.attr(0), y.data, "comm_wait");
-  if (y2.data != y.data)
-    std::memcpy(y2.data, y.data, static_cast<size_t>(y.bytes()));
+  if (args.numTensors() == 2 && args.tensor(1).data != y.data) {
+    args.expectDType(1, y.dtype);
+    args.expectSameNumel(0, 1);
+    std::memcpy(args.tensor(1).data, y.data, static_cast<size_t>(y.bytes()));
+  }
 }

@@ -55,7 +55,7 @@ int64_t Mesh::groupSize(const int64_t *axes, int64_t count) const {
 }
 
 int64_t Mesh::groupIndex(const int64_t *axes, int64_t count) const {
-  std::vector<int64_t> c = coordinates(world_->rank());
+  std::vector<int64_t> c = coordinates(myRank());
   int64_t index = 0;
   for (int64_t i = 0; i < count; ++i)
     if (axes[i] >= 0 && axes[i] < static_cast<int64_t>(shape_.size()))
@@ -68,12 +68,12 @@ std::vector<int64_t> Mesh::groupMembers(const int64_t *axes,
   const int64_t n = groupSize(axes, count);
   std::vector<int64_t> members(static_cast<size_t>(n));
   if (n == 1) {
-    members[0] = world_->rank();
+    members[0] = myRank();
     return members;
   }
   // Walk the group indices: unravel each over `axes` (first axis major)
   // into this rank's coordinates.
-  const std::vector<int64_t> mine = coordinates(world_->rank());
+  const std::vector<int64_t> mine = coordinates(myRank());
   for (int64_t index = 0; index < n; ++index) {
     std::vector<int64_t> c = mine;
     int64_t rest = index;
@@ -109,7 +109,7 @@ Communicator &Mesh::group(const int64_t *axes, int64_t count) {
     comm = makeSelfCommunicator(members[0], std::move(name));
   } else {
     // color: the linear index over the other axes; key: the group index.
-    std::vector<int64_t> c = coordinates(world_->rank());
+    std::vector<int64_t> c = coordinates(myRank());
     int64_t color = 0;
     for (size_t a = 0; a < shape_.size(); ++a) {
       bool inGroup = false;

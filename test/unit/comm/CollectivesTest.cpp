@@ -4,9 +4,11 @@
 // Every rank fills its operand with values that depend on its rank, calls a
 // kernel over the group of some mesh axes, and checks the result against
 // what it computes itself from the group's members (found here from the
-// mesh coordinates, independently of the runtime). Every dtype the kernels
-// take, gathers and scatters along leading and inner dims, in-place
-// all_reduce, max/min, and groups of one rank.
+// mesh coordinates, independently of the runtime). Every kernel and dtype,
+// every axis set (both orders of two axes), gathers, scatters and
+// all-to-alls along leading and inner dims, in-place all_reduce and
+// broadcast, started collectives finished by comm_wait, groups of one rank,
+// and the Communicator interface itself (send/recv, avg, barrier).
 //
 //===----------------------------------------------------------------------===//
 #include "weft/runtime/Comm.h"
@@ -18,18 +20,18 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <sstream>
 #include <string>
 #include <vector>
 
-extern "C" void weft_k_all_reduce(void *const *, const int64_t *);
-extern "C" void weft_k_all_gather(void *const *, const int64_t *);
-extern "C" void weft_k_reduce_scatter(void *const *, const int64_t *);
-extern "C" void weft_k_all_slice(void *const *, const int64_t *);
-
 namespace {
 
 std::vector<int64_t> gMesh;
+
+const int64_t kDTypes[] = {WEFT_F32, WEFT_F64, WEFT_BF16, WEFT_I64, WEFT_I32};
+
+int64_t myRank() { return weft::comm::rank(); }
 
 std::vector<int64_t> coords(int64_t rank) {
   std::vector<int64_t> c(gMesh.size());
@@ -42,15 +44,13 @@ std::vector<int64_t> coords(int64_t rank) {
 
 /// The ranks of this rank's group over `axes`, in group-index order.
 std::vector<int64_t> members(const std::vector<int64_t> &axes) {
-  std::vector<int64_t> mine = coords(weft::comm::rank());
+  std::vector<int64_t> mine = coords(myRank());
   std::vector<std::pair<int64_t, int64_t>> found; // (index, rank)
   for (int64_t r = 0; r < weft::comm::size(); ++r) {
     std::vector<int64_t> c = coords(r);
     bool same = true;
     for (size_t a = 0; a < c.size(); ++a) {
-      bool in = false;
-      for (int64_t x : axes)
-        in |= x == static_cast<int64_t>(a);
+      bool in = std::count(axes.begin(), axes.end(), int64_t(a)) > 0;
       same &= in || c[a] == mine[a];
     }
     if (!same)
@@ -67,6 +67,10 @@ std::vector<int64_t> members(const std::vector<int64_t> &axes) {
   return out;
 }
 
+int64_t myIndex(const std::vector<int64_t> &group) {
+  return std::find(group.begin(), group.end(), myRank()) - group.begin();
+}
+
 /// Every subset of mesh axes, in both orders for pairs.
 std::vector<std::vector<int64_t>> axisSets() {
   std::vector<std::vector<int64_t>> sets = {{}};
@@ -80,21 +84,76 @@ std::vector<std::vector<int64_t>> axisSets() {
 }
 
 /// The value element `i` of rank `r`'s operand holds (small integers, exact
-/// in every dtype).
+/// in every dtype, sums too).
 double fill(int64_t r, int64_t i) { return double((r + 1) * 10 + i % 7); }
 
-template <class T> T cast(double v, int64_t dtype) {
-  if (dtype == WEFT_BF16)
-    return static_cast<T>(weft::floatToBFloat16(static_cast<float>(v)));
-  return static_cast<T>(v);
-}
+/// A tensor of any dtype, read and written as doubles.
+struct Buffer {
+  int64_t dtype;
+  std::vector<uint8_t> bytes;
+  Buffer(int64_t dtype, int64_t n)
+      : dtype(dtype), bytes(static_cast<size_t>(n * weftDTypeSize(dtype))) {}
+  void *data() { return bytes.data(); }
+  void set(int64_t i, double v) {
+    void *p = bytes.data() + i * weftDTypeSize(dtype);
+    switch (dtype) {
+    case WEFT_F32: {
+      float f = static_cast<float>(v);
+      std::memcpy(p, &f, 4);
+      break;
+    }
+    case WEFT_F64:
+      std::memcpy(p, &v, 8);
+      break;
+    case WEFT_BF16: {
+      uint16_t h = weft::floatToBFloat16(static_cast<float>(v));
+      std::memcpy(p, &h, 2);
+      break;
+    }
+    case WEFT_I64: {
+      int64_t x = static_cast<int64_t>(v);
+      std::memcpy(p, &x, 8);
+      break;
+    }
+    default: {
+      int32_t x = static_cast<int32_t>(v);
+      std::memcpy(p, &x, 4);
+    }
+    }
+  }
+  double get(int64_t i) const {
+    const void *p = bytes.data() + i * weftDTypeSize(dtype);
+    switch (dtype) {
+    case WEFT_F32: {
+      float f;
+      std::memcpy(&f, p, 4);
+      return f;
+    }
+    case WEFT_F64: {
+      double d;
+      std::memcpy(&d, p, 8);
+      return d;
+    }
+    case WEFT_BF16: {
+      uint16_t h;
+      std::memcpy(&h, p, 2);
+      return weft::bfloat16ToFloat(h);
+    }
+    case WEFT_I64: {
+      int64_t x;
+      std::memcpy(&x, p, 8);
+      return static_cast<double>(x);
+    }
+    default: {
+      int32_t x;
+      std::memcpy(&x, p, 4);
+      return x;
+    }
+    }
+  }
+};
 
-template <class T> double value(T v, int64_t dtype) {
-  if (dtype == WEFT_BF16)
-    return weft::bfloat16ToFloat(static_cast<uint16_t>(v));
-  return static_cast<double>(v);
-}
-
+/// The desc of an x -> y call: `attrs`, then the mesh axes.
 std::vector<int64_t> desc(int64_t dtype, const std::vector<int64_t> &xs,
                           const std::vector<int64_t> &ys,
                           std::vector<int64_t> attrs,
@@ -111,105 +170,313 @@ std::vector<int64_t> desc(int64_t dtype, const std::vector<int64_t> &xs,
   return d;
 }
 
-template <class T> void checkAllReduce(int64_t dtype) {
-  const int64_t n = 13;
-  for (const auto &axes : axisSets())
-    for (int64_t reduction : {0, 1, 2})
-      for (bool inPlace : {false, true}) {
-        SCOPED_TRACE(testing::Message()
-                     << "dtype " << dtype << " reduction " << reduction
-                     << " in place " << inPlace << " axes " << axes.size());
-        std::vector<T> x(n), y(n);
-        for (int64_t i = 0; i < n; ++i)
-          x[i] = cast<T>(fill(weft::comm::rank(), i), dtype);
-        void *bufs[] = {x.data(), inPlace ? x.data() : y.data()};
-        auto d = desc(dtype, {n}, {n}, {reduction}, axes);
-        weft_k_all_reduce(bufs, d.data());
-        const std::vector<T> &got = inPlace ? x : y;
-        for (int64_t i = 0; i < n; ++i) {
-          double want = reduction == 1 ? -1e300 : reduction == 2 ? 1e300 : 0;
-          for (int64_t r : members(axes)) {
-            double v = fill(r, i);
-            want = reduction == 0   ? want + v
-                   : reduction == 1 ? std::max(want, v)
-                                    : std::min(want, v);
-          }
-          ASSERT_EQ(value(got[i], dtype), want) << "element " << i;
-        }
-      }
+/// comm_wait's desc: y (and y2 when `two`), then the slot.
+std::vector<int64_t> waitDesc(int64_t dtype, const std::vector<int64_t> &ys,
+                              int64_t slot, bool two) {
+  std::vector<int64_t> d = {two ? 2 : 1};
+  for (int t = 0; t < (two ? 2 : 1); ++t) {
+    d.push_back(dtype);
+    d.push_back(static_cast<int64_t>(ys.size()));
+    d.insert(d.end(), ys.begin(), ys.end());
+  }
+  d.push_back(1);
+  d.push_back(slot);
+  return d;
 }
 
-TEST(Collectives, AllReduceEveryDType) {
-  checkAllReduce<float>(WEFT_F32);
-  checkAllReduce<double>(WEFT_F64);
-  checkAllReduce<int64_t>(WEFT_I64);
-  checkAllReduce<int32_t>(WEFT_I32);
-  checkAllReduce<uint16_t>(WEFT_BF16);
+int64_t numel(const std::vector<int64_t> &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+/// Row-major index <-> coordinates.
+std::vector<int64_t> unravel(int64_t i, const std::vector<int64_t> &shape) {
+  std::vector<int64_t> c(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    c[d] = i % shape[d];
+    i /= shape[d];
+  }
+  return c;
+}
+int64_t ravel(const std::vector<int64_t> &c, const std::vector<int64_t> &s) {
+  int64_t i = 0;
+  for (size_t d = 0; d < s.size(); ++d)
+    i = i * s[d] + c[d];
+  return i;
+}
+
+double reduce(int64_t op, const std::vector<int64_t> &group, int64_t i,
+              int64_t dtype) {
+  double want = op == 1 ? -1e300 : op == 2 ? 1e300 : 0;
+  for (int64_t r : group) {
+    double v = fill(r, i);
+    want = op == 1 ? std::max(want, v) : op == 2 ? std::min(want, v) : want + v;
+  }
+  if (op == 3) {
+    want /= static_cast<double>(group.size());
+    if (dtype == WEFT_I64 || dtype == WEFT_I32)
+      want = static_cast<double>(static_cast<int64_t>(want));
+    else if (dtype == WEFT_BF16)
+      want = weft::bfloat16ToFloat(
+          weft::floatToBFloat16(static_cast<float>(want)));
+    else if (dtype == WEFT_F32)
+      want = static_cast<float>(want);
+  }
+  return want;
+}
+
+std::string label(int64_t dtype, const std::vector<int64_t> &axes) {
+  std::string s = std::string(weftDTypeName(dtype)) + " axes [";
+  for (size_t i = 0; i < axes.size(); ++i)
+    s += (i ? "," : "") + std::to_string(axes[i]);
+  return s + "]";
+}
+
+TEST(Collectives, AllReduceEveryDTypeAndReduction) {
+  const int64_t n = 13;
+  for (int64_t dtype : kDTypes)
+    for (const auto &axes : axisSets())
+      for (int64_t op : {0, 1, 2, 3})
+        for (bool inPlace : {false, true}) {
+          SCOPED_TRACE(label(dtype, axes) + " reduction " + std::to_string(op) +
+                       (inPlace ? " in place" : ""));
+          Buffer x(dtype, n), y(dtype, n);
+          for (int64_t i = 0; i < n; ++i)
+            x.set(i, fill(myRank(), i));
+          void *bufs[] = {x.data(), inPlace ? x.data() : y.data()};
+          auto d = desc(dtype, {n}, {n}, {op}, axes);
+          weft_k_all_reduce(bufs, d.data());
+          const Buffer &got = inPlace ? x : y;
+          for (int64_t i = 0; i < n; ++i)
+            ASSERT_EQ(got.get(i), reduce(op, members(axes), i, dtype))
+                << "element " << i;
+        }
 }
 
 // x [2, 3, 4]; the group's blocks joined along `dim` in group-index order.
 TEST(Collectives, AllGatherAlongEachDim) {
   const std::vector<int64_t> xs = {2, 3, 4};
-  for (const auto &axes : axisSets())
-    for (int64_t dim = 0; dim < 3; ++dim) {
-      std::vector<int64_t> group = members(axes);
-      int64_t g = static_cast<int64_t>(group.size());
-      std::vector<int64_t> ys = xs;
-      ys[dim] *= g;
-      std::vector<float> x(24), y(24 * g);
-      for (int64_t i = 0; i < 24; ++i)
-        x[i] = static_cast<float>(fill(weft::comm::rank(), i));
-      void *bufs[] = {x.data(), y.data()};
-      auto d = desc(WEFT_F32, xs, ys, {dim}, axes);
-      weft_k_all_gather(bufs, d.data());
-      for (int64_t i = 0; i < 24 * g; ++i) {
-        int64_t c[3] = {i / (ys[1] * ys[2]), (i / ys[2]) % ys[1], i % ys[2]};
-        int64_t block = c[dim] / xs[dim];
-        c[dim] %= xs[dim];
-        int64_t src = (c[0] * xs[1] + c[1]) * xs[2] + c[2];
-        ASSERT_EQ(y[i], fill(group[block], src))
-            << "dim " << dim << " element " << i;
+  for (int64_t dtype : kDTypes)
+    for (const auto &axes : axisSets())
+      for (int64_t dim = 0; dim < 3; ++dim) {
+        SCOPED_TRACE(label(dtype, axes) + " dim " + std::to_string(dim));
+        std::vector<int64_t> group = members(axes);
+        int64_t g = static_cast<int64_t>(group.size());
+        std::vector<int64_t> ys = xs;
+        ys[dim] *= g;
+        Buffer x(dtype, 24), y(dtype, 24 * g);
+        for (int64_t i = 0; i < 24; ++i)
+          x.set(i, fill(myRank(), i));
+        void *bufs[] = {x.data(), y.data()};
+        auto d = desc(dtype, xs, ys, {dim}, axes);
+        weft_k_all_gather(bufs, d.data());
+        for (int64_t i = 0; i < 24 * g; ++i) {
+          std::vector<int64_t> c = unravel(i, ys);
+          int64_t block = c[dim] / xs[dim];
+          c[dim] %= xs[dim];
+          ASSERT_EQ(y.get(i), fill(group[block], ravel(c, xs)))
+              << "element " << i;
+        }
       }
-    }
 }
 
 // x [4, 2, 6] with the split dim a multiple of every group size; each rank
-// keeps its block of the group's sum.
+// keeps its block of the group's reduction (and all_slice its own block).
 TEST(Collectives, ReduceScatterAndSliceAlongEachDim) {
-  for (const auto &axes : axisSets())
-    for (int64_t dim = 0; dim < 3; ++dim) {
+  for (int64_t dtype : kDTypes)
+    for (const auto &axes : axisSets())
+      for (int64_t dim = 0; dim < 3; ++dim)
+        for (int64_t op : {0, 1, 3}) {
+          SCOPED_TRACE(label(dtype, axes) + " dim " + std::to_string(dim) +
+                       " reduction " + std::to_string(op));
+          std::vector<int64_t> group = members(axes);
+          int64_t g = static_cast<int64_t>(group.size());
+          std::vector<int64_t> xs = {4, 2, 6};
+          xs[dim] *= g;
+          std::vector<int64_t> ys = xs;
+          ys[dim] /= g;
+          int64_t nx = numel(xs), ny = nx / g;
+          Buffer x(dtype, nx), y(dtype, ny), s(dtype, ny);
+          for (int64_t i = 0; i < nx; ++i)
+            x.set(i, fill(myRank(), i));
+          void *bufs[] = {x.data(), y.data()};
+          auto d = desc(dtype, xs, ys, {op, dim}, axes);
+          weft_k_reduce_scatter(bufs, d.data());
+          void *sbufs[] = {x.data(), s.data()};
+          auto sd = desc(dtype, xs, ys, {dim}, axes);
+          weft_k_all_slice(sbufs, sd.data());
+          int64_t index = myIndex(group);
+          for (int64_t i = 0; i < ny; ++i) {
+            std::vector<int64_t> c = unravel(i, ys);
+            c[dim] += index * ys[dim];
+            int64_t src = ravel(c, xs);
+            ASSERT_EQ(y.get(i), reduce(op, group, src, dtype))
+                << "reduce_scatter element " << i;
+            ASSERT_EQ(s.get(i), fill(myRank(), src))
+                << "all_slice element " << i;
+          }
+        }
+}
+
+// x [2g, g, 2g]: block j along split_dim goes to index j; y joins the
+// received blocks along concat_dim.
+TEST(Collectives, AllToAllEverySplitAndConcatDim) {
+  for (int64_t dtype : {WEFT_F32, WEFT_BF16, WEFT_I64})
+    for (const auto &axes : axisSets())
+      for (int64_t split = 0; split < 3; ++split)
+        for (int64_t concat = 0; concat < 3; ++concat) {
+          SCOPED_TRACE(label(dtype, axes) + " split " + std::to_string(split) +
+                       " concat " + std::to_string(concat));
+          std::vector<int64_t> group = members(axes);
+          int64_t g = static_cast<int64_t>(group.size());
+          std::vector<int64_t> xs = {2 * g, g, 2 * g};
+          std::vector<int64_t> bs = xs; // one block
+          bs[split] /= g;
+          std::vector<int64_t> ys = bs;
+          ys[concat] *= g;
+          Buffer x(dtype, numel(xs)), y(dtype, numel(ys));
+          for (int64_t i = 0; i < numel(xs); ++i)
+            x.set(i, fill(myRank(), i));
+          void *bufs[] = {x.data(), y.data()};
+          auto d = desc(dtype, xs, ys, {split, concat}, axes);
+          weft_k_all_to_all(bufs, d.data());
+          int64_t index = myIndex(group);
+          for (int64_t i = 0; i < numel(ys); ++i) {
+            std::vector<int64_t> c = unravel(i, ys);
+            int64_t from = c[concat] / bs[concat]; // the sender's index
+            c[concat] %= bs[concat];
+            c[split] += index * bs[split]; // my block of the sender's x
+            ASSERT_EQ(y.get(i), fill(group[from], ravel(c, xs)))
+                << "element " << i;
+          }
+        }
+}
+
+TEST(Collectives, BroadcastFromEveryRoot) {
+  for (int64_t dtype : {WEFT_F64, WEFT_I32, WEFT_BF16})
+    for (const auto &axes : axisSets()) {
       std::vector<int64_t> group = members(axes);
-      int64_t g = static_cast<int64_t>(group.size());
-      std::vector<int64_t> xs = {4, 2, 6};
-      xs[dim] *= g;
-      std::vector<int64_t> ys = xs;
-      ys[dim] /= g;
-      int64_t nx = xs[0] * xs[1] * xs[2], ny = nx / g;
-      std::vector<float> x(nx), y(ny), s(ny);
-      for (int64_t i = 0; i < nx; ++i)
-        x[i] = static_cast<float>(fill(weft::comm::rank(), i));
-      void *bufs[] = {x.data(), y.data()};
-      auto d = desc(WEFT_F32, xs, ys, {0, dim}, axes);
-      weft_k_reduce_scatter(bufs, d.data());
-      void *sbufs[] = {x.data(), s.data()};
-      auto sd = desc(WEFT_F32, xs, ys, {dim}, axes);
-      weft_k_all_slice(sbufs, sd.data());
-      int64_t index = 0;
-      for (size_t k = 0; k < group.size(); ++k)
-        if (group[k] == weft::comm::rank())
-          index = static_cast<int64_t>(k);
-      for (int64_t i = 0; i < ny; ++i) {
-        int64_t c[3] = {i / (ys[1] * ys[2]), (i / ys[2]) % ys[1], i % ys[2]};
-        c[dim] += index * ys[dim];
-        int64_t src = (c[0] * xs[1] + c[1]) * xs[2] + c[2];
-        double want = 0;
-        for (int64_t r : group)
-          want += fill(r, src);
-        ASSERT_EQ(y[i], want) << "reduce_scatter dim " << dim << " " << i;
-        ASSERT_EQ(s[i], fill(weft::comm::rank(), src))
-            << "all_slice dim " << dim << " " << i;
-      }
+      for (int64_t root = 0; root < static_cast<int64_t>(group.size()); ++root)
+        for (bool inPlace : {false, true}) {
+          SCOPED_TRACE(label(dtype, axes) + " root " + std::to_string(root));
+          const int64_t n = 9;
+          Buffer x(dtype, n), y(dtype, n);
+          for (int64_t i = 0; i < n; ++i)
+            x.set(i, fill(myRank(), i));
+          void *bufs[] = {x.data(), inPlace ? x.data() : y.data()};
+          auto d = desc(dtype, {3, 3}, {3, 3}, {root}, axes);
+          weft_k_broadcast(bufs, d.data());
+          const Buffer &got = inPlace ? x : y;
+          for (int64_t i = 0; i < n; ++i)
+            ASSERT_EQ(got.get(i), fill(group[root], i)) << "element " << i;
+        }
     }
+}
+
+// Three collectives in flight at once on different slots; the operands are
+// overwritten right after the starts (allowed), and the waits come in
+// another order than the starts.
+TEST(Collectives, StartedCollectivesFinishAtCommWait) {
+  for (int64_t dtype : {WEFT_F32, WEFT_BF16, WEFT_I32})
+    for (const auto &axes : axisSets())
+      for (int64_t dim = 0; dim < 2; ++dim) {
+        SCOPED_TRACE(label(dtype, axes) + " dim " + std::to_string(dim));
+        std::vector<int64_t> group = members(axes);
+        int64_t g = static_cast<int64_t>(group.size());
+        int64_t index = myIndex(group);
+        // all_reduce_start: [3, 4]; all_gather_start: [3, 4] -> joined
+        // along dim; reduce_scatter_start: joined along dim -> [3, 4].
+        std::vector<int64_t> small = {3, 4}, big = small;
+        big[dim] *= g;
+        Buffer ax(dtype, 12), ay(dtype, 12), gx(dtype, 12), gy(dtype, 12 * g),
+            rx(dtype, 12 * g), ry(dtype, 12), ry2(dtype, 12);
+        for (int64_t i = 0; i < 12; ++i) {
+          ax.set(i, fill(myRank(), i));
+          gx.set(i, fill(myRank(), i + 1));
+        }
+        for (int64_t i = 0; i < 12 * g; ++i)
+          rx.set(i, fill(myRank(), i));
+        void *abufs[] = {ax.data(), ay.data()};
+        auto ad = desc(dtype, small, small, {7, 0}, axes);
+        weft_k_all_reduce_start(abufs, ad.data());
+        void *gbufs[] = {gx.data(), gy.data()};
+        auto gd = desc(dtype, small, big, {8, dim}, axes);
+        weft_k_all_gather_start(gbufs, gd.data());
+        void *rbufs[] = {rx.data(), ry.data()};
+        auto rd = desc(dtype, big, small, {9, 0, dim}, axes);
+        weft_k_reduce_scatter_start(rbufs, rd.data());
+        // The operands may be reused now.
+        for (int64_t i = 0; i < 12; ++i) {
+          ax.set(i, -1);
+          gx.set(i, -1);
+        }
+        for (int64_t i = 0; i < 12 * g; ++i)
+          rx.set(i, -1);
+        void *w9[] = {ry.data(), ry2.data()};
+        weft_k_comm_wait(w9, waitDesc(dtype, small, 9, true).data());
+        void *w7[] = {ay.data()};
+        weft_k_comm_wait(w7, waitDesc(dtype, small, 7, false).data());
+        void *w8[] = {gy.data(), gy.data()};
+        weft_k_comm_wait(w8, waitDesc(dtype, big, 8, true).data());
+        EXPECT_EQ(weft::comm::context().pendingSlots(), "");
+        for (int64_t i = 0; i < 12; ++i)
+          ASSERT_EQ(ay.get(i), reduce(0, group, i, dtype)) << "all_reduce";
+        for (int64_t i = 0; i < 12 * g; ++i) {
+          std::vector<int64_t> c = unravel(i, big);
+          int64_t block = c[dim] / small[dim];
+          c[dim] %= small[dim];
+          ASSERT_EQ(gy.get(i), fill(group[block], ravel(c, small) + 1))
+              << "all_gather element " << i;
+        }
+        for (int64_t i = 0; i < 12; ++i) {
+          std::vector<int64_t> c = unravel(i, small);
+          c[dim] += index * small[dim];
+          double want = reduce(0, group, ravel(c, big), dtype);
+          ASSERT_EQ(ry.get(i), want) << "reduce_scatter element " << i;
+          ASSERT_EQ(ry2.get(i), want) << "comm_wait's copy, element " << i;
+        }
+      }
+}
+
+// The Communicator interface directly: the mesh's groups have the members
+// and indices computed here; send/recv around a ring; all-to-all; avg.
+TEST(Communicator, MeshGroupsAndPointToPoint) {
+  weft::comm::Mesh &mesh = weft::comm::context().mesh();
+  for (const auto &axes : axisSets()) {
+    SCOPED_TRACE(label(WEFT_F32, axes));
+    std::vector<int64_t> group = members(axes);
+    weft::comm::Communicator &comm =
+        mesh.group(axes.data(), static_cast<int64_t>(axes.size()));
+    ASSERT_EQ(comm.size(), static_cast<int64_t>(group.size()));
+    ASSERT_EQ(comm.rank(), myIndex(group));
+    ASSERT_EQ(comm.worldRanks(), group);
+    ASSERT_EQ(&comm, &mesh.group(axes.data(), axes.size())) << "cached";
+    const int64_t g = comm.size(), me = comm.rank();
+    if (g > 1) {
+      // Ring: send to the next index, receive from the previous one.
+      int64_t out[3] = {myRank(), me, 42}, in[3] = {0, 0, 0};
+      weft::comm::Request r = comm.recvStart(in, 3, WEFT_I64, (me + g - 1) % g);
+      comm.send(out, 3, WEFT_I64, (me + 1) % g, 0);
+      comm.wait(r);
+      EXPECT_EQ(in[0], group[(me + g - 1) % g]);
+      EXPECT_EQ(in[1], (me + g - 1) % g);
+      EXPECT_EQ(in[2], 42);
+    }
+    std::vector<int32_t> send(static_cast<size_t>(2 * g)),
+        recv(static_cast<size_t>(2 * g));
+    for (int64_t j = 0; j < 2 * g; ++j)
+      send[j] = static_cast<int32_t>(100 * me + j);
+    comm.allToAll(send.data(), recv.data(), 2, WEFT_I32);
+    for (int64_t i = 0; i < g; ++i)
+      for (int64_t k = 0; k < 2; ++k)
+        EXPECT_EQ(recv[2 * i + k], 100 * i + 2 * me + k);
+    double v = static_cast<double>(me), avg = 0;
+    comm.allReduce(&v, &avg, 1, WEFT_F64, weft::comm::Reduction::Avg);
+    EXPECT_EQ(avg, (g - 1) / 2.0);
+    comm.barrier();
+  }
 }
 
 } // namespace

@@ -240,6 +240,9 @@ public:
   Communicator &group(const int64_t *axes, int64_t count);
 
 private:
+  /// This rank's world rank.
+  int64_t myRank() const { return world_->worldRanks()[world_->rank()]; }
+
   Communicator *world_;
   std::vector<int64_t> shape_;
   std::vector<std::string> axisNames_;

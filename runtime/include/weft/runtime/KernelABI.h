@@ -242,10 +242,12 @@ enum WeftLossReduction {
 ///                                    at a time; every slot started in a
 ///                                    weft_model_run call must be waited for
 ///                                    in it (the executor checks).
-/// comm_wait    y -> y2               slot; finishes the collective started
+/// comm_wait    y [-> y2]             slot; finishes the collective started
 ///                                    on `slot`, whose result buffer y must
-///                                    be. y2 is y: give both the same buffer
-///                                    (a different one gets a copy of y)
+///                                    be: y holds the result in place. With
+///                                    a second tensor y2 (as an op result),
+///                                    y2 is y's buffer; a different buffer
+///                                    gets a copy of y
 // clang-format off
 #define WEFT_KERNELS(X)                                                        \
   X(unary) X(binary) X(compare) X(where) X(cast) X(matmul) X(conv)             \
