@@ -223,6 +223,9 @@ int weft::runCompileCommand(int argc, char **argv) {
     BucketCollectivesOptions buckets;
     buckets.bucketMb = opts.bucketMb;
     lowerPm.addPass(createBucketCollectives(buckets));
+    // Each (bucketed) reduction starts where its operand is complete and is
+    // waited for where first needed, so the work between overlaps it.
+    lowerPm.addPass(createAsyncCollectives());
     lowerPm.addPass(mlir::createCanonicalizerPass());
     lowerPm.addPass(mlir::createCSEPass());
   }
