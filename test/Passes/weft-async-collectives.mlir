@@ -25,3 +25,23 @@ func.func @main(%x: tensor<4xf32>, %y: tensor<4xf32>) -> (tensor<4xf32>, tensor<
   %5 = weft.mul %4, %4 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return %3, %5 : tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// A bucket's unpacking (split, reshapes) moves down to its users, so the
+// wait goes there too.
+// CHECK-LABEL: func.func @main
+// CHECK: %[[P:.*]] = weft.all_reduce_start %{{.*}} slot = 0 : tensor<8xf32> -> tensor<8xf32>
+// CHECK: weft.tanh
+// CHECK: %[[R:.*]] = weft.comm_wait %[[P]] slot = 0 : tensor<8xf32>
+// CHECK: %[[S:.*]]:2 = weft.split %[[R]]
+// CHECK: weft.reshape %[[S]]#0 : tensor<4xf32> to tensor<2x2xf32>
+shard.grid @mesh(shape = 2x1) {weft.mesh_axes = ["dp", "tp"]}
+func.func @main(%x: tensor<8xf32>, %y: tensor<4xf32>) -> (tensor<2x2xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %0 = shard.all_reduce %x on @mesh grid_axes = [0] : tensor<8xf32> -> tensor<8xf32>
+  %1:2 = weft.split %0 {axis = 0 : i64} : (tensor<8xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+  %2 = weft.reshape %1#0 : tensor<4xf32> to tensor<2x2xf32>
+  %3 = weft.tanh %y : tensor<4xf32>
+  %4 = weft.add %1#1, %3 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %2, %4, %3 : tensor<2x2xf32>, tensor<4xf32>, tensor<4xf32>
+}
