@@ -2,6 +2,7 @@
 
 #include "Checkpoint.h"
 
+#include "weft/runtime/Comm.h"
 #include "weft/runtime/FileUtil.h"
 #include "weft/runtime/Json.h"
 #include "weft/runtime/Safetensors.h"
@@ -24,7 +25,6 @@ namespace weft {
 
 namespace {
 
-constexpr const char *kStateFile = "state.safetensors";
 constexpr const char *kManifestFile = "checkpoint.json";
 constexpr const char *kLatestFile = "latest";
 
@@ -53,11 +53,22 @@ int64_t scratchDirPid(const std::string &name) {
   return pid;
 }
 
-/// Whether process `pid` may still be writing (it exists and is not us).
+/// Whether process `pid` may still be writing (it exists, is not us and
+/// is not a zombie: a killed rank whose parent, the launcher, is gone may
+/// stay one where nobody reaps it).
 bool otherProcessAlive(int64_t pid) {
   if (pid == static_cast<int64_t>(::getpid()))
     return false;
-  return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
+  if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno != EPERM)
+    return false;
+  std::string stat, error;
+  if (readFile("/proc/" + std::to_string(pid) + "/stat", stat, error)) {
+    size_t paren = stat.rfind(')');
+    if (paren != std::string::npos && paren + 2 < stat.size() &&
+        stat[paren + 2] == 'Z')
+      return false;
+  }
+  return true;
 }
 
 /// The test hook WEFT_TEST_SLOW_SAVE_MS: sleep in the middle of every save,
@@ -125,8 +136,15 @@ bool parseCheckpointDirName(const std::string &name, int64_t &step) {
 }
 
 CheckpointStore::CheckpointStore(std::string dir,
-                                 std::string_view signatureJson)
-    : dir_(std::move(dir)), signatureSha_(sha256Hex(signatureJson)) {}
+                                 std::string_view signatureJson, int64_t rank,
+                                 int64_t worldSize)
+    : dir_(std::move(dir)), signatureSha_(sha256Hex(signatureJson)),
+      rank_(rank), worldSize_(worldSize) {}
+
+std::string CheckpointStore::stateFileName(int64_t rank, int64_t worldSize) {
+  return worldSize > 1 ? "state.rank" + std::to_string(rank) + ".safetensors"
+                       : "state.safetensors";
+}
 
 /// The step-* directories of `dir`, newest last.
 static std::vector<std::pair<int64_t, std::string>>
@@ -163,7 +181,8 @@ Status CheckpointStore::verify(const std::string &name,
                                CheckpointInfo &info) const {
   std::string path = joinPath(dir_, name);
   std::string manifestPath = joinPath(path, kManifestFile);
-  std::string statePath = joinPath(path, kStateFile);
+  const std::string stateFile = stateFileName(rank_, worldSize_);
+  std::string statePath = joinPath(path, stateFile);
   info.path = path;
   std::string text, error;
   if (!isDirectory(path))
@@ -201,6 +220,22 @@ Status CheckpointStore::verify(const std::string &name,
   if (!parseCheckpointDirName(name, dirStep) || dirStep != step->asInt())
     return bad("\"step\" " + std::to_string(step->asInt()) +
                " does not match the directory name '" + name + "'");
+  // Absent in checkpoints of single-rank runs written before it existed.
+  int64_t worldSize = 1;
+  if (const JsonValue *world = root.get("world_size")) {
+    if (!world->isInteger() || world->asInt() < 1)
+      return bad("\"world_size\" is not a positive integer");
+    worldSize = world->asInt();
+  }
+  if (worldSize != worldSize_) // every rank finds this alike
+    return Status::badInput(
+               "checkpoint " + path + " was written by a run on " +
+               std::to_string(worldSize) +
+               (worldSize == 1 ? " rank" : " ranks") +
+               " but this bundle runs on " + std::to_string(worldSize_) +
+               " (a checkpoint resumes only on the number of ranks that "
+               "wrote it)")
+        .everyRank();
   if (sigSha->asString() != signatureSha_)
     return Status::badInput(
         "checkpoint " + path +
@@ -210,12 +245,12 @@ Status CheckpointStore::verify(const std::string &name,
         shortSha(signatureSha_) +
         " (recompiling the model with other flags also changes it)");
   const JsonValue *state =
-      files && files->isObject() ? files->get(kStateFile) : nullptr;
+      files && files->isObject() ? files->get(stateFile) : nullptr;
   const JsonValue *bytes = state ? state->get("bytes") : nullptr;
   const JsonValue *sha = state ? state->get("sha256") : nullptr;
   if (!bytes || !bytes->isInteger() || bytes->asInt() < 0 || !sha ||
       !sha->isString())
-    return bad("\"files\" has no valid entry for " + std::string(kStateFile));
+    return bad("\"files\" has no valid entry for " + stateFile);
   info.step = step->asInt();
   info.dataPosition = position->asInt();
   info.loss = NAN;
@@ -245,7 +280,7 @@ Status CheckpointStore::verify(const std::string &name,
   if (!reader.open(statePath, error))
     return Status::badInput(error);
   // The metadata repeats what checkpoint.json says (and is checksummed).
-  std::string metaStep, metaPosition, metaSig;
+  std::string metaStep, metaPosition, metaSig, metaRank = "0";
   for (const auto &kv : reader.metadata()) {
     if (kv.first == "step")
       metaStep = kv.second;
@@ -253,7 +288,12 @@ Status CheckpointStore::verify(const std::string &name,
       metaPosition = kv.second;
     else if (kv.first == "signature_sha256")
       metaSig = kv.second;
+    else if (kv.first == "rank")
+      metaRank = kv.second;
   }
+  if (metaRank != std::to_string(rank_))
+    return Status::badInput(statePath + " holds the state of rank " + metaRank +
+                            ", not of rank " + std::to_string(rank_));
   if (metaStep != std::to_string(info.step) ||
       metaPosition != std::to_string(info.dataPosition) ||
       metaSig != signatureSha_)
@@ -320,7 +360,7 @@ Status CheckpointStore::loadStep(Executor &executor, const std::string &name,
   Status status = verify(name, sig, info);
   if (!status.ok())
     return status;
-  std::string statePath = joinPath(info.path, kStateFile);
+  std::string statePath = joinPath(info.path, stateFileName(rank_, worldSize_));
   SafetensorsReader reader;
   if (!reader.open(statePath, error))
     return Status::badInput(error);
@@ -333,23 +373,80 @@ Status CheckpointStore::loadStep(Executor &executor, const std::string &name,
   return Status::success();
 }
 
+namespace {
+
+/// One rank's part of a save, as gathered: outcome, file size and SHA-256.
+struct SaveRecord {
+  int64_t code = 0;
+  uint64_t bytes = 0;
+  char sha[64] = {};
+};
+
+/// Every rank's record (one rank: its own).
+std::vector<SaveRecord> gatherRecords(const SaveRecord &mine) {
+  std::vector<uint8_t> all = comm::allGatherBytes(&mine, sizeof mine);
+  std::vector<SaveRecord> records(all.size() / sizeof mine);
+  std::memcpy(records.data(), all.data(), all.size());
+  return records;
+}
+
+int64_t worstCode(const std::vector<SaveRecord> &records) {
+  int64_t worst = 0;
+  for (const SaveRecord &r : records)
+    worst = std::max(worst, r.code);
+  return worst;
+}
+
+/// `mine` when this rank failed, else a quiet failure with another's code.
+Status sharedOutcome(const Status &mine, int64_t worst) {
+  if (!mine.ok() || worst == 0)
+    return mine;
+  Status status = Status::failure("");
+  status.code = static_cast<int>(worst);
+  status.quiet = true;
+  return status;
+}
+
+} // namespace
+
 Status CheckpointStore::save(const Executor &executor, int64_t step,
                              int64_t dataPosition, double loss) const {
   const ModelSignature &sig = executor.signature();
+  const bool leader = rank_ == 0;
   std::string name = checkpointDirName(step);
   std::string finalPath = joinPath(dir_, name);
-  std::string tmp =
-      joinPath(dir_, "." + name + ".tmp-" + std::to_string(::getpid()));
   std::string error;
-  auto fail = [&](const std::string &what) {
-    std::string ignored;
-    (void)removeTree(tmp, ignored);
+  auto failure = [&](const std::string &what) {
     return Status::failure("cannot save checkpoint " + finalPath + ": " + what);
   };
-  if (!makeDirectories(dir_, error) || !removeTree(tmp, error) ||
-      !makeDirectories(tmp, error))
-    return fail(error);
+  if (comm::size() != worldSize_)
+    return failure("the store is for " + std::to_string(worldSize_) +
+                   " ranks but " + std::to_string(comm::size()) + " run");
 
+  // 1. Rank 0 creates the temporary directory, named with its pid.
+  SaveRecord mine;
+  Status status;
+  if (leader) {
+    mine.bytes = static_cast<uint64_t>(::getpid());
+    std::string tmp =
+        joinPath(dir_, "." + name + ".tmp-" + std::to_string(mine.bytes));
+    if (!makeDirectories(dir_, error) || !removeTree(tmp, error) ||
+        !makeDirectories(tmp, error))
+      status = failure(error);
+    mine.code = status.code;
+  }
+  std::vector<SaveRecord> records = gatherRecords(mine);
+  if (int64_t worst = worstCode(records))
+    return sharedOutcome(status, worst);
+  const std::string tmp =
+      joinPath(dir_, "." + name + ".tmp-" + std::to_string(records[0].bytes));
+  auto removeTmp = [&] {
+    std::string ignored;
+    if (leader)
+      (void)removeTree(tmp, ignored);
+  };
+
+  // 2. Every rank writes and hashes its own state file.
   std::vector<SafetensorsTensorRef> refs;
   for (size_t i = 0; i < sig.params.size(); ++i)
     refs.push_back({sig.params[i].name, sig.params[i].dtype,
@@ -359,15 +456,51 @@ Status CheckpointStore::save(const Executor &executor, int64_t step,
       {"step", std::to_string(step)},
       {"data_position", std::to_string(dataPosition)},
       {"signature_sha256", signatureSha_}};
-  std::string statePath = joinPath(tmp, kStateFile);
-  if (!writeSafetensors(statePath, refs, metadata, error))
-    return fail(error);
+  if (worldSize_ > 1) {
+    metadata.push_back({"rank", std::to_string(rank_)});
+    metadata.push_back({"world_size", std::to_string(worldSize_)});
+  }
+  std::string statePath = joinPath(tmp, stateFileName(rank_, worldSize_));
   std::string sha;
-  uint64_t bytes = 0;
-  if (!sha256File(statePath, sha, bytes, error))
-    return fail(error);
+  mine = SaveRecord();
+  status = Status::success();
+  if (!writeSafetensors(statePath, refs, metadata, error) ||
+      !sha256File(statePath, sha, mine.bytes, error))
+    status = failure(error);
+  else
+    std::memcpy(mine.sha, sha.data(), sizeof mine.sha);
+  mine.code = status.code;
   slowSaveForTests();
+  records = gatherRecords(mine);
+  if (int64_t worst = worstCode(records)) {
+    removeTmp();
+    return sharedOutcome(status, worst);
+  }
 
+  // 3. Rank 0 publishes the checkpoint; every rank learns the outcome.
+  status = Status::success();
+  if (leader) {
+    std::vector<std::pair<uint64_t, std::string>> files;
+    for (const SaveRecord &r : records)
+      files.push_back({r.bytes, std::string(r.sha, sizeof r.sha)});
+    status = publish(tmp, name, step, dataPosition, loss, files);
+  }
+  mine = SaveRecord();
+  mine.code = status.code;
+  return sharedOutcome(status, worstCode(gatherRecords(mine)));
+}
+
+Status CheckpointStore::publish(
+    const std::string &tmp, const std::string &name, int64_t step,
+    int64_t dataPosition, double loss,
+    const std::vector<std::pair<uint64_t, std::string>> &files) const {
+  std::string finalPath = joinPath(dir_, name);
+  std::string error;
+  auto fail = [&](const std::string &what) {
+    std::string ignored;
+    (void)removeTree(tmp, ignored);
+    return Status::failure("cannot save checkpoint " + finalPath + ": " + what);
+  };
   JsonValue manifest = JsonValue::object();
   manifest.set("format_version", JsonValue::integer(1));
   manifest.set("step", JsonValue::integer(step));
@@ -375,10 +508,18 @@ Status CheckpointStore::save(const Executor &executor, int64_t step,
   manifest.set("signature_sha256", JsonValue::string(signatureSha_));
   manifest.set("loss", std::isfinite(loss) ? JsonValue::number(loss)
                                            : JsonValue::null());
-  JsonValue &files = manifest.set("files", JsonValue::object());
-  JsonValue &state = files.set(kStateFile, JsonValue::object());
-  state.set("bytes", JsonValue::integer(static_cast<int64_t>(bytes)));
-  state.set("sha256", JsonValue::string(sha));
+  manifest.set("world_size", JsonValue::integer(worldSize_));
+  JsonValue &entries = manifest.set("files", JsonValue::object());
+  for (size_t r = 0; r < files.size(); ++r) {
+    JsonValue &state =
+        entries.set(stateFileName(static_cast<int64_t>(r), worldSize_),
+                    JsonValue::object());
+    state.set("bytes",
+              JsonValue::integer(static_cast<int64_t>(files[r].first)));
+    state.set("sha256", JsonValue::string(files[r].second));
+    if (worldSize_ > 1)
+      state.set("rank", JsonValue::integer(static_cast<int64_t>(r)));
+  }
   std::string text = manifest.dump(/*pretty=*/true) + "\n";
   if (!writeFileAtomic(joinPath(tmp, kManifestFile),
                        {{text.data(), text.size()}}, error) ||

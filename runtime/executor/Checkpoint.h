@@ -7,12 +7,19 @@
 //                                        counter) by signature name, with
 //                                        __metadata__ {format, step,
 //                                        data_position, signature_sha256}
+//   DIR/step-00000006/state.rank<R>.safetensors
+//                                        instead, for a multi-rank bundle:
+//                                        rank R's params buffers (its blocks
+//                                        of split ones), metadata also
+//                                        {rank, world_size}
 //   DIR/step-00000006/checkpoint.json    {"format_version": 1, "step": 6,
 //                                         "data_position": 48,
 //                                         "signature_sha256": "...",
-//                                         "loss": ...,
+//                                         "loss": ..., "world_size": W,
 //                                         "files": {"state.safetensors":
 //                                           {"bytes": N, "sha256": "..."}}}
+//                                        (several ranks: one entry per
+//                                        rank's file, with its "rank")
 //   DIR/latest                           "step-00000006\n"
 //
 // A save writes DIR/.step-<8 digits>.tmp-<pid>/ (every file and the
@@ -23,14 +30,23 @@
 // checkpoint and DIR/latest intact; its temporary directory is ignored and
 // removed by the next successful save.
 //
+// Several ranks (DIR on a file system they all see): the save is
+// collective. Rank 0 creates the temporary directory (named with its pid),
+// every rank writes and hashes its own state file there, the sizes and
+// hashes are gathered, and rank 0 alone writes checkpoint.json, renames the
+// directory into place and updates DIR/latest, exactly as above; every rank
+// returns the same outcome.
+//
 // (For tests, WEFT_TEST_SLOW_SAVE_MS=N sleeps N ms in the middle of every
-// save, after state.safetensors is written, so a test can kill the process
+// save, after the state file is written, so a test can kill the process
 // while a save is under way.)
 //
 // Loading verifies everything before touching the model: checkpoint.json,
-// the size and SHA-256 of state.safetensors, the signature (a checkpoint of
-// another model is refused), and every tensor's dtype and shape. Every
-// problem is bad input (exit code 2) naming the file.
+// its world size (a checkpoint of another number of ranks is refused), the
+// size and SHA-256 of this rank's state file, the signature (a checkpoint
+// of another model is refused), and every tensor's dtype and shape. Every
+// problem is bad input (exit code 2) naming the file. Each rank loads only
+// its own file.
 //
 //===----------------------------------------------------------------------===//
 #ifndef WEFT_RUNTIME_EXECUTOR_CHECKPOINT_H
@@ -40,6 +56,8 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace weft {
 
@@ -58,8 +76,13 @@ struct CheckpointInfo {
 class CheckpointStore {
 public:
   /// `signatureJson` is the model's weft_model_signature string; its SHA-256
-  /// identifies the model a checkpoint belongs to.
-  CheckpointStore(std::string dir, std::string_view signatureJson);
+  /// identifies the model a checkpoint belongs to. The store reads and
+  /// writes the state file of `rank` of `worldSize`.
+  CheckpointStore(std::string dir, std::string_view signatureJson,
+                  int64_t rank = 0, int64_t worldSize = 1);
+
+  /// "state.safetensors" (one rank) or "state.rank<R>.safetensors".
+  static std::string stateFileName(int64_t rank, int64_t worldSize);
 
   const std::string &dir() const { return dir_; }
   const std::string &signatureSha256() const { return signatureSha_; }
@@ -77,18 +100,26 @@ public:
   Status loadStep(Executor &executor, const std::string &name,
                   CheckpointInfo &info) const;
 
-  /// Saves every params buffer of `executor` as the checkpoint of `step`.
-  /// Failures are exit code 1 (the previous checkpoint stays intact).
+  /// Saves every params buffer of `executor` as the checkpoint of `step`
+  /// (collective for several ranks). Failures are exit code 1 (the previous
+  /// checkpoint stays intact); several ranks: every rank fails, the one
+  /// that knows why with the message.
   Status save(const Executor &executor, int64_t step, int64_t dataPosition,
               double loss) const;
 
 private:
   Status verify(const std::string &name, const ModelSignature &sig,
                 CheckpointInfo &info) const;
+  /// Rank 0's part of a save: checkpoint.json, the rename, DIR/latest.
+  Status
+  publish(const std::string &tmp, const std::string &name, int64_t step,
+          int64_t dataPosition, double loss,
+          const std::vector<std::pair<uint64_t, std::string>> &files) const;
   void prune(int64_t keepStep) const;
 
   std::string dir_;
   std::string signatureSha_;
+  int64_t rank_ = 0, worldSize_ = 1;
 };
 
 } // namespace weft

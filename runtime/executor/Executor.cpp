@@ -8,7 +8,9 @@
 #include "weft/runtime/Json.h"
 #include "weft/runtime/Npy.h"
 #include "weft/runtime/Safetensors.h"
+#include "weft/runtime/Sha256.h"
 
+#include "RankStart.h"
 #include "Trainer.h"
 
 #include <algorithm>
@@ -270,6 +272,12 @@ bool parseModelSignature(std::string_view json, ModelSignature &out,
   }
   if (const JsonValue *mesh = root.get("mesh")) {
     const JsonValue *shape = mesh->get("shape");
+    const JsonValue *axes = mesh->get("axes");
+    for (size_t i = 0; axes && axes->isArray() && i < axes->size(); ++i) {
+      if (!axes->at(i).isString())
+        return fail("invalid \"mesh\" axes (names expected)");
+      sig.meshAxes.push_back(axes->at(i).asString());
+    }
     int64_t devices = 1;
     for (size_t i = 0; shape && shape->isArray() && i < shape->size(); ++i) {
       if (!shape->at(i).isInteger() || shape->at(i).asInt() < 1)
@@ -281,11 +289,24 @@ bool parseModelSignature(std::string_view json, ModelSignature &out,
       return fail("the mesh has " + std::to_string(devices) +
                   " devices but \"world_size\" is " +
                   std::to_string(sig.worldSize));
+    if (!sig.meshAxes.empty() && sig.meshAxes.size() != sig.meshShape.size())
+      return fail("the mesh has " + std::to_string(sig.meshShape.size()) +
+                  " axes but " + std::to_string(sig.meshAxes.size()) +
+                  " axis names");
   }
   if (!parseTensorList(root, "params", sig.params, reason) ||
       !parseTensorList(root, "inputs", sig.inputs, reason) ||
       !parseTensorList(root, "outputs", sig.outputs, reason))
     return fail(reason);
+  for (const std::vector<TensorSpec> *list :
+       {&sig.params, &sig.inputs, &sig.outputs})
+    for (const TensorSpec &spec : *list) {
+      for (int64_t axis : spec.shardAxes)
+        if (axis < 0 || (!sig.meshShape.empty() &&
+                         axis >= static_cast<int64_t>(sig.meshShape.size())))
+          return fail("'" + spec.name + "': \"shard\" names mesh axis " +
+                      std::to_string(axis) + ", which the mesh does not have");
+    }
   if (sig.isTraining() && !checkTrainingSignature(sig, reason))
     return fail(reason);
   out = std::move(sig);
@@ -403,6 +424,41 @@ std::string outputFileName(const std::string &name) {
 }
 
 //===----------------------------------------------------------------------===//
+// Split tensors ("shard")
+//===----------------------------------------------------------------------===//
+
+/// The whole tensor of which `spec` is one of `parts` blocks.
+static std::vector<int64_t> wholeShape(const TensorSpec &spec, int64_t parts) {
+  std::vector<int64_t> shape = spec.shape;
+  shape[spec.shardDim] *= parts;
+  return shape;
+}
+
+/// Copies block `index` between `whole` and `local` (toLocal: whole ->
+/// local). The split dim is viewed as [shardOuter, rest] and every outer
+/// chunk gives its part, so shardOuter 1 is a plain block.
+static void copyBlock(const TensorSpec &spec, int64_t parts, int64_t index,
+                      void *whole, void *local, bool toLocal) {
+  const int64_t dim = spec.shardDim, o = spec.shardOuter;
+  int64_t chunks = o, inner = weftDTypeSize(spec.dtype);
+  for (int64_t d = 0; d < dim; ++d)
+    chunks *= spec.shape[d];
+  for (size_t d = dim + 1; d < spec.shape.size(); ++d)
+    inner *= spec.shape[d];
+  const int64_t part = spec.shape[dim] / o, full = part * parts;
+  uint8_t *w = static_cast<uint8_t *>(whole);
+  uint8_t *l = static_cast<uint8_t *>(local);
+  for (int64_t q = 0; q < chunks; ++q) {
+    uint8_t *wp = w + (q * full + index * part) * inner;
+    uint8_t *lp = l + q * part * inner;
+    if (toLocal)
+      std::memcpy(lp, wp, static_cast<size_t>(part * inner));
+    else
+      std::memcpy(wp, lp, static_cast<size_t>(part * inner));
+  }
+}
+
+//===----------------------------------------------------------------------===//
 // Executor
 //===----------------------------------------------------------------------===//
 
@@ -517,12 +573,38 @@ Status Executor::loadInputs(
     std::string error;
     if (!readNpy(file, tensor, error, spec.dtype))
       return Status::badInput("input '" + spec.name + "': " + error);
-    if (tensor.dtype != spec.dtype || tensor.shape != spec.shape)
+    if (spec.shardDim < 0) {
+      if (tensor.dtype != spec.dtype || tensor.shape != spec.shape)
+        return Status::badInput(
+            "input '" + spec.name + "' (in " + file + "): expected " +
+            formatTensorType(spec.dtype, spec.shape) + ", got " +
+            formatTensorType(tensor.dtype, tensor.shape));
+      inputs_[i] = std::move(tensor);
+      inputSet_[i] = true;
+      continue;
+    }
+    // A split input: the file holds the whole tensor, this rank its block.
+    const int64_t *axes = spec.shardAxes.data();
+    const int64_t count = static_cast<int64_t>(spec.shardAxes.size());
+    const int64_t parts = comm::groupSize(axes, count);
+    const int64_t index = comm::groupIndex(axes, count);
+    std::vector<int64_t> whole = wholeShape(spec, parts);
+    if (tensor.dtype != spec.dtype || tensor.shape != whole)
       return Status::badInput(
           "input '" + spec.name + "' (in " + file + "): expected " +
-          formatTensorType(spec.dtype, spec.shape) + ", got " +
+          formatTensorType(spec.dtype, whole) + " (the whole input; each of " +
+          std::to_string(parts) + " ranks takes its block along dim " +
+          std::to_string(spec.shardDim) + "), got " +
           formatTensorType(tensor.dtype, tensor.shape));
-    inputs_[i] = std::move(tensor);
+    HostTensor &local = inputs_[i];
+    local.dtype = spec.dtype;
+    local.shape = spec.shape;
+    if (!local.data.allocate(spec.byteSize, AlignedBuffer::kAlignment,
+                             /*zero=*/false))
+      return Status::failure("out of memory allocating input '" + spec.name +
+                             "'");
+    copyBlock(spec, parts, index, tensor.data.data(), local.data.data(),
+              /*toLocal=*/true);
     inputSet_[i] = true;
   }
   return Status::success();
@@ -587,13 +669,41 @@ void Executor::run() {
 }
 
 Status Executor::writeOutputs(const std::string &dir) const {
+  const bool writer = comm::rank() == 0;
   std::string error;
-  if (!makeDirectories(dir, error))
+  if (writer && !makeDirectories(dir, error))
     return Status::badInput("output directory: " + error);
   for (size_t i = 0; i < sig_.outputs.size(); ++i) {
-    std::string path = joinPath(dir, outputFileName(sig_.outputs[i].name));
-    if (!writeNpy(path, outputs_[i], error))
-      return Status::failure("cannot write output '" + sig_.outputs[i].name +
+    const TensorSpec &spec = sig_.outputs[i];
+    const HostTensor *out = &outputs_[i];
+    HostTensor whole;
+    if (spec.shardDim >= 0 && comm::active()) {
+      // Every rank's block (collective), put together on rank 0 from the
+      // members of its group in group-index order.
+      std::vector<uint8_t> blocks = comm::allGatherBytes(
+          out->data.data(), static_cast<int64_t>(spec.byteSize));
+      const int64_t *axes = spec.shardAxes.data();
+      const int64_t count = static_cast<int64_t>(spec.shardAxes.size());
+      const int64_t parts = comm::groupSize(axes, count);
+      std::vector<int64_t> members =
+          comm::context().mesh().groupMembers(axes, count);
+      whole.dtype = spec.dtype;
+      whole.shape = wholeShape(spec, parts);
+      if (!whole.data.allocate(spec.byteSize * static_cast<uint64_t>(parts),
+                               AlignedBuffer::kAlignment, /*zero=*/false))
+        return Status::failure("out of memory gathering output '" + spec.name +
+                               "'");
+      for (int64_t k = 0; k < parts; ++k)
+        copyBlock(spec, parts, k, whole.data.data(),
+                  blocks.data() + members[k] * spec.byteSize,
+                  /*toLocal=*/false);
+      out = &whole;
+    }
+    if (!writer)
+      continue;
+    std::string path = joinPath(dir, outputFileName(spec.name));
+    if (!writeNpy(path, *out, error))
+      return Status::failure("cannot write output '" + spec.name +
                              "': " + error);
   }
   return Status::success();
@@ -606,12 +716,48 @@ Status Executor::writeOutputs(const std::string &dir) const {
 int reportStatus(const Status &status, const std::string &usage) {
   if (status.ok())
     return 0;
+  if (status.quiet ||
+      (status.sameOnEveryRank && comm::active() && comm::rank() != 0))
+    return status.code;
   std::fflush(stdout);
   std::fprintf(stderr, "weft: error: %s\n", status.message.c_str());
   if (status.showUsage)
     std::fprintf(stderr, "%s\n", usage.c_str());
   std::fflush(stderr);
   return status.code;
+}
+
+Status agreeAcrossRanks(Status mine) {
+  if (!comm::active())
+    return mine;
+  // Every rank's code and message digest: a failure every rank has alike
+  // (bad data, say) is reported once, by rank 0.
+  struct Record {
+    int64_t code = 0;
+    char digest[64] = {};
+  } record;
+  record.code = mine.code;
+  if (!mine.ok()) {
+    std::string digest = sha256Hex(mine.message);
+    std::memcpy(record.digest, digest.data(), sizeof record.digest);
+  }
+  std::vector<uint8_t> all = comm::allGatherBytes(&record, sizeof record);
+  std::vector<Record> records(static_cast<size_t>(comm::size()));
+  std::memcpy(records.data(), all.data(), all.size());
+  int64_t worst = 0;
+  bool alike = true;
+  for (const Record &r : records) {
+    worst = std::max(worst, r.code);
+    alike &= r.code == record.code &&
+             std::memcmp(r.digest, record.digest, sizeof r.digest) == 0;
+  }
+  if (mine.ok() && worst != 0) {
+    mine.code = static_cast<int>(worst);
+    mine.quiet = true;
+  } else if (!mine.ok() && alike) {
+    mine.sameOnEveryRank = true;
+  }
+  return mine;
 }
 
 static int report(const Status &status, const std::string &prog) {
@@ -663,19 +809,27 @@ int executorMain(int argc, char **argv, const char *signatureJson,
         prog);
   }
   int64_t rank = 0;
-  if (!(status = currentRank(rank)).ok() ||
-      !(status = executor.loadParams(joinPath(bundle, paramsFileName(rank))))
-           .ok() ||
-      !(status = executor.loadInputs(options.inputs)).ok())
-    return report(status, prog);
+  status = startRanks(executor.signature(), bundle, rank);
+  if (status.ok())
+    status = executor.loadParams(joinPath(bundle, paramsFileName(rank)));
+  if (status.ok())
+    status = executor.loadInputs(options.inputs);
   // Create the output directory before running, so a bad one fails fast.
-  if (!options.outputDir.empty()) {
+  if (status.ok() && !options.outputDir.empty() && comm::rank() == 0) {
     std::string error;
     if (!makeDirectories(options.outputDir, error))
-      return report(Status::badInput("output directory: " + error), prog);
+      status = Status::badInput("output directory: " + error);
   }
-  if (!(status = executor.prepare()).ok())
-    return report(status, prog);
+  if (status.ok())
+    status = executor.prepare();
+  // Ranks fail together, before any of them runs.
+  status = agreeAcrossRanks(status);
+  const bool leader = comm::rank() == 0;
+  if (!status.ok()) {
+    int code = report(status, prog);
+    comm::finalize();
+    return code;
+  }
 
   for (int64_t i = 0; i < options.warmup; ++i)
     executor.run();
@@ -688,11 +842,14 @@ int executorMain(int argc, char **argv, const char *signatureJson,
     times.push_back(std::chrono::duration<double>(end - start).count());
   }
 
-  if (!options.outputDir.empty() &&
-      !(status = executor.writeOutputs(options.outputDir)).ok())
-    return report(status, prog);
+  if (!options.outputDir.empty())
+    status = executor.writeOutputs(options.outputDir);
+  int code = report(status, prog);
+  comm::finalize();
+  if (code != 0)
+    return code;
 
-  if (options.timed && !options.quiet) {
+  if (options.timed && !options.quiet && leader) {
     double sum = 0;
     for (double t : times)
       sum += t;

@@ -5,6 +5,7 @@
 #include "Checkpoint.h"
 #include "DataLoader.h"
 #include "Progress.h"
+#include "RankStart.h"
 
 #include "weft/runtime/Comm.h"
 #include "weft/runtime/FileUtil.h"
@@ -149,33 +150,6 @@ struct TrainSetup {
   double lastLoss = NAN;
 };
 
-/// Joins the other ranks of a multi-rank bundle (Comm.h) and checks that
-/// they all run this very executable; `rank` is this process's rank.
-Status startRanks(const ModelSignature &sig, int64_t &rank) {
-  std::string error;
-  if (!comm::init(sig.worldSize, sig.meshShape, error))
-    return Status::badInput(error);
-  if (!comm::active())
-    return currentRank(rank);
-  rank = comm::rank();
-  std::string digest;
-  uint64_t bytes = 0;
-  if (!sha256File("/proc/self/exe", digest, bytes, error))
-    return Status::failure("cannot hash this executable: " + error);
-  digest.resize(64, ' ');
-  std::vector<uint8_t> all = comm::allGatherBytes(digest.data(), 64);
-  for (int64_t r = 0; r < comm::size(); ++r)
-    if (std::memcmp(all.data() + r * 64, all.data(), 64) != 0)
-      return Status::badInput(
-          "rank " + std::to_string(r) +
-          " runs a different executable than rank 0 (SHA-256 " +
-          std::string(reinterpret_cast<const char *>(all.data() + r * 64), 12) +
-          "... vs " +
-          std::string(reinterpret_cast<const char *>(all.data()), 12) +
-          "...): every rank must run the same bundle");
-  return Status::success();
-}
-
 Status setUp(const TrainOptions &options, const char *signatureJson,
              WeftModelRunFn run, TrainSetup &setup,
              std::unique_ptr<CheckpointStore> &store) {
@@ -197,28 +171,20 @@ Status setUp(const TrainOptions &options, const char *signatureJson,
     return Status::badInput("bundle directory '" + bundle + "' does not exist");
   }
   int64_t rank = 0;
-  if (!(status = startRanks(executor.signature(), rank)).ok() ||
+  if (!(status = startRanks(executor.signature(), bundle, rank)).ok() ||
       !(status = executor.loadParams(joinPath(bundle, paramsFileName(rank))))
            .ok() ||
       !(status = setup.data.open(executor.signature(), options.data)).ok())
     return status;
 
   if (!options.checkpointDir.empty()) {
-    // Several ranks: each keeps its own checkpoints in DIR/rank<R>.
-    std::string dir = options.checkpointDir;
-    if (comm::active())
-      dir = joinPath(dir, "rank" + std::to_string(rank));
-    store.reset(new CheckpointStore(dir, signatureJson ? signatureJson : ""));
+    // Several ranks: one checkpoint directory, a state file per rank.
+    store.reset(new CheckpointStore(
+        options.checkpointDir, signatureJson ? signatureJson : "", comm::rank(),
+        executor.signature().worldSize));
     if (options.resume) {
       CheckpointInfo info;
       if (!(status = store->load(executor, info)).ok())
-        return status;
-      // A save interrupted on some ranks: resume all from the newest step
-      // every rank has (the previous checkpoint is kept).
-      int64_t common = -comm::maxOverRanks(-info.step);
-      if (common != info.step &&
-          !(status = store->loadStep(executor, checkpointDirName(common), info))
-               .ok())
         return status;
       if (info.step > options.steps)
         return Status::badInput("checkpoint " + info.path + " is at step " +
@@ -262,33 +228,44 @@ int trainMain(int argc, char **argv, const char *signatureJson,
   status = setUp(options, signatureJson, run, setup, store);
   // Ranks fail together: one rank's bad input stops all of them before
   // anything is written (the others exit with its code, silently).
-  int64_t worst = comm::active() ? comm::maxOverRanks(status.code) : 0;
-  if (!status.ok() || worst != 0) {
-    int code = reportStatus(status, usage);
-    comm::finalize();
-    return code ? code : static_cast<int>(worst);
-  }
+  status = agreeAcrossRanks(status);
   const bool leader = comm::rank() == 0;
+  // A failure every rank knows of ends them together; one rank's failure in
+  // the middle of the run (its metrics file) stops the others through the
+  // launcher, as they may be waiting for it in a collective.
+  auto finish = [&](const Status &s) {
+    int code = reportStatus(s, usage);
+    comm::finalize();
+    return code;
+  };
+  auto abandon = [&](const Status &s) {
+    int code = reportStatus(s, usage);
+    if (comm::active())
+      comm::abortAll(code);
+    return code;
+  };
+  if (!status.ok())
+    return finish(status);
   Executor &executor = setup.executor;
   const int64_t batch = setup.data.batch();
   const int64_t total = options.steps;
 
   // Only now is anything written.
-  if (store) {
+  if (store && leader) {
     std::string error;
     if (!makeDirectories(store->dir(), error))
-      return reportStatus(Status::badInput("--checkpoint-dir: " + error),
-                          usage);
+      status = Status::badInput("--checkpoint-dir: " + error);
   }
   MetricsWriter metrics;
-  if (leader && !options.metricsFile.empty() &&
-      !(status = metrics.open(options.metricsFile,
-                              options.resume ? setup.startStep : -1))
-           .ok())
-    return reportStatus(status, usage);
-  if (!(status = executor.allocateInputs()).ok() ||
-      !(status = executor.prepare()).ok())
-    return reportStatus(status, usage);
+  if (status.ok() && leader && !options.metricsFile.empty())
+    status = metrics.open(options.metricsFile,
+                          options.resume ? setup.startStep : -1);
+  if (status.ok())
+    status = executor.allocateInputs();
+  if (status.ok())
+    status = executor.prepare();
+  if (!(status = agreeAcrossRanks(status)).ok())
+    return finish(status);
   std::vector<HostTensor *> inputs;
   for (size_t i = 0; i < executor.signature().inputs.size(); ++i)
     inputs.push_back(&executor.mutableInput(i));
@@ -298,7 +275,7 @@ int trainMain(int argc, char **argv, const char *signatureJson,
   int64_t position = setup.position;
   double lastLoss = setup.lastLoss, timeSum = 0;
   int64_t stepsRun = 0;
-  if (setup.startStep == total)
+  if (setup.startStep == total && leader)
     std::fprintf(stderr,
                  "weft: note: the checkpoint is already at step %lld; "
                  "nothing to train\n",
@@ -322,7 +299,7 @@ int trainMain(int argc, char **argv, const char *signatureJson,
     }
     if (!(status = metrics.write(step, lastLoss, seconds, rate)).ok()) {
       progress.clear();
-      return reportStatus(status, usage);
+      return abandon(status);
     }
     double mean = timeSum / static_cast<double>(stepsRun);
     progress.update(step, total, lastLoss,
@@ -334,7 +311,7 @@ int trainMain(int argc, char **argv, const char *signatureJson,
     if (due) {
       if (!(status = store->save(executor, step, position, lastLoss)).ok()) {
         progress.clear();
-        return reportStatus(status, usage);
+        return finish(status); // every rank has this outcome
       }
     }
   }

@@ -26,8 +26,9 @@ def state_bytes(ckpt, ranks):
     import struct
     worst = 0
     for r in range(ranks):
-        d = os.path.join(ckpt, f"rank{r}") if ranks > 1 else ckpt
-        path = os.path.join(d, "step-00000002", "state.safetensors")
+        name = f"state.rank{r}.safetensors" if ranks > 1 else \
+            "state.safetensors"
+        path = os.path.join(ckpt, "step-00000002", name)
         with open(path, "rb") as f:
             (header,) = struct.unpack("<Q", f.read(8))
         worst = max(worst, os.path.getsize(path) - 8 - header)

@@ -5,8 +5,8 @@ rows), trains it 10 steps on one device with weft, then compiles and trains
 it under each PLAN on real MPI ranks (`weft train -n N`, mpirun underneath)
 and requires, per plan:
   - per-step losses equal to the single-device ones within 1e-5 relative;
-  - the final parameters and optimizer state (every rank's checkpoint in
-    CKPT/rank<R>, split tensors put back together along their signature's
+  - the final parameters and optimizer state (every rank's state file in
+    the checkpoint, split tensors put back together along their signature's
     "shard" dim) equal to the single-device checkpoint within 1e-5 relative
     to each tensor's largest magnitude (f32 sums in another order differ in
     the last bits). Under AdamW, elements whose gradient is rounding noise
@@ -73,8 +73,8 @@ def train(bundle, data_args, work, ranks):
 
 
 def final_state(ckpt, bundle, ranks):
-    """name -> whole tensor, from every rank's last checkpoint (ranks keep
-    theirs in CKPT/rank<R>)."""
+    """name -> whole tensor, from every rank's last checkpoint (rank R's
+    state file is CKPT/step-*/state.rank<R>.safetensors)."""
     step = f"step-{STEPS:08d}"
     if ranks == 1:
         return read_safetensors(os.path.join(ckpt, step, "state.safetensors"))
@@ -83,8 +83,8 @@ def final_state(ckpt, bundle, ranks):
         capture_output=True, text=True, check=True).stdout)
     mesh = sig["mesh"]["shape"]
     shards = {p["name"]: p.get("shard") for p in sig["params"]}
-    per_rank = [read_safetensors(os.path.join(ckpt, f"rank{r}", step,
-                                              "state.safetensors"))
+    per_rank = [read_safetensors(os.path.join(ckpt, step,
+                                              f"state.rank{r}.safetensors"))
                 for r in range(ranks)]
     state = {}
     for name, shard in shards.items():

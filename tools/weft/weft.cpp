@@ -17,12 +17,14 @@
 // `weft export` writes the bundle's source model (BUNDLE/source.onnx, which
 // weftc copies into every bundle) with the parameters of a training
 // checkpoint in place of its initializers. The checkpoint is DIR/latest (or
-// the newest step-* directory), or DIR itself when it is a step-* directory.
-// It is verified as `weft train --resume` verifies it (runtime/executor/
-// Checkpoint.h: sizes, SHA-256, tensors) against the signature the bundle's
-// executable prints with --print-signature: that signature's SHA-256 is
-// what every checkpoint records, so a checkpoint of another model (or of the
-// same model compiled with other flags) is refused. The ONNX half lives in
+// the newest step-* directory), or DIR itself when it is a step-* directory;
+// for a multi-rank bundle, rank 0's state file (refused when the plan splits
+// parameters over the ranks). It is verified as `weft train --resume`
+// verifies it (runtime/executor/Checkpoint.h: sizes, SHA-256, tensors)
+// against the signature the bundle's executable prints with
+// --print-signature: that signature's SHA-256 is what every checkpoint
+// records, so a checkpoint of another model (or of the same model compiled
+// with other flags) is refused. The ONNX half lives in
 // ExportOnnx.cpp, which runtime-only builds (no ONNX) leave out.
 //
 //===----------------------------------------------------------------------===//
@@ -442,11 +444,6 @@ int exportCommand(int argc, char **argv) {
     return error(kExitBadInput, weft::joinPath(bundle, "manifest.json") +
                                     ": \"source_model_file\" must name a "
                                     "file inside the bundle");
-  if (manifest.worldSize != 1)
-    return error(kExitBadInput,
-                 "bundle " + bundle + " runs on " +
-                     std::to_string(manifest.worldSize) +
-                     " ranks; 'weft export' handles single-rank bundles only");
   std::string exe = weft::joinPath(bundleAbs, manifest.executable);
   if (::access(exe.c_str(), X_OK) != 0)
     return error(kExitBadInput, "not a weft bundle: " + bundle +
@@ -510,8 +507,23 @@ int exportCommand(int argc, char **argv) {
                      " was compiled for inference; export needs the "
                      "training bundle (weftc compile --train) that wrote "
                      "the checkpoint");
+  // Several ranks: every rank holds the whole parameters unless the plan
+  // splits them (ZeRO-3, tensor parallelism); then they would have to be
+  // put together from every rank's file.
+  const weft::ModelSignature &signed_ = executor.signature();
+  std::string split;
+  for (const weft::TensorSpec &spec : signed_.params)
+    if (spec.role == weft::StateRole::Param && spec.shardDim >= 0)
+      split += (split.empty() ? "'" : ", '") + spec.name + "'";
+  if (!split.empty())
+    return error(kExitBadInput,
+                 "bundle " + bundle + " splits parameters over its " +
+                     std::to_string(signed_.worldSize) + " ranks (" + split +
+                     "); 'weft export' of split parameters is not supported "
+                     "yet (compile without --zero 3 and --tp to export)");
 
-  weft::CheckpointStore store(storeDir, signature);
+  // Rank 0's state file: every rank's parameters are the same.
+  weft::CheckpointStore store(storeDir, signature, 0, signed_.worldSize);
   weft::CheckpointInfo info;
   if (stepName.empty()) {
     std::string which;

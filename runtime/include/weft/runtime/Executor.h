@@ -17,9 +17,14 @@
 //         (prints weft_model_signature and a newline on stdout, and exits:
 //         `weft export` matches checkpoints to the bundle with it)
 //
-// Parameters come from DIR/params.rank<R>.safetensors (R from
-// OMPI_COMM_WORLD_RANK, RANK or SLURM_PROCID, else 0; DIR defaults to the
-// executable's directory); outputs go to OUTPUT_DIR/<name>.npy. With
+// Parameters come from DIR/params.rank<R>.safetensors (R: the MPI rank of
+// a multi-rank bundle; for a single-rank one OMPI_COMM_WORLD_RANK, RANK or
+// SLURM_PROCID, else 0; DIR defaults to the executable's directory);
+// outputs go to OUTPUT_DIR/<name>.npy. A multi-rank bundle ("world_size" >
+// 1) starts its ranks first (RankStart.h: under mpirun or srun, every rank
+// running the same program); every rank reads the whole input files and
+// keeps its block of split inputs, and rank 0 writes the outputs and the
+// timing line. With
 // --repeat, W untimed and N timed runs are made and one JSON line
 // {"iterations":N,"mean_s":...,"median_s":...,"min_s":...} is printed
 // (--quiet drops it; --output-dir is optional then). Exit codes: 0 ok, 2 bad
@@ -53,6 +58,10 @@ struct Status {
   int code = 0;
   std::string message;
   bool showUsage = false; ///< print the usage line after the message
+  /// Several ranks: every rank has this very status (rank 0 reports it).
+  bool sameOnEveryRank = false;
+  /// Another rank failed and reports why; this one only exits with `code`.
+  bool quiet = false;
 
   static Status success() { return Status(); }
   static Status badInput(std::string message) {
@@ -65,6 +74,10 @@ struct Status {
     return Status{1, std::move(message), false};
   }
   bool ok() const { return code == 0; }
+  Status &everyRank() {
+    sameOnEveryRank = true;
+    return *this;
+  }
 };
 
 /// What a "params" entry of a training signature holds ("role").
@@ -97,6 +110,7 @@ struct ModelSignature {
   ModelMode mode = ModelMode::Inference; ///< "mode" (absent: inference)
   int64_t worldSize = 1;                 ///< "world_size"
   std::vector<int64_t> meshShape;        ///< "mesh"."shape"
+  std::vector<std::string> meshAxes;     ///< "mesh"."axes" (may be empty)
   std::vector<TensorSpec> params, inputs, outputs;
 
   bool isTraining() const { return mode == ModelMode::Train; }
@@ -155,7 +169,8 @@ public:
   /// dtype and shape. A model without parameters needs no file.
   Status loadParams(const std::string &path);
   /// Reads the inputs from (name, .npy file) pairs: each signature input
-  /// exactly once, with its dtype and shape.
+  /// exactly once, with its dtype and shape. The file of a split input
+  /// ("shard") holds the whole tensor; this rank keeps its block.
   Status
   loadInputs(const std::vector<std::pair<std::string, std::string>> &inputs);
   /// Sets input `index` directly (dtype and shape are checked).
@@ -165,6 +180,8 @@ public:
   /// Runs the model once (after prepare()).
   void run();
   /// Writes every output to `dir`/outputFileName(name), creating `dir`.
+  /// Several ranks: collective; rank 0 writes, a split output ("shard")
+  /// put together from every rank's block.
   Status writeOutputs(const std::string &dir) const;
 
   const HostTensor &output(size_t index) const { return outputs_[index]; }
@@ -196,8 +213,14 @@ int executorMain(int argc, char **argv, const char *signatureJson,
                  WeftModelRunFn run);
 
 /// Prints "weft: error: <message>" (and `usage` for a usage error) on stderr
-/// unless `status` is ok; returns its exit code.
+/// unless `status` is ok, quiet, or the same on every rank and this is not
+/// rank 0; returns its exit code.
 int reportStatus(const Status &status, const std::string &usage);
+
+/// Several ranks: the outcome every rank agrees on. A rank whose own
+/// status is ok but another failed gets a quiet failure with the worst
+/// exit code. Collective; one rank: `mine`.
+Status agreeAcrossRanks(Status mine);
 
 /// Parses a decimal int64 (the whole string).
 bool parseInt64(const std::string &text, int64_t &out);

@@ -1,0 +1,113 @@
+//===- RankStart.cpp - Joining the other ranks of a multi-rank bundle -----===//
+#include "RankStart.h"
+
+#include "weft/runtime/Comm.h"
+#include "weft/runtime/FileUtil.h"
+#include "weft/runtime/Safetensors.h"
+#include "weft/runtime/Sha256.h"
+
+#include <cstring>
+
+namespace weft {
+
+namespace {
+
+constexpr size_t kDigest = 64; ///< hex SHA-256
+const std::string kUnknown(kDigest, '-');
+
+/// "rank 2" / "ranks 1,3".
+std::string rankList(const std::vector<int64_t> &ranks) {
+  std::string s = ranks.size() == 1 ? "rank " : "ranks ";
+  for (size_t i = 0; i < ranks.size(); ++i)
+    s += (i ? "," : "") + std::to_string(ranks[i]);
+  return s;
+}
+
+std::string shortDigest(const std::string &hex) {
+  return hex.substr(0, 12) + "...";
+}
+
+} // namespace
+
+bool paramsHeaderSha256(const std::string &path, std::string &hexDigest,
+                        std::string &error) {
+  SafetensorsReader reader;
+  if (!reader.open(path, error))
+    return false;
+  std::string text;
+  for (const auto &kv : reader.metadata())
+    if (kv.first != "rank")
+      text += "meta " + kv.first + "=" + kv.second + "\n";
+  for (const SafetensorsEntry &t : reader.tensors()) {
+    text += "tensor " + t.name + " " + safetensorsDTypeName(t.dtype) + " [";
+    for (int64_t d : t.shape)
+      text += std::to_string(d) + ",";
+    text += "] " + std::to_string(t.fileOffset) + " " +
+            std::to_string(t.byteSize) + "\n";
+  }
+  hexDigest = sha256Hex(text);
+  return true;
+}
+
+Status startRanks(const ModelSignature &sig, const std::string &bundleDir,
+                  int64_t &rank) {
+  comm::Context &context = comm::context();
+  std::string error;
+  if (!context.init(sig.worldSize, sig.meshShape, sig.meshAxes, error)) {
+    Status status = Status::badInput(error);
+    // Started ranks that disagree with the bundle all know it alike.
+    if (context.active())
+      status.everyRank();
+    return status;
+  }
+  if (!context.active())
+    return currentRank(rank);
+  rank = context.rank();
+
+  // What this rank runs: its executable and its parameter file's header.
+  std::string exe = kUnknown, params = kUnknown, digest;
+  uint64_t bytes = 0;
+  if (sha256File("/proc/self/exe", digest, bytes, error))
+    exe = digest;
+  if (paramsHeaderSha256(joinPath(bundleDir, paramsFileName(rank)), digest,
+                         error))
+    params = digest; // an unreadable file is reported when it is loaded
+  std::string record = exe + params;
+  std::vector<uint8_t> all = comm::allGatherBytes(record.data(), 2 * kDigest);
+  auto field = [&](int64_t r, size_t which) {
+    return std::string(
+        reinterpret_cast<const char *>(all.data() + (r * 2 + which) * kDigest),
+        kDigest);
+  };
+  std::vector<int64_t> otherExe, otherParams;
+  for (int64_t r = 1; r < context.size(); ++r) {
+    if (field(r, 0) != field(0, 0) && field(r, 0) != kUnknown &&
+        field(0, 0) != kUnknown)
+      otherExe.push_back(r);
+    else if (field(r, 1) != field(0, 1) && field(r, 1) != kUnknown &&
+             field(0, 1) != kUnknown)
+      otherParams.push_back(r);
+  }
+  if (!otherExe.empty()) {
+    int64_t r = otherExe.front();
+    return Status::badInput(
+               rankList(otherExe) + (otherExe.size() == 1 ? " runs" : " run") +
+               " a different executable than rank 0 (SHA-256 " +
+               shortDigest(field(r, 0)) + " vs " + shortDigest(field(0, 0)) +
+               "): every rank must run the same bundle")
+        .everyRank();
+  }
+  if (!otherParams.empty()) {
+    int64_t r = otherParams.front();
+    return Status::badInput(
+               "the parameter file of " + rankList(otherParams) + " (" +
+               paramsFileName(r) + (otherParams.size() > 1 ? ", ..." : "") +
+               ") belongs to another program than rank 0's (header SHA-256 " +
+               shortDigest(field(r, 1)) + " vs " + shortDigest(field(0, 1)) +
+               "): every rank must run the same bundle")
+        .everyRank();
+  }
+  return Status::success();
+}
+
+} // namespace weft
