@@ -7,6 +7,12 @@
 // semantics"). The trainer tracks the absolute row position s*B (the "data
 // position" of checkpoints); the loader maps it onto each file.
 //
+// Several ranks: B is the global batch (an input split along dim 0 over G
+// ranks has B / G rows on each) and every rank checks the whole files
+// against it; a rank copies only its block of the window (block i of G:
+// rows [s*B + i*B/G, s*B + (i+1)*B/G) modulo N), or, for an input split
+// along dim 1 (sequence parallelism), its block of every row.
+//
 //===----------------------------------------------------------------------===//
 #ifndef WEFT_RUNTIME_EXECUTOR_DATALOADER_H
 #define WEFT_RUNTIME_EXECUTOR_DATALOADER_H

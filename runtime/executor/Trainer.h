@@ -13,11 +13,20 @@
 // Checkpoints (Checkpoint.h) go to --checkpoint-dir every --save-every steps
 // and always after the last step. At the end one JSON line goes to stdout:
 //
-//   {"steps": K, "final_loss": ..., "mean_step_time_s": ...,
-//    "samples_per_s": ...}
+//   {"world_size": N, "peak_memory_bytes": ..., "steps": K,
+//    "final_loss": ..., "mean_step_time_s": ..., "samples_per_s": ...}
 //
-// Bad usage or input (data files, checkpoints) is reported before anything
-// is written, with exit code 2.
+// (peak_memory_bytes: the largest resident set, getrusage's ru_maxrss, over
+// the ranks). Bad usage or input (data files, checkpoints) is reported
+// before anything is written, with exit code 2.
+//
+// A multi-rank bundle runs this loop on every rank (RankStart.h starts
+// them): each rank reads the whole --data files and copies its block of
+// every global batch; rank 0 alone shows the progress line, writes
+// --metrics and prints the summary (step times are its own). Every rank
+// checks its input before any rank writes anything, and all fail together
+// (the message once when they fail alike). Checkpoints hold a state file
+// per rank (Checkpoint.h); --resume needs the same number of ranks.
 //
 //===----------------------------------------------------------------------===//
 #ifndef WEFT_RUNTIME_EXECUTOR_TRAINER_H

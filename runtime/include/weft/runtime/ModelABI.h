@@ -45,6 +45,38 @@
 // must depend only on them and on the inputs (never on the arena's contents
 // at entry), so that a resumed run repeats the uninterrupted one bitwise.
 //
+// Programs for several devices (one SPMD program every rank runs) add
+//
+//     "world_size": 4,
+//     "mesh": {"axes": ["dp", "tp"], "shape": [2, 2]},
+//
+// (their product is world_size; rank r has coordinates unravel(r, shape),
+// the last axis fastest; "axes" names them and may be omitted) and, on any
+// params, inputs or outputs entry,
+//
+//     "shard": {"dim": 0, "mesh_axes": [0], "outer": 1}
+//
+// meaning that the entry's "shape" is this rank's block: the whole tensor
+// has shape[dim] * G along dim (G: the product of those mesh axes' sizes),
+// and this rank holds block i, its coordinates over mesh_axes linearized in
+// the listed order (first listed axis major). With "outer" k (default 1;
+// params only) the whole dim is viewed as [k, rest] and the block takes its
+// part of each of the k chunks. The runtime's part:
+//   inputs   training: step s's rows [s*B, (s+1)*B) (B: the global batch,
+//            the local dim 0 times G) of each --data file; this rank copies
+//            its block of them. Inference: the .npy file holds the whole
+//            input; each rank keeps its block.
+//   params   the buffer holds this rank's block, read from (and saved to)
+//            this rank's own files; entries without "shard" are replicated
+//            (every rank holds the whole tensor).
+//   outputs  replicated unless split: rank 0 writes them (a split output
+//            put together from its group's blocks). A training loss
+//            (outputs[0]) is replicated: every rank holds the whole value.
+// Absent "world_size" and "mesh" mean one rank on mesh []: today's
+// single-device bundles. Before the first weft_model_run the executor
+// starts the ranks (weft::comm::context(), Comm.h) from these fields; the
+// collective kernels (KernelABI.h) find the mesh there.
+//
 //===----------------------------------------------------------------------===//
 #ifndef WEFT_RUNTIME_MODELABI_H
 #define WEFT_RUNTIME_MODELABI_H
