@@ -2,11 +2,12 @@
 //
 // Run under mpirun (bench/run_comm_bench.py does): for each size and op,
 // times weft's kernel (weft_k_all_reduce / all_gather / reduce_scatter over
-// a 1-D mesh of every rank) and the plain MPI call on the same buffers,
-// alternating, and prints one JSON line per (op, size) from rank 0 with the
-// median times and the bus bandwidths as nccl-tests defines them:
-// algbw = bytes / time (bytes: the full, gathered size), busbw = algbw *
-// 2(n-1)/n for all_reduce and algbw * (n-1)/n for the other two.
+// a 1-D mesh of every rank), the plain blocking MPI call and MPI's
+// non-blocking form polled with MPI_Test (what weft's kernels use, for the
+// watchdog) on the same buffers, alternating, and prints one JSON line per (op,
+// size) from rank 0 with the median times and the bus bandwidths as nccl-tests
+// defines them: algbw = bytes / time (bytes: the full, gathered size), busbw =
+// algbw * 2(n-1)/n for all_reduce and algbw * (n-1)/n for the other two.
 //
 //===----------------------------------------------------------------------===//
 #include "weft/runtime/Comm.h"
@@ -67,12 +68,30 @@ int main() {
     std::vector<float> full(n, 1.0f), full2(n), shard(part, 1.0f), shard2(part);
     for (const char *op : {"all_reduce", "all_gather", "reduce_scatter"}) {
       std::string name = op;
-      std::vector<double> tw, tm;
+      std::vector<double> tw, tm, tn;
       for (int it = 0; it < iters + 3; ++it) {
-        for (int which = 0; which < 2; ++which) {
+        for (int which = 0; which < 3; ++which) {
           MPI_Barrier(MPI_COMM_WORLD);
           double t0 = now();
-          if (name == "all_reduce") {
+          MPI_Request request;
+          if (which == 2) {
+            // Plain MPI's non-blocking form, which weft uses (for its
+            // watchdog), waited for by polling as weft does.
+            if (name == "all_reduce")
+              MPI_Iallreduce(full.data(), full2.data(), static_cast<int>(n),
+                             MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &request);
+            else if (name == "all_gather")
+              MPI_Iallgather(shard.data(), static_cast<int>(part), MPI_FLOAT,
+                             full2.data(), static_cast<int>(part), MPI_FLOAT,
+                             MPI_COMM_WORLD, &request);
+            else
+              MPI_Ireduce_scatter_block(full.data(), shard2.data(),
+                                        static_cast<int>(part), MPI_FLOAT,
+                                        MPI_SUM, MPI_COMM_WORLD, &request);
+            int done = 0;
+            while (!done)
+              MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+          } else if (name == "all_reduce") {
             if (which == 0) {
               void *bufs[] = {full.data(), full2.data()};
               auto d = desc(n, n, {0, 1, axis});
@@ -106,19 +125,21 @@ int main() {
           double slowest;
           MPI_Allreduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
           if (it >= 3)
-            (which == 0 ? tw : tm).push_back(slowest);
+            (which == 0 ? tw : which == 1 ? tm : tn).push_back(slowest);
         }
       }
       if (rank == 0) {
         double factor = name == "all_reduce" ? 2.0 * (size - 1) / size
                                              : double(size - 1) / size;
-        double w = median(tw), m = median(tm);
+        double w = median(tw), m = median(tm), nb = median(tn);
         double full_bytes = double(n) * 4;
-        std::printf("{\"op\":\"%s\",\"ranks\":%d,\"bytes\":%.0f,"
-                    "\"weft_s\":%.9f,\"mpi_s\":%.9f,\"weft_busbw_gbps\":%.4f,"
-                    "\"mpi_busbw_gbps\":%.4f}\n",
-                    op, size, full_bytes, w, m, full_bytes / w * factor / 1e9,
-                    full_bytes / m * factor / 1e9);
+        std::printf(
+            "{\"op\":\"%s\",\"ranks\":%d,\"bytes\":%.0f,"
+            "\"weft_s\":%.9f,\"mpi_s\":%.9f,\"mpi_nonblocking_s\":"
+            "%.9f,\"weft_busbw_gbps\":%.4f,\"mpi_busbw_gbps\":%.4f,"
+            "\"mpi_nonblocking_busbw_gbps\":%.4f}\n",
+            op, size, full_bytes, w, m, nb, full_bytes / w * factor / 1e9,
+            full_bytes / m * factor / 1e9, full_bytes / nb * factor / 1e9);
         std::fflush(stdout);
       }
     }

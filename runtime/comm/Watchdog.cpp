@@ -22,18 +22,39 @@ namespace comm {
 
 namespace {
 
-/// What this rank waits for ("rank 0: all_reduce over ..."), for the
-/// SIGTERM handler; empty when it waits for nothing.
-char gWaitingFor[512];
+/// What this rank waits for, for the SIGTERM handler (null op: nothing).
+/// Kept as pointers, formatted only in the handler: waits are frequent.
+const char *volatile gWaitingOp = nullptr;
+const char *volatile gWaitingGroup = nullptr;
+volatile int64_t gWaitingRank = 0;
+
+void writeText(const char *text) {
+  ssize_t ignored = ::write(STDERR_FILENO, text, std::strlen(text));
+  (void)ignored;
+}
 
 void onTerminate(int signal) {
-  if (gWaitingFor[0]) {
-    const char prefix[] = "weft: error: ";
-    const char suffix[] = " interrupted: another rank failed\n";
-    ssize_t ignored = ::write(STDERR_FILENO, prefix, sizeof prefix - 1);
-    ignored = ::write(STDERR_FILENO, gWaitingFor, std::strlen(gWaitingFor));
-    ignored = ::write(STDERR_FILENO, suffix, sizeof suffix - 1);
-    (void)ignored;
+  const char *op = gWaitingOp;
+  if (op) {
+    // Only async-signal-safe calls: write() and hand-made digits.
+    char digits[24];
+    int n = 0;
+    uint64_t rank = static_cast<uint64_t>(gWaitingRank);
+    do {
+      digits[n++] = static_cast<char>('0' + rank % 10);
+      rank /= 10;
+    } while (rank && n < 23);
+    char number[24];
+    for (int i = 0; i < n; ++i)
+      number[i] = digits[n - 1 - i];
+    number[n] = '\0';
+    writeText("weft: error: rank ");
+    writeText(number);
+    writeText(": ");
+    writeText(op);
+    writeText(" over ");
+    writeText(gWaitingGroup);
+    writeText(" interrupted: another rank failed\n");
   }
   std::signal(signal, SIG_DFL);
   std::raise(signal);
@@ -103,10 +124,11 @@ void watchTransfer(Request::Transfer &transfer, const char *op,
                    Communicator &comm) {
   installTerminateHandler();
   const int64_t worldRank = comm.worldRanks()[comm.rank()];
-  std::snprintf(gWaitingFor, sizeof gWaitingFor, "rank %lld: %s over %s",
-                static_cast<long long>(worldRank), op, comm.name().c_str());
+  gWaitingRank = worldRank;
+  gWaitingGroup = comm.name().c_str();
+  gWaitingOp = op;
   struct Clear {
-    ~Clear() { gWaitingFor[0] = '\0'; }
+    ~Clear() { gWaitingOp = nullptr; }
   } clear;
   const double limit = commTimeoutSeconds();
   const auto start = std::chrono::steady_clock::now();
@@ -127,7 +149,8 @@ void watchTransfer(Request::Transfer &transfer, const char *op,
         comm.abortJob(1);
       }
     }
-    sched_yield();
+    if (polls > 256)
+      sched_yield();
   }
 }
 

@@ -14,7 +14,9 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <mpi.h>
+#include <vector>
 
 namespace weft {
 namespace comm {
@@ -30,6 +32,57 @@ public:
   }
   MPI_Request request = MPI_REQUEST_NULL;
 };
+
+/// An all-reduce by recursive doubling over non-blocking point-to-point
+/// messages: in round k every rank swaps its partial result with rank ^ 2^k
+/// and reduces the two (IEEE addition, max and min commute, so every rank
+/// ends with the same bits). log2(size) rounds of latency instead of the
+/// many progress steps of MPI's non-blocking collective, for small
+/// messages on power-of-two groups.
+class RecursiveDoubling final : public Request::Transfer {
+public:
+  RecursiveDoubling(MPI_Comm comm, int rank, int size, void *data, int count,
+                    MPI_Datatype type, MPI_Op op, int tag, size_t bytes)
+      : comm_(comm), rank_(rank), size_(size), data_(data), count_(count),
+        type_(type), op_(op), tag_(tag), incoming_(bytes) {}
+
+  bool test() override {
+    for (;;) {
+      if (inFlight_) {
+        int done = 0;
+        MPI_Testall(2, requests_, &done, MPI_STATUSES_IGNORE);
+        if (!done)
+          return false;
+        MPI_Reduce_local(incoming_.data(), data_, count_, type_, op_);
+        inFlight_ = false;
+        mask_ <<= 1;
+      }
+      if (mask_ >= size_)
+        return true;
+      int peer = rank_ ^ mask_;
+      MPI_Irecv(incoming_.data(), count_, type_, peer, tag_, comm_,
+                &requests_[0]);
+      MPI_Isend(data_, count_, type_, peer, tag_, comm_, &requests_[1]);
+      inFlight_ = true;
+    }
+  }
+
+private:
+  MPI_Comm comm_;
+  int rank_, size_;
+  void *data_;
+  int count_;
+  MPI_Datatype type_;
+  MPI_Op op_;
+  int tag_;
+  std::vector<uint8_t> incoming_;
+  MPI_Request requests_[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  int mask_ = 1;
+  bool inFlight_ = false;
+};
+
+/// Messages up to this size are all-reduced by recursive doubling.
+constexpr int64_t kRecursiveDoublingBytes = 16 << 10;
 
 MPI_Datatype reductionType(int64_t dtype) {
   switch (dtype) {
@@ -74,13 +127,18 @@ public:
   MpiCommunicator(MPI_Comm comm, bool world, int64_t rank, int64_t size,
                   std::vector<int64_t> worldRanks, std::string name)
       : Communicator(rank, size, std::move(worldRanks), std::move(name)),
-        comm_(comm), world_(world) {}
+        comm_(comm), world_(world) {
+    // Collective, like the construction itself (every member is here).
+    MPI_Comm_dup(comm_, &messages_);
+  }
 
   ~MpiCommunicator() override {
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (finalized)
       return;
+    if (messages_ != MPI_COMM_NULL)
+      MPI_Comm_free(&messages_);
     if (world_)
       MPI_Finalize();
     else
@@ -97,6 +155,15 @@ public:
 protected:
   TransferPtr startAllReduce(const void *in, void *out, int64_t count,
                              int64_t dtype, Reduction op) override {
+    const int64_t bytes = count * weftDTypeSize(dtype);
+    if ((size() & (size() - 1)) == 0 && bytes <= kRecursiveDoublingBytes) {
+      if (in != out)
+        std::memcpy(out, in, static_cast<size_t>(bytes));
+      return TransferPtr(new RecursiveDoubling(
+          messages(), static_cast<int>(rank()), static_cast<int>(size()), out,
+          static_cast<int>(count), reductionType(dtype), mpiOp(op), nextTag(),
+          static_cast<size_t>(bytes)));
+    }
     auto t = transfer();
     MPI_Iallreduce(in == out ? MPI_IN_PLACE : in, out,
                    mpiCount("all_reduce", count), reductionType(dtype),
@@ -187,6 +254,17 @@ protected:
   }
 
 private:
+  /// A duplicate of the group for weft's own point-to-point algorithms, so
+  /// their messages never meet the user's send/recv.
+  MPI_Comm messages() const { return messages_; }
+  /// A tag per operation: every rank starts the group's operations in the
+  /// same order, so operations in flight together never match each other's
+  /// messages.
+  int nextTag() {
+    tag_ = (tag_ + 1) % 32768;
+    return tag_;
+  }
+
   static std::unique_ptr<MpiTransfer> transfer() {
     return std::unique_ptr<MpiTransfer>(new MpiTransfer());
   }
@@ -201,6 +279,8 @@ private:
 
   MPI_Comm comm_;
   bool world_;
+  MPI_Comm messages_ = MPI_COMM_NULL;
+  int tag_ = 0;
 };
 
 } // namespace

@@ -375,7 +375,7 @@ TEST(Collectives, BroadcastFromEveryRoot) {
     }
 }
 
-// Three collectives in flight at once on different slots; the operands are
+// Four collectives in flight at once on different slots; the operands are
 // overwritten right after the starts (allowed), and the waits come in
 // another order than the starts.
 TEST(Collectives, StartedCollectivesFinishAtCommWait) {
@@ -407,6 +407,18 @@ TEST(Collectives, StartedCollectivesFinishAtCommWait) {
         void *rbufs[] = {rx.data(), ry.data()};
         auto rd = desc(dtype, big, small, {9, 0, dim}, axes);
         weft_k_reduce_scatter_start(rbufs, rd.data());
+        // A second all-reduce in flight on the same group (max), finished
+        // before the first.
+        Buffer mx(dtype, 12), my(dtype, 12);
+        for (int64_t i = 0; i < 12; ++i)
+          mx.set(i, fill(myRank(), i + 3));
+        void *mbufs[] = {mx.data(), my.data()};
+        auto md = desc(dtype, small, small, {10, 1}, axes);
+        weft_k_all_reduce_start(mbufs, md.data());
+        void *w10[] = {my.data()};
+        weft_k_comm_wait(w10, waitDesc(dtype, small, 10, false).data());
+        for (int64_t i = 0; i < 12; ++i)
+          ASSERT_EQ(my.get(i), reduce(1, group, i + 3, dtype)) << "max";
         // The operands may be reused now.
         for (int64_t i = 0; i < 12; ++i) {
           ax.set(i, -1);
