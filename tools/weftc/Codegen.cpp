@@ -111,8 +111,8 @@ bool weft::linkExecutable(const std::string &objectPath,
                                    WEFT_OPENBLAS_LIB,
                                    "-lpthread",
                                    "-lm"};
-  // The runtime's collectives (CMake's semicolon-separated library list).
-  for (StringRef lib : split(StringRef(WEFT_MPI_LIBS), ';'))
+  // The runtime's MPI backend: link flags and libraries, '|'-separated.
+  for (StringRef lib : split(StringRef(WEFT_MPI_LIBS), '|'))
     if (!lib.empty())
       args.push_back(lib.str());
   std::vector<StringRef> argRefs(args.begin(), args.end());
