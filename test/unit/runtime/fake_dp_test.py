@@ -396,6 +396,38 @@ def train_checks(args, tmp, x, y, w0, b0):
                     "--checkpoint-dir", ck_w, "--resume", "--metrics", m3],
                    "was written by a run on 1 rank but this bundle runs on 2",
                    untouched=[m3])
+    # Rank files swapped (with checkpoint.json to match), or one corrupted.
+    ck_x = os.path.join(tmp, "ck-x")
+    shutil.copytree(ck_a, ck_x)
+    first, second = state_files(ck_x, 6)
+    os.rename(first, first + ".tmp")
+    os.rename(second, first)
+    os.rename(first + ".tmp", second)
+    manifest_path = os.path.join(ck_x, "step-00000006", "checkpoint.json")
+    with open(manifest_path) as f:
+        manifest = json.load(f)
+    entries = manifest["files"]
+    entries["state.rank0.safetensors"], entries["state.rank1.safetensors"] = \
+        entries["state.rank1.safetensors"], entries["state.rank0.safetensors"]
+    with open(manifest_path, "w") as f:
+        json.dump(manifest, f)
+    rc, _, err, _ = run([weft, "train", bundle, "-n", "2", *data, "--steps",
+                         "8", "--checkpoint-dir", ck_x, "--resume"])
+    check(rc == 2 and "state.rank0.safetensors holds the state of rank 1, "
+          "not of rank 0" in err and "holds the state of rank 0, not of "
+          "rank 1" in err, "swapped rank files: each rank refuses its own",
+          err)
+    ck_c = os.path.join(tmp, "ck-c")
+    shutil.copytree(ck_a, ck_c)
+    with open(state_files(ck_c, 6)[1], "r+b") as f:
+        f.seek(-3, os.SEEK_END)
+        byte = f.read(1)
+        f.seek(-3, os.SEEK_END)
+        f.write(bytes([byte[0] ^ 1]))
+    expect_refusal("a corrupted rank-1 state file",
+                   [weft, "train", bundle, "-n", "2", *data, "--steps", "8",
+                    "--checkpoint-dir", ck_c, "--resume"],
+                   "state.rank1.safetensors is corrupted: its sha256 is")
     expect_refusal("different executables on the ranks",
                    MPIRUN + ["-n", "1", exe, "--bundle", bundle, "--train",
                              *data, "--steps", "1", ":", "-n", "1",
