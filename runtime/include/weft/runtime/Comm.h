@@ -86,7 +86,7 @@ public:
   /// Finishes it: Communicator::wait().
   void wait();
   /// Runs `step` when the transfer has finished, before wait() returns
-  /// (after the steps added before it).
+  /// (after the steps added before it); at once when not pending.
   void then(std::function<void()> step);
 
 private:
@@ -112,7 +112,7 @@ public:
   int64_t size() const { return size_; }
   /// The members' world ranks, in group-index order.
   const std::vector<int64_t> &worldRanks() const { return worldRanks_; }
-  /// For messages: "mesh axes [0] (ranks 0,1)", "the world (ranks 0,1,2)".
+  /// For messages: "mesh axes [0] (ranks 0,1)", "the world (ranks 0-3)".
   const std::string &name() const { return name_; }
 
   /// out = the reduction over the group of every rank's `in` (count
