@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
 
+#include "dialects/weft/Sharding.h"
+
 namespace weft {
 #define GEN_PASS_DEF_ASYNCCOLLECTIVES
 #include "passes/Passes.h.inc"
@@ -60,15 +62,14 @@ struct AsyncCollectivesPass
         Operation *first = firstUser(op, block);
         if (!first || first == op->getNextNode())
           continue; // nothing to overlap
+        std::optional<int64_t> reduction =
+            runtimeReductionCode(op.getReduction());
+        if (!reduction)
+          continue; // the lowering reports it
         OpBuilder b(op);
-        int64_t reduction = 0;
-        if (op.getReduction() == shard::ReductionKind::Max)
-          reduction = 1;
-        else if (op.getReduction() == shard::ReductionKind::Min)
-          reduction = 2;
         auto start = AllReduceStartOp::create(
             b, op.getLoc(), op.getType(), op.getInput(), op.getGridAttr(),
-            op.getGridAxesAttr(), b.getI64IntegerAttr(reduction),
+            op.getGridAxesAttr(), b.getI64IntegerAttr(*reduction),
             b.getI64IntegerAttr(slot));
         b.setInsertionPoint(first);
         auto wait =

@@ -147,57 +147,59 @@ void updateInPlace(func::FuncOp func) {
   }
 }
 
-/// The runtime kernel of a `shard` collective (KernelABI.h), with its
-/// attributes; failure for any other op.
-LogicalResult collectiveKernel(Operation *op, StringRef &kernel,
-                               SmallVectorImpl<int64_t> &attrs) {
+/// The runtime kernel of a `shard` collective or weft.all_reduce_start
+/// (KernelABI.h), with its attributes; failure (diagnosed) for a reduction
+/// the runtime lacks; none for any other op.
+std::optional<LogicalResult> collectiveKernel(Operation *op, StringRef &kernel,
+                                              SmallVectorImpl<int64_t> &attrs) {
+  bool unsupported = false;
   auto appendAxes = [&](ArrayRef<int16_t> axes) {
     attrs.push_back(axes.size());
     attrs.append(axes.begin(), axes.end());
   };
-  auto reductionCode = [](shard::ReductionKind kind) -> int64_t {
-    switch (kind) {
-    case shard::ReductionKind::Max:
-      return 1;
-    case shard::ReductionKind::Min:
-      return 2;
-    default:
-      return 0;
+  auto reductionCode = [&](shard::ReductionKind kind) -> int64_t {
+    std::optional<int64_t> code = runtimeReductionCode(kind);
+    if (!code) {
+      op->emitError("reduction ")
+          << shard::stringifyReductionKind(kind)
+          << " has no runtime collective (sum, max, min and avg do)";
+      unsupported = true;
     }
+    return code.value_or(0);
   };
   if (auto allReduce = dyn_cast<shard::AllReduceOp>(op)) {
     kernel = "all_reduce";
     attrs.push_back(reductionCode(allReduce.getReduction()));
     appendAxes(allReduce.getGridAxes());
-    return success();
+    return failure(unsupported);
   }
   if (auto allGather = dyn_cast<shard::AllGatherOp>(op)) {
     kernel = "all_gather";
     attrs.push_back(allGather.getGatherAxis().getSExtValue());
     appendAxes(allGather.getGridAxes());
-    return success();
+    return failure(unsupported);
   }
   if (auto scatter = dyn_cast<shard::ReduceScatterOp>(op)) {
     kernel = "reduce_scatter";
     attrs.push_back(reductionCode(scatter.getReduction()));
     attrs.push_back(scatter.getScatterAxis().getSExtValue());
     appendAxes(scatter.getGridAxes());
-    return success();
+    return failure(unsupported);
   }
   if (auto start = dyn_cast<AllReduceStartOp>(op)) {
     kernel = "all_reduce_start";
     attrs.push_back(start.getSlot());
     attrs.push_back(start.getReduction());
     appendAxes(start.getGridAxes());
-    return success();
+    return failure(unsupported);
   }
   if (auto slice = dyn_cast<shard::AllSliceOp>(op)) {
     kernel = "all_slice";
     attrs.push_back(slice.getSliceAxis().getSExtValue());
     appendAxes(slice.getGridAxes());
-    return success();
+    return failure(unsupported);
   }
-  return failure();
+  return std::nullopt;
 }
 
 /// A `weft.shard` annotation as the runtime reads it: {dim, mesh_axes} of
@@ -364,7 +366,11 @@ struct LowerToRuntimePass
       }
       StringRef kernelName;
       SmallVector<int64_t> attrs;
-      if (failed(collectiveKernel(&op, kernelName, attrs))) {
+      if (std::optional<LogicalResult> collective =
+              collectiveKernel(&op, kernelName, attrs)) {
+        if (failed(*collective))
+          return failure();
+      } else {
         auto kernelOp = dyn_cast<KernelOpInterface>(op);
         if (!kernelOp)
           return op.emitError("has no lowering to the runtime");

@@ -167,3 +167,18 @@ FailureOr<Mesh> weft::getModuleMesh(ModuleOp module, std::string &error) {
         mesh.names.push_back(s.str());
   return mesh;
 }
+
+std::optional<int64_t> weft::runtimeReductionCode(shard::ReductionKind kind) {
+  switch (kind) {
+  case shard::ReductionKind::Sum:
+    return 0;
+  case shard::ReductionKind::Max:
+    return 1;
+  case shard::ReductionKind::Min:
+    return 2;
+  case shard::ReductionKind::Average:
+    return 3;
+  default:
+    return std::nullopt;
+  }
+}

@@ -20,6 +20,7 @@
 #ifndef WEFT_DIALECTS_WEFT_SHARDING_H
 #define WEFT_DIALECTS_WEFT_SHARDING_H
 
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -104,6 +105,10 @@ mlir::DictionaryAttr shardingToAttr(mlir::Builder &b,
                                     const TensorSharding &sharding);
 mlir::FailureOr<TensorSharding> shardingFromAttr(mlir::Attribute attr,
                                                  int64_t rank);
+
+/// The runtime's code for a shard reduction (KernelABI.h: 0 sum, 1 max,
+/// 2 min, 3 avg); none for the kinds the collective kernels do not have.
+std::optional<int64_t> runtimeReductionCode(mlir::shard::ReductionKind kind);
 
 /// The module's mesh: its (single) shard.grid with `weft.mesh_axes`.
 mlir::FailureOr<Mesh> getModuleMesh(mlir::ModuleOp module, std::string &error);

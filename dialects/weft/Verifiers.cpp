@@ -410,9 +410,9 @@ LogicalResult AllReduceStartOp::verify() {
     return emitOpError() << "result type " << getPending().getType()
                          << " differs from the operand's "
                          << getInput().getType();
-  if (getReduction() > 2)
-    return emitOpError() << "reduction must be 0 (sum), 1 (max) or 2 (min), "
-                            "got "
+  if (getReduction() > 3)
+    return emitOpError() << "reduction must be 0 (sum), 1 (max), 2 (min) or "
+                            "3 (avg), got "
                          << getReduction();
   return success();
 }

@@ -14,7 +14,8 @@ def Weft_AllReduceStartOp : Weft_Op<"all_reduce_start",
   let summary = "Starts shard.all_reduce over `grid_axes` of `grid`";
   let description = [{
     The result holds the reduction only after the weft.comm_wait of the same
-    `slot`; until then it must not be read. `reduction`: 0 sum, 1 max, 2 min.
+    `slot`; until then it must not be read. `reduction`: 0 sum, 1 max, 2 min,
+    3 avg.
     The operand may be reused as soon as the start returns.
   }];
   let arguments = (ins Weft_Tensor:$input, FlatSymbolRefAttr:$grid,

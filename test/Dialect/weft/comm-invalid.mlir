@@ -20,7 +20,7 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 shard.grid @mesh(shape = 2)
 func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{reduction must be 0 (sum), 1 (max) or 2 (min), got 5}}
+  // expected-error @+1 {{reduction must be 0 (sum), 1 (max), 2 (min) or 3 (avg), got 5}}
   %p = weft.all_reduce_start %x on @mesh grid_axes = [0] slot = 1 {reduction = 5 : i64} : tensor<4xf32> -> tensor<4xf32>
   return %p : tensor<4xf32>
 }
