@@ -193,6 +193,12 @@ std::optional<LogicalResult> collectiveKernel(Operation *op, StringRef &kernel,
     appendAxes(start.getGridAxes());
     return failure(unsupported);
   }
+  if (auto offset = dyn_cast<MeshOffsetOp>(op)) {
+    kernel = "mesh_offset";
+    attrs.push_back(offset.getBlock());
+    appendAxes(offset.getGridAxes());
+    return success();
+  }
   if (auto slice = dyn_cast<shard::AllSliceOp>(op)) {
     kernel = "all_slice";
     attrs.push_back(slice.getSliceAxis().getSExtValue());

@@ -13,6 +13,7 @@
 #include "dialects/weft/GradientRules.h"
 #include "dialects/weft/Sharding.h"
 #include "dialects/weft/ShardingRules.h"
+#include "passes/VocabParallel.h"
 
 #include "mlir/IR/IRMapping.h"
 
@@ -47,9 +48,14 @@ private:
                                 const TensorSharding &to, Operation *user);
   FailureOr<RankedTensorType> local(Value value, const TensorSharding &s,
                                     Operation *where);
+  Value keptLabels(Operation *op, Value labels);
   Value countedLabels(Operation *op, Value labels, const MeshAxes &axes);
   Value allGather(Value local, int64_t dim, const DimSharding &split,
                   Location loc);
+  FailureOr<SmallVector<Value>>
+  expandLookup(Operation *op, const ShardingPlan &plan, IRMapping &mapping);
+  std::optional<LocalValue> splitScatter(Value value, const LocalValue &cur,
+                                         const TensorSharding &to);
 
   ModuleOp module;
   func::FuncOp global, partitioned;
@@ -59,6 +65,12 @@ private:
   /// Resharded copies: (global value, target sharding) -> local value.
   std::map<std::pair<void *, std::string>, Value> reshards;
   DenseMap<Value, Value> labelCounts;
+  /// Vocabulary-parallel cross-entropies: local scores -> log-sum-exp, so
+  /// the gradient reuses the forward's.
+  DenseMap<Value, Value> logSumExps;
+  /// Local operands of each partitioned scatter_add (the global op), for
+  /// rebuilding it split along its axis.
+  DenseMap<Operation *, std::pair<Value, Value>> scatterOperands;
   llvm::StringMap<TensorSharding> paramShardings;
 };
 
@@ -162,6 +174,10 @@ FailureOr<Value> Partitioner::reshard(Value value, const TensorSharding &to,
     return cached;
   Value v = cur.value;
   TensorSharding s = cur.sharding;
+  if (std::optional<LocalValue> split = splitScatter(value, cur, to)) {
+    v = split->value;
+    s = split->sharding;
+  }
   Location loc = value.getLoc();
   for (MeshAxis axis : to.partial)
     if (!llvm::is_contained(s.partial, axis))
@@ -170,11 +186,16 @@ FailureOr<Value> Partitioner::reshard(Value value, const TensorSharding &to,
   // Partial sums over exactly the axes a whole dim is wanted split over:
   // one reduce_scatter adds them up and leaves each rank its block.
   if (!s.partial.empty() && to.partial.empty()) {
+    // The block a dim already has may split further (the partial axes
+    // minor to its own).
     int scatterDim = -1;
-    for (auto [d, want] : llvm::enumerate(to.dims))
-      if (!want.empty() && s.dims[d].empty() && want.outer == 1 &&
-          want.axes == s.partial && to.dims[d] != s.dims[d])
+    for (auto [d, want] : llvm::enumerate(to.dims)) {
+      const DimSharding &have = s.dims[d];
+      MeshAxes joined(have.axes);
+      joined.append(s.partial.begin(), s.partial.end());
+      if (want.outer == 1 && have.outer == 1 && want.axes == joined)
         scatterDim = d;
+    }
     bool othersMatch = true;
     for (auto [d, want] : llvm::enumerate(to.dims))
       if (static_cast<int>(d) != scatterDim && want != s.dims[d])
@@ -204,12 +225,24 @@ FailureOr<Value> Partitioner::reshard(Value value, const TensorSharding &to,
                                    shard::ReductionKind::Sum);
     s.partial = to.partial;
   }
-  // Join split dims the user needs whole.
+  // Join split dims the user needs whole, or split over fewer axes (the
+  // leading ones: a ZeRO-3 parameter split over [tp, dp] gathered over dp
+  // for a tensor-parallel product).
   bool needsSplit = false;
   for (auto [d, dim] : llvm::enumerate(s.dims)) {
     const DimSharding &want = to.dims[d];
     if (dim == want)
       continue;
+    if (!want.empty() && dim.outer == 1 && want.outer == 1 &&
+        want.axes.size() < dim.axes.size() &&
+        ArrayRef<MeshAxis>(dim.axes).take_front(want.axes.size()) ==
+            ArrayRef<MeshAxis>(want.axes)) {
+      DimSharding minor(
+          MeshAxes(dim.axes.begin() + want.axes.size(), dim.axes.end()));
+      v = allGather(v, d, minor, loc);
+      dim = want;
+      continue;
+    }
     if (!dim.empty()) {
       v = allGather(v, d, dim, loc);
       dim.clear();
@@ -238,42 +271,161 @@ FailureOr<Value> Partitioner::reshard(Value value, const TensorSharding &to,
   return v;
 }
 
-/// The number of labels a cross-entropy counts, over all ranks of `axes`:
-/// those not equal to its ignore_index (all of them without one).
+/// Whether each of the (local) labels is counted: not its cross-entropy's
+/// ignore_index. Null without an ignore_index.
+Value Partitioner::keptLabels(Operation *op, Value labels) {
+  auto ignore = op->getAttrOfType<IntegerAttr>("ignore_index");
+  if (!ignore)
+    return {};
+  Location loc = op->getLoc();
+  auto t = cast<RankedTensorType>(labels.getType());
+  auto scalarType = RankedTensorType::get({}, t.getElementType());
+  Value ignored = ConstantOp::create(
+      b, loc, scalarType,
+      DenseElementsAttr::get(
+          scalarType, b.getIntegerAttr(t.getElementType(), ignore.getInt())));
+  auto boolType = t.clone(b.getI1Type());
+  Value eq = EqualOp::create(b, loc, boolType, labels, ignored);
+  return NotOp::create(b, loc, boolType, eq);
+}
+
+/// The number of labels a cross-entropy counts, over all ranks of `axes`
+/// (the axes its rows are split over): those not equal to its ignore_index
+/// (all of them without one). `labels` is this rank's block, as the op
+/// reads it.
 Value Partitioner::countedLabels(Operation *op, Value labels,
                                  const MeshAxes &axes) {
   if (Value cached = labelCounts[labels])
     return cached;
   Location loc = op->getLoc();
   auto scalarF32 = RankedTensorType::get({}, b.getF32Type());
+  auto t = cast<RankedTensorType>(labels.getType());
   Value count;
-  auto ignore = op->getAttrOfType<IntegerAttr>("ignore_index");
-  if (!ignore) {
-    auto t = cast<RankedTensorType>(labels.getType());
-    count = gradient::scalar(b, loc, b.getF32Type(),
-                             static_cast<double>(t.getNumElements()));
-  } else {
-    Value local = values[labels].value;
-    auto t = cast<RankedTensorType>(local.getType());
-    Value ignored = ConstantOp::create(
-        b, loc, RankedTensorType::get({}, t.getElementType()),
-        DenseElementsAttr::get(
-            RankedTensorType::get({}, t.getElementType()),
-            b.getIntegerAttr(t.getElementType(), ignore.getInt())));
-    auto boolType = t.clone(b.getI1Type());
-    Value eq = EqualOp::create(b, loc, boolType, local, ignored);
-    Value kept = NotOp::create(b, loc, boolType, eq);
+  if (Value kept = keptLabels(op, labels)) {
     Value ones = gradient::castTo(b, loc, kept, b.getF32Type());
     SmallVector<int64_t> all;
     for (int64_t d = 0; d < t.getRank(); ++d)
       all.push_back(d);
-    Value localCount =
-        all.empty() ? ones : gradient::reduceSum(b, loc, ones, all, false);
-    count = shard::AllReduceOp::create(b, loc, scalarF32, mesh.symbol, axes,
-                                       localCount, shard::ReductionKind::Sum);
+    count = all.empty() ? ones : gradient::reduceSum(b, loc, ones, all, false);
+    if (!axes.empty())
+      count = shard::AllReduceOp::create(b, loc, scalarF32, mesh.symbol, axes,
+                                         count, shard::ReductionKind::Sum);
+  } else {
+    count = gradient::scalar(
+        b, loc, b.getF32Type(),
+        static_cast<double>(t.getNumElements() * mesh.groupSize(axes)));
   }
   labelCounts[labels] = count;
   return count;
+}
+
+/// A scatter_add (the gradient of an embedding) computed whole but wanted
+/// split along its axis: each rank scatters only the indices in its block
+/// instead (the sum stays partial over the axes it was).
+std::optional<LocalValue> Partitioner::splitScatter(Value value,
+                                                    const LocalValue &cur,
+                                                    const TensorSharding &to) {
+  auto scatter = value.getDefiningOp<ScatterAddOp>();
+  if (!scatter || !scatterOperands.count(scatter))
+    return std::nullopt;
+  int64_t axis = scatter.getAxis();
+  const DimSharding &want = to.dims[axis];
+  if (!cur.sharding.dims[axis].empty() || want.outer != 1)
+    return std::nullopt;
+  // The leading axes of the wanted split that are not partial sums.
+  MeshAxes blockAxes;
+  for (MeshAxis a : want.axes) {
+    if (llvm::is_contained(cur.sharding.partial, a))
+      break;
+    blockAxes.push_back(a);
+  }
+  if (blockAxes.empty())
+    return std::nullopt;
+  TensorSharding split = cur.sharding;
+  split.dims[axis] = DimSharding(blockAxes);
+  std::string error;
+  FailureOr<RankedTensorType> type =
+      localType(scatter.getType(), split, mesh, error);
+  if (failed(type))
+    return std::nullopt;
+  auto [indices, updates] = scatterOperands[scatter];
+  vocab::Builder vb(b, mesh, blockAxes);
+  Location loc = scatter.getLoc();
+  vocab::LocalIndices local = vb.localIndices(
+      loc, indices, scatter.getType().getDimSize(axis), type->getDimSize(axis));
+  return LocalValue{vb.scatterAdd(loc, local, updates, axis, *type), split};
+}
+
+/// The rank's part of a lookup into data split along the looked-up dim:
+/// a gather of a row-split table, a cross-entropy (or its gradient) over
+/// class-split scores (VocabParallel.h).
+FailureOr<SmallVector<Value>>
+Partitioner::expandLookup(Operation *op, const ShardingPlan &plan,
+                          IRMapping &mapping) {
+  Location loc = op->getLoc();
+  vocab::Builder vb(b, mesh, plan.blockAxes);
+  auto operand = [&](unsigned i) { return mapping.lookup(op->getOperand(i)); };
+  if (auto gather = dyn_cast<GatherOp>(op)) {
+    FailureOr<RankedTensorType> type = local(gather, plan.results[0], op);
+    if (failed(type))
+      return failure();
+    int64_t axis = gather.getAxis();
+    Value data = operand(0);
+    vocab::LocalIndices indices = vb.localIndices(
+        loc, operand(1), gather.getData().getType().getDimSize(axis),
+        cast<RankedTensorType>(data.getType()).getDimSize(axis));
+    return SmallVector<Value>{vb.gather(loc, data, indices, axis, *type)};
+  }
+  // softmax_cross_entropy(_grad): scores, labels, [loss_grad].
+  auto ce = dyn_cast<SoftmaxCrossEntropyOp>(op);
+  auto ceGrad = dyn_cast<SoftmaxCrossEntropyGradOp>(op);
+  if (!ce && !ceGrad)
+    return op->emitError("has no vocabulary-parallel form");
+  Value scores = operand(0), labels = operand(1);
+  auto scoresType = cast<RankedTensorType>(scores.getType());
+  auto labelsType = cast<RankedTensorType>(labels.getType());
+  Value &lse = logSumExps[scores];
+  if (!lse)
+    lse = vb.logSumExp(loc, scores);
+  Value mask = vb.labelMask(loc, scores, labels);
+  StringRef reduction = ce ? ce.getReduction() : ceGrad.getReduction();
+  Value kept = keptLabels(op, labels);
+  SmallVector<int64_t> rowShape(scoresType.getShape());
+  rowShape[1] = 1;
+  Value zero = gradient::scalarLike(b, loc, scores, 0.0);
+  if (ce) {
+    Value rows = gradient::reshape(
+        b, loc, gradient::sub(b, loc, lse, vb.labelScores(loc, scores, mask)),
+        labelsType.getShape());
+    if (kept)
+      rows = WhereOp::create(b, loc, rows.getType(), kept, rows, zero);
+    if (reduction == "none")
+      return SmallVector<Value>{rows};
+    SmallVector<int64_t> all;
+    for (int64_t d = 0; d < labelsType.getRank(); ++d)
+      all.push_back(d);
+    Value total = gradient::reduceSum(b, loc, rows, all, false);
+    if (reduction == "mean")
+      total = gradient::div(b, loc, total,
+                            countedLabels(op, labels, plan.countAxes));
+    return SmallVector<Value>{total};
+  }
+  // d loss / d scores = (softmax - onehot) times each row's loss gradient.
+  Value coef = operand(ceGrad.getWeights() ? 3 : 2);
+  if (reduction == "none")
+    coef = gradient::reshape(b, loc, coef, rowShape);
+  else if (reduction == "mean")
+    coef =
+        gradient::div(b, loc, coef, countedLabels(op, labels, plan.countAxes));
+  if (kept) {
+    Value keptRows = gradient::reshape(b, loc, kept, rowShape);
+    coef = WhereOp::create(b, loc, keptRows, coef, zero);
+  }
+  Value shifted = gradient::sub(b, loc, scores, lse);
+  Value probs = ExpOp::create(b, loc, shifted.getType(), shifted);
+  Value onehot = gradient::castTo(b, loc, mask, scoresType.getElementType());
+  return SmallVector<Value>{
+      gradient::mul(b, loc, gradient::sub(b, loc, probs, onehot), coef)};
 }
 
 LogicalResult Partitioner::partitionOp(Operation *op) {
@@ -342,6 +494,18 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
       return failure();
     mapping.map(operand, *v);
   }
+  if (plan->fixup == ShardingPlan::Fixup::BlockGather ||
+      plan->fixup == ShardingPlan::Fixup::ClassBlocks) {
+    FailureOr<SmallVector<Value>> results = expandLookup(op, *plan, mapping);
+    if (failed(results))
+      return failure();
+    for (auto [i, r] : llvm::enumerate(*results))
+      values[op->getResult(i)] = {r, plan->results[i]};
+    return success();
+  }
+  if (isa<ScatterAddOp>(op))
+    scatterOperands[op] = {mapping.lookup(op->getOperand(0)),
+                           mapping.lookup(op->getOperand(1))};
   Operation *clone = b.clone(*op, mapping);
   for (auto [result, s] : llvm::zip(clone->getResults(), plan->results)) {
     FailureOr<RankedTensorType> t =
@@ -379,9 +543,13 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
     clone->setAttr("starts", b.getDenseI64ArrayAttr(local));
     break;
   }
+  case ShardingPlan::Fixup::BlockGather:
+  case ShardingPlan::Fixup::ClassBlocks:
+    break; // expanded above
   case ShardingPlan::Fixup::CrossEntropyMean: {
     clone->setAttr("reduction", b.getStringAttr("sum"));
-    Value count = countedLabels(op, op->getOperand(1), plan->countAxes);
+    Value count =
+        countedLabels(op, mapping.lookup(op->getOperand(1)), plan->countAxes);
     results[0] = gradient::div(b, loc, results[0], count);
     break;
   }

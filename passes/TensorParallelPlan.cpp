@@ -11,8 +11,10 @@
 // sums one all_reduce completes). A trial is kept when no op ever needs a
 // tensor-parallel split joined again (no all_gather over the axis), so the
 // pairs that survive are exactly Megatron's: MLP up/down projections and
-// attention's QKV/output projections with whole heads per rank; a
-// vocabulary projection feeding a cross-entropy is rejected and stays whole.
+// attention's QKV/output projections with whole heads per rank. A
+// vocabulary projection feeding a cross-entropy splits by class and an
+// embedding table by rows (the vocabulary-parallel lookups of
+// passes/VocabParallel.h need no gather either).
 //
 //===----------------------------------------------------------------------===//
 #include "passes/TensorParallelPlan.h"
@@ -178,24 +180,39 @@ weft::planTensorParallel(func::FuncOp func, const Mesh &mesh, MeshAxis axis) {
   int baseline = Trial(func, mesh, axis, accepted).run();
   if (baseline < 0)
     return accepted;
-  SmallVector<MatMulOp> products;
-  func.walk([&](MatMulOp mm) {
-    if (mm.getRhs().getType().getRank() == 2 && viewParam(mm.getRhs()))
-      products.push_back(mm);
+  // Candidates in program order: the output features of each product with
+  // a 2-D parameter on the right (column-parallel, plain or in 3 blocks for
+  // a packed q, k, v), and the rows of each embedding table a gather reads
+  // (vocabulary-parallel).
+  struct Candidate {
+    ParamOp param;
+    int64_t dim;
+    SmallVector<int64_t, 2> outers;
+  };
+  SmallVector<Candidate> candidates;
+  func.walk([&](Operation *op) {
+    if (auto mm = dyn_cast<MatMulOp>(op)) {
+      std::optional<ParamView> w = viewParam(mm.getRhs());
+      if (mm.getRhs().getType().getRank() == 2 && w)
+        candidates.push_back(
+            {w->param, w->perm[mm.getTransposeB() ? 0 : 1], {1, 3}});
+    } else if (auto gather = dyn_cast<GatherOp>(op)) {
+      if (auto p = gather.getData().getDefiningOp<ParamOp>())
+        candidates.push_back({p, static_cast<int64_t>(gather.getAxis()), {1}});
+    }
   });
-  for (MatMulOp mm : products) {
-    ParamView w = *viewParam(mm.getRhs());
-    if (accepted.count(w.param.getName()))
+  for (Candidate &c : candidates) {
+    if (accepted.count(c.param.getName()))
       continue;
-    int64_t bN = mm.getTransposeB() ? 0 : 1;
-    int64_t n = mm.getRhs().getType().getDimSize(bN);
-    for (int64_t outer : {int64_t(1), int64_t(3)}) {
+    int64_t n = c.param.getType().getDimSize(c.dim);
+    for (int64_t outer : c.outers) {
       if (n % (outer * tp) != 0)
         continue;
       llvm::StringMap<TensorSharding> seeded = accepted;
-      TensorSharding s = TensorSharding::replicated(2);
-      s.dims[w.perm[bN]] = DimSharding(MeshAxes{axis}, outer);
-      seeded[w.param.getName()] = s;
+      TensorSharding s =
+          TensorSharding::replicated(c.param.getType().getRank());
+      s.dims[c.dim] = DimSharding(MeshAxes{axis}, outer);
+      seeded[c.param.getName()] = s;
       Trial trial(func, mesh, axis, seeded);
       int gathers = trial.run();
       if (gathers >= 0 && gathers <= baseline) {

@@ -407,12 +407,17 @@ Plan window(Operation *op, ArrayRef<TensorSharding> in, bool grad) {
   return plan;
 }
 
-/// gather(data, indices): data whole along `axis`, indices' splits carry
-/// over to the result dims they become.
+/// gather(data, indices): indices' splits carry over to the result dims
+/// they become. Float data split along `axis` in plain blocks stays split
+/// (each rank looks up its block; the result is a partial sum over those
+/// axes); otherwise data is whole along `axis`.
 Plan gather(GatherOp op, ArrayRef<TensorSharding> in) {
   int64_t axis = op.getAxis();
   int64_t ri = op.getIndices().getType().getRank();
   TensorSharding data = in[0];
+  DimSharding blocks = data.dims[axis];
+  if (blocks.outer != 1 || !isFloat(op.getData()))
+    blocks.clear();
   data.dims[axis].clear();
   data.partial.clear();
   TensorSharding indices = in[1];
@@ -423,7 +428,7 @@ Plan gather(GatherOp op, ArrayRef<TensorSharding> in) {
     result.dims.push_back(indices.dims[d]);
   for (int64_t d = axis + 1; d < static_cast<int64_t>(data.dims.size()); ++d)
     result.dims.push_back(data.dims[d]);
-  MeshAxes used;
+  MeshAxes used = blocks.axes;
   dedupeAxes(result.dims, used);
   for (int64_t d = 0; d < ri; ++d)
     indices.dims[d] = result.dims[axis + d];
@@ -431,7 +436,13 @@ Plan gather(GatherOp op, ArrayRef<TensorSharding> in) {
     data.dims[d] = result.dims[d];
   for (int64_t d = axis + 1; d < static_cast<int64_t>(data.dims.size()); ++d)
     data.dims[d] = result.dims[d + ri - 1];
+  data.dims[axis] = blocks;
   Plan plan;
+  if (!blocks.empty()) {
+    result.partial = blocks.axes;
+    plan.fixup = Plan::Fixup::BlockGather;
+    plan.blockAxes = blocks.axes;
+  }
   plan.operands = {data, indices};
   plan.results.push_back(result);
   return plan;
@@ -466,19 +477,27 @@ Plan scatterAdd(ScatterAddOp op, ArrayRef<TensorSharding> in) {
 }
 
 /// softmax_cross_entropy(_grad): scores [N, C, ...] and labels [N, ...]
-/// split alike on the row dims; C whole.
+/// split alike on the row dims. C stays split when it is in plain blocks
+/// and there are no class weights (vocabulary parallelism: the partitioner
+/// combines the log-sum-exp over its axes); else C is whole.
 template <typename OpT>
 FailureOr<Plan> crossEntropy(OpT op, ArrayRef<TensorSharding> in, bool isGrad,
                              std::string &error) {
   RankedTensorType scores = tensorType(op.getScores());
   TensorSharding s = in[0];
   s.partial.clear();
+  DimSharding classes = s.dims[1];
+  if (classes.outer != 1 || op.getWeights())
+    classes.clear();
   s.dims[1].clear();
+  MeshAxes used = classes.axes;
+  dedupeAxes(s.dims, used);
   TensorSharding labels = TensorSharding::replicated(scores.getRank() - 1);
   labels.dims[0] = s.dims[0];
   for (int64_t d = 2; d < scores.getRank(); ++d)
     labels.dims[d - 1] = s.dims[d];
   MeshAxes rowAxes = s.usedAxes();
+  s.dims[1] = classes;
   Plan plan;
   plan.operands = {s, labels};
   if (op.getWeights()) {
@@ -489,9 +508,10 @@ FailureOr<Plan> crossEntropy(OpT op, ArrayRef<TensorSharding> in, bool isGrad,
     }
     plan.operands.push_back(TensorSharding::replicated(1));
   }
-  if (isGrad)
-    plan.operands.push_back(TensorSharding::replicated(0));
   StringRef reduction = op.getReduction();
+  if (isGrad)
+    plan.operands.push_back(
+        reduction == "none" ? labels : TensorSharding::replicated(0));
   if (isGrad) {
     plan.results.push_back(s);
   } else if (reduction == "none") {
@@ -501,7 +521,11 @@ FailureOr<Plan> crossEntropy(OpT op, ArrayRef<TensorSharding> in, bool isGrad,
     r.partial = rowAxes;
     plan.results.push_back(r);
   }
-  if (reduction == "mean" && !rowAxes.empty()) {
+  if (!classes.empty()) {
+    plan.fixup = Plan::Fixup::ClassBlocks;
+    plan.blockAxes = classes.axes;
+    plan.countAxes = rowAxes;
+  } else if (reduction == "mean" && !rowAxes.empty()) {
     plan.fixup = Plan::Fixup::CrossEntropyMean;
     plan.countAxes = rowAxes;
   }
@@ -538,6 +562,31 @@ Plan batchOnly(Operation *op, ArrayRef<TensorSharding> in) {
       s.dims[0] = batch;
     plan.results.push_back(s);
   }
+  return plan;
+}
+
+/// A partial sum that passes through an op (linear in a partial operand)
+/// cannot stay partial over a mesh axis the result is also split over
+/// (say a partial gradient times a column-split weight): the operands are
+/// summed over such axes first.
+Plan completeOverSplitAxes(Plan plan) {
+  MeshAxes clash;
+  for (const TensorSharding &r : plan.results) {
+    for (MeshAxis a : r.partial)
+      for (const DimSharding &d : r.dims)
+        if (llvm::is_contained(d.axes, a) && !llvm::is_contained(clash, a))
+          clash.push_back(a);
+  }
+  if (clash.empty())
+    return plan;
+  auto drop = [&](TensorSharding &t) {
+    llvm::erase_if(t.partial,
+                   [&](MeshAxis a) { return llvm::is_contained(clash, a); });
+  };
+  for (TensorSharding &t : plan.operands)
+    drop(t);
+  for (TensorSharding &t : plan.results)
+    drop(t);
   return plan;
 }
 
@@ -600,11 +649,15 @@ FailureOr<ShardingPlan> weft::planSharding(Operation *op,
               [&](Operation *o) { return batchOnly(o, in); })
           .Default([&](Operation *) { return std::nullopt; });
   if (plan)
-    return *plan;
-  if (auto ce = dyn_cast<SoftmaxCrossEntropyOp>(op))
-    return crossEntropy(ce, in, /*isGrad=*/false, error);
-  if (auto ceg = dyn_cast<SoftmaxCrossEntropyGradOp>(op))
-    return crossEntropy(ceg, in, /*isGrad=*/true, error);
-  error = "has no sharding rule";
-  return failure();
+    return completeOverSplitAxes(*plan);
+  FailureOr<Plan> ce = failure();
+  if (auto fwd = dyn_cast<SoftmaxCrossEntropyOp>(op))
+    ce = crossEntropy(fwd, in, /*isGrad=*/false, error);
+  else if (auto grad = dyn_cast<SoftmaxCrossEntropyGradOp>(op))
+    ce = crossEntropy(grad, in, /*isGrad=*/true, error);
+  else
+    error = "has no sharding rule";
+  if (failed(ce))
+    return failure();
+  return completeOverSplitAxes(*ce);
 }

@@ -9,7 +9,10 @@
 // sums (`partial`); ops linear in such an operand keep them, everything
 // else makes the partitioner add them up first (all_reduce). Ops whose
 // kernels divide by a global count (means, the cross-entropy's mean) say so
-// in `fixup`, and the partitioner rescales their local results.
+// in `fixup`, and the partitioner rescales their local results. Lookups
+// into data split along the looked-up dim (an embedding table or the
+// classes of a cross-entropy split by vocabulary) are fixups too: the
+// partitioner masks them by this rank's block.
 //
 //===----------------------------------------------------------------------===//
 #ifndef WEFT_DIALECTS_WEFT_SHARDINGRULES_H
@@ -36,9 +39,19 @@ struct ShardingPlan {
     /// slice / slice_grad: `starts` index the global dims; a window that is
     /// one block of a strided split starts elsewhere in the local block.
     LocalStarts,
+    /// gather whose data is split along the indexed dim over `blockAxes`
+    /// (a vocabulary-parallel embedding): each rank looks up the indices
+    /// in its block, zeros elsewhere, and the result is a partial sum.
+    BlockGather,
+    /// softmax_cross_entropy(_grad) with the class dim split over
+    /// `blockAxes` (vocabulary-parallel): the log-sum-exp and the label's
+    /// score are combined over those axes by all_reduce; `countAxes` are
+    /// the row axes, as for CrossEntropyMean.
+    ClassBlocks,
   } fixup = Fixup::None;
   double scale = 1.0;
   MeshAxes countAxes;
+  MeshAxes blockAxes;
 };
 
 /// The plan for `op` given its operands' current shardings. Fails with

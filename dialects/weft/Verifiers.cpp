@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "dialects/weft/ShapeRules.h"
 #include "dialects/weft/WeftOps.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 
 #include "llvm/Support/MathExtras.h"
 
@@ -425,5 +426,23 @@ LogicalResult CommWaitOp::verify() {
     return emitOpError() << "waits on slot " << getSlot()
                          << " for a collective started on slot "
                          << start.getSlot();
+  return success();
+}
+
+LogicalResult MeshOffsetOp::verify() {
+  if (getBlock() < 1)
+    return emitOpError() << "block must be positive, got " << getBlock();
+  if (getGridAxes().empty())
+    return emitOpError("needs at least one grid axis");
+  auto grid =
+      SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(*this, getGridAttr());
+  if (!grid)
+    return emitOpError() << "names " << getGridAttr()
+                         << ", which is not a shard.grid";
+  for (int16_t axis : getGridAxes())
+    if (axis < 0 || axis >= grid.getRank())
+      return emitOpError() << "grid axis " << axis << " is not an axis of "
+                           << getGridAttr() << " (rank " << grid.getRank()
+                           << ")";
   return success();
 }

@@ -4,6 +4,8 @@
 // complete where they stand. weft-async-collectives splits an all_reduce
 // into a start, where its operand is complete, and a wait, where its result
 // is first needed, so the computation between them overlaps the transfer.
+// weft.mesh_offset is the one value of a partitioned program that differs
+// between ranks without communication.
 //
 //===----------------------------------------------------------------------===//
 #ifndef WEFT_COMM_OPS_TD
@@ -39,6 +41,26 @@ def Weft_CommWaitOp : Weft_Op<"comm_wait", [MemoryEffects<[MemWrite]>,
   let arguments = (ins Weft_Tensor:$pending, I64Attr:$slot);
   let results = (outs Weft_Tensor:$result);
   let assemblyFormat = "$pending `slot` `=` $slot attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Weft_MeshOffsetOp : Weft_Op<"mesh_offset", [Pure]> {
+  let summary = "Where this rank's block of a split dimension starts";
+  let description = [{
+    A rank-0 i64: `block` times this rank's index in the group over
+    `grid_axes` of `grid` (coordinates linearized first axis major, the
+    order of the shard dialect's collectives). A dimension split over those
+    axes in blocks of `block` starts there on this rank; the partitioner
+    uses it to mask gathers, scatters and cross-entropies whose data are
+    split along the dimension they index (vocabulary parallelism).
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$grid, DenseI16ArrayAttr:$grid_axes,
+                   I64Attr:$block);
+  let results = (outs 0DTensorOf<[I64]>:$offset);
+  let assemblyFormat = [{
+    `on` $grid `grid_axes` `=` $grid_axes `block` `=` $block attr-dict `:`
+    type($offset)
+  }];
   let hasVerifier = 1;
 }
 

@@ -11,10 +11,12 @@ namespace comm {
 using cpu::TensorArg;
 
 CollectiveCall::CollectiveCall(const char *kernel, void *const *bufs,
-                               const int64_t *desc, int64_t leading)
+                               const int64_t *desc, int64_t leading,
+                               int tensors)
     : args_(kernel, bufs, desc) {
-  args_.expectTensors(2, 2);
-  args_.expectDType(1, args_.tensor(0).dtype);
+  args_.expectTensors(tensors, tensors);
+  if (tensors == 2)
+    args_.expectDType(1, args_.tensor(0).dtype);
   args_.expectAttrs(leading + 1);
   numAxes_ = args_.attr(leading);
   if (numAxes_ < 0)

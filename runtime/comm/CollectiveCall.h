@@ -1,7 +1,8 @@
 //===- CollectiveCall.h - What the collective kernels share ---------------===//
 //
-// Every collective kernel is x -> y of one dtype, some leading attributes,
-// then the mesh axes of its group ([count, axes...]). CollectiveCall reads
+// Every collective kernel is x -> y of one dtype (mesh_offset: y alone),
+// some leading attributes, then the mesh axes of its group ([count,
+// axes...]). CollectiveCall reads
 // that head once and checks it; BlockLayout describes a tensor as the g
 // blocks of one of its dims, which are not contiguous unless the dim is
 // the leading one (every dim before it has extent 1).
@@ -20,9 +21,10 @@ namespace comm {
 
 class CollectiveCall {
 public:
-  /// `leading`: the attributes before the mesh axes.
+  /// `leading`: the attributes before the mesh axes; `tensors`: 2 (x -> y,
+  /// one dtype) or 1 (y alone).
   CollectiveCall(const char *kernel, void *const *bufs, const int64_t *desc,
-                 int64_t leading);
+                 int64_t leading, int tensors = 2);
 
   const cpu::KernelArgs &args() const { return args_; }
   const cpu::TensorArg &x() const { return args_.tensor(0); }

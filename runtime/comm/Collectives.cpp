@@ -1,10 +1,10 @@
 //===- Collectives.cpp - The blocking collective kernels of KernelABI.h ---===//
 //
 // all_reduce, all_gather, reduce_scatter, all_to_all, broadcast and
-// all_slice over the groups of the device mesh (Comm.h). Blocks of a dim
-// other than the leading one are not contiguous: gathers receive into
-// group-major scratch and interleave, scatters pack before sending. A group
-// of one rank copies (the Communicator does).
+// all_slice over the groups of the device mesh (Comm.h), and mesh_offset.
+// Blocks of a dim other than the leading one are not contiguous: gathers
+// receive into group-major scratch and interleave, scatters pack before
+// sending. A group of one rank copies (the Communicator does).
 //
 //===----------------------------------------------------------------------===//
 #include "CollectiveCall.h"
@@ -112,4 +112,16 @@ extern "C" void weft_k_all_slice(void *const *bufs, const int64_t *desc) {
   call.expectJoined(y, "y", x, "x", dim);
   BlockLayout(x, dim, call.groupSize())
       .extract(x.data, call.groupIndex(), y.data);
+}
+
+// Where this rank's block of a dim split over the group starts.
+extern "C" void weft_k_mesh_offset(void *const *bufs, const int64_t *desc) {
+  CollectiveCall call("mesh_offset", bufs, desc, 1, /*tensors=*/1);
+  const cpu::TensorArg &y = call.args().tensor(0);
+  if (y.dtype != WEFT_I64 || y.numel != 1)
+    call.fail("y " + CollectiveCall::typeOf(y) + " is not one i64");
+  const int64_t block = call.attr(0);
+  if (block < 1)
+    call.fail("block " + std::to_string(block) + " is not positive");
+  *y.as<int64_t>() = call.groupIndex() * block;
 }

@@ -49,7 +49,7 @@ class Mlp(torch.nn.Module):
 
 
 class CausalLm(torch.nn.Module):
-    VOCAB, SEQ, DIM = 50, 12, 32
+    VOCAB, SEQ, DIM = 48, 12, 32
 
     def __init__(self):
         super().__init__()

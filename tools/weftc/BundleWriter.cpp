@@ -385,6 +385,46 @@ static std::string humanBytes(int64_t bytes) {
   return s;
 }
 
+/// The parameters (and optimizer state) the plan splits: each rank's block
+/// of which dim, over which mesh axes.
+static void writeSplitParams(llvm::raw_ostream &os,
+                             const ProgramSummary &summary) {
+  std::string lines;
+  llvm::raw_string_ostream ls(lines);
+  for (mlir::Attribute a : summary.params) {
+    auto dict = mlir::cast<mlir::DictionaryAttr>(a);
+    auto shard = dict.getAs<mlir::DictionaryAttr>("shard");
+    if (!shard)
+      continue;
+    auto type = mlir::cast<mlir::RankedTensorType>(
+        mlir::cast<mlir::TypeAttr>(dict.get("type")).getValue());
+    int64_t dim = shard.getAs<mlir::IntegerAttr>("dim").getInt();
+    int64_t outer = 1;
+    if (auto o = shard.getAs<mlir::IntegerAttr>("outer"))
+      outer = o.getInt();
+    ls << "  " << mlir::cast<mlir::StringAttr>(dict.get("name")).getValue()
+       << ": dim " << dim << " over ";
+    int64_t g = 1;
+    llvm::interleave(
+        shard.getAs<mlir::ArrayAttr>("mesh_axes"), ls,
+        [&](mlir::Attribute axis) {
+          int64_t i = mlir::cast<mlir::IntegerAttr>(axis).getInt();
+          g *= summary.meshShape[i];
+          ls << (i < static_cast<int64_t>(summary.meshAxes.size())
+                     ? summary.meshAxes[i]
+                     : "axis " + std::to_string(i));
+        },
+        "+");
+    ls << ", " << type.getDimSize(dim) << " of " << type.getDimSize(dim) * g
+       << " per rank";
+    if (outer != 1)
+      ls << " (in " << outer << " strided blocks)";
+    ls << "\n";
+  }
+  if (!lines.empty())
+    os << "\nsplit parameters (each rank holds a block):\n" << lines;
+}
+
 bool BundleWriter::writePlanText(const std::string &modelPath,
                                  const std::string &target,
                                  const ProgramSummary &summary,
@@ -414,7 +454,9 @@ bool BundleWriter::writePlanText(const std::string &modelPath,
   os << "  inputs and outputs    " << humanBytes(summary.ioBytes) << "\n"
      << "  peak                  "
      << humanBytes(summary.paramBytes + summary.arenaBytes + summary.ioBytes)
-     << "\n\nkernel launches per run (each rank):\n";
+     << "\n";
+  writeSplitParams(os, summary);
+  os << "\nkernel launches per run (each rank):\n";
   for (auto &[kernel, count] : summary.kernelCounts)
     os << "  " << kernel << ": " << count << "\n";
   return writeTextFile(path("plan.txt"), text, error);

@@ -24,3 +24,38 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
   %p = weft.all_reduce_start %x on @mesh grid_axes = [0] slot = 1 {reduction = 5 : i64} : tensor<4xf32> -> tensor<4xf32>
   return %p : tensor<4xf32>
 }
+
+// -----
+
+shard.grid @mesh(shape = 2x2)
+func.func @main() -> tensor<i64> {
+  // expected-error @+1 {{block must be positive, got 0}}
+  %0 = weft.mesh_offset on @mesh grid_axes = [1] block = 0 : tensor<i64>
+  return %0 : tensor<i64>
+}
+
+// -----
+
+shard.grid @mesh(shape = 2x2)
+func.func @main() -> tensor<i64> {
+  // expected-error @+1 {{grid axis 2 is not an axis of @mesh (rank 2)}}
+  %0 = weft.mesh_offset on @mesh grid_axes = [2] block = 4 : tensor<i64>
+  return %0 : tensor<i64>
+}
+
+// -----
+
+func.func @main() -> tensor<i64> {
+  // expected-error @+1 {{names @nowhere, which is not a shard.grid}}
+  %0 = weft.mesh_offset on @nowhere grid_axes = [0] block = 4 : tensor<i64>
+  return %0 : tensor<i64>
+}
+
+// -----
+
+shard.grid @mesh(shape = 2)
+func.func @main() -> tensor<i64> {
+  // expected-error @+1 {{needs at least one grid axis}}
+  %0 = weft.mesh_offset on @mesh grid_axes = [] block = 4 : tensor<i64>
+  return %0 : tensor<i64>
+}

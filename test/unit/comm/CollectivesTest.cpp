@@ -320,6 +320,23 @@ TEST(Collectives, ReduceScatterAndSliceAlongEachDim) {
         }
 }
 
+// mesh_offset: this rank's index in the group times the block, which is
+// where all_slice's block of the same group starts.
+TEST(Collectives, MeshOffsetIsTheGroupIndexTimesTheBlock) {
+  for (const auto &axes : axisSets()) {
+    SCOPED_TRACE(label(WEFT_I64, axes));
+    int64_t got = -1;
+    std::vector<int64_t> d = {1, WEFT_I64, 0}; // one rank-0 i64
+    std::vector<int64_t> attrs = {5, static_cast<int64_t>(axes.size())};
+    attrs.insert(attrs.end(), axes.begin(), axes.end());
+    d.push_back(static_cast<int64_t>(attrs.size()));
+    d.insert(d.end(), attrs.begin(), attrs.end());
+    void *bufs[] = {&got};
+    weft_k_mesh_offset(bufs, d.data());
+    EXPECT_EQ(got, 5 * myIndex(members(axes)));
+  }
+}
+
 // x [2g, g, 2g]: block j along split_dim goes to index j; y joins the
 // received blocks along concat_dim.
 TEST(Collectives, AllToAllEverySplitAndConcatDim) {

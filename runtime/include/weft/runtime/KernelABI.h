@@ -25,8 +25,9 @@
 //                                  void *const *inputs, void *const *outputs);
 //
 // The kernel list, with each one's attribute layout, is in WEFT_KERNELS
-// below: the compiler (dialects/weft/RuntimeLowering.cpp) and the CPU
-// kernels (runtime/kernels/cpu) both follow it.
+// (compute, runtime/kernels/cpu) and WEFT_COMM_KERNELS (collectives,
+// runtime/comm) below: the compiler (dialects/weft/RuntimeLowering.cpp,
+// passes/LowerToRuntime.cpp) and the kernels both follow it.
 //
 //===----------------------------------------------------------------------===//
 #ifndef WEFT_RUNTIME_KERNELABI_H
@@ -181,22 +182,6 @@ enum WeftLossReduction {
 ///                                    torch.optim.SGD (the buffer exists
 ///                                    when momentum != 0)
 ///
-/// Collectives (runtime/comm; Comm.h: the mesh, its groups and the watchdog).
-/// `axes` is a count then that many mesh axes; the group's ranks are ordered
-/// by their coordinates over the axes, first listed major. reduction: 0 sum,
-/// 1 max, 2 min. Dtypes f32, f64, i64, i32, bf16 (reduced in f32).
-/// all_reduce   x -> y                reduction, axes; y may be x
-/// all_gather   x -> y                dim, axes; y joins the group's x along
-///                                    dim in group order
-/// reduce_scatter x -> y              reduction, dim, axes; y is this rank's
-///                                    block along dim of the group's sum
-/// all_slice    x -> y                dim, axes; y is this rank's block of x
-///                                    (no communication)
-/// all_reduce_start x -> y            slot, reduction, axes; y holds the
-///                                    reduction after comm_wait(slot); x may
-///                                    be reused at once
-/// comm_wait    y                     slot; completes the start of `slot` in y
-///
 /// Collectives (runtime/comm; Comm.h). Every rank of the SPMD program calls
 /// them in the same order. `axes` are mesh axes (naxes, then axes[naxes]):
 /// the group is the ranks that differ from this one only in those axes,
@@ -229,6 +214,8 @@ enum WeftLossReduction {
 /// all_slice    x -> y                dim, naxes, axes; y = this rank's
 ///                                    block (its group index) of x along
 ///                                    dim; no communication
+/// mesh_offset  y                     block, naxes, axes; y (one i64) =
+///                                    this rank's group index * block
 /// all_reduce_start     x -> y        slot, reduction, naxes, axes
 /// all_gather_start     x -> y        slot, dim, naxes, axes
 /// reduce_scatter_start x -> y        slot, reduction, dim, naxes, axes
@@ -255,16 +242,14 @@ enum WeftLossReduction {
   X(transpose) X(concat) X(split) X(slice) X(gather) X(expand) X(trilu)        \
   X(softmax_xent) X(copy) X(scatter_add) X(conv_grad_input)                    \
   X(conv_grad_weight) X(max_pool_grad) X(avg_pool_grad) X(layer_norm_grad)     \
-  X(softmax_grad) X(softmax_xent_grad) X(slice_grad) X(adamw) X(sgd)         \
-  X(all_reduce) X(all_gather) X(reduce_scatter) X(all_slice)                  \
-  X(all_reduce_start) X(comm_wait)
+  X(softmax_grad) X(softmax_xent_grad) X(slice_grad) X(adamw) X(sgd)
 // clang-format on
 
 // clang-format off
 #define WEFT_COMM_KERNELS(X)                                                   \
   X(all_reduce) X(all_gather) X(reduce_scatter) X(all_to_all) X(broadcast)     \
   X(all_slice) X(all_reduce_start) X(all_gather_start)                         \
-  X(reduce_scatter_start) X(comm_wait)
+  X(reduce_scatter_start) X(comm_wait) X(mesh_offset)
 // clang-format on
 
 #define WEFT_DECLARE_KERNEL(name)                                              \
