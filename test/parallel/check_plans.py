@@ -5,6 +5,9 @@ rows), trains it 10 steps on one device with weft, then compiles and trains
 it under each PLAN on real MPI ranks (`weft train -n N`, mpirun underneath)
 and requires, per plan:
   - per-step losses equal to the single-device ones within 1e-5 relative;
+  - `weft export` of the final checkpoint writes, for every trained
+    parameter, exactly the tensor the rank state files put together give
+    (split parameters are joined by the exporter itself);
   - the final parameters and optimizer state (every rank's state file in
     the checkpoint, split tensors put back together along their signature's
     "shard" dim) equal to the single-device checkpoint within 1e-5 relative
@@ -27,6 +30,8 @@ import subprocess
 import sys
 
 import numpy as np
+import onnx
+import onnx.numpy_helper
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -110,6 +115,26 @@ def final_state(ckpt, bundle, ranks):
     return state
 
 
+def export_mismatches(bundle, ckpt, work, state):
+    """Names of trained parameters `weft export` writes differently from
+    `state` (the checkpoint's tensors joined here)."""
+    out = os.path.join(work, "trained.onnx")
+    ct.run(["weft", "export", bundle, "--checkpoint", ckpt, "-o", out])
+    model = onnx.load(out)
+    exported = {t.name: onnx.numpy_helper.to_array(t)
+                for t in model.graph.initializer}
+    bad = []
+    for k, v in state.items():
+        if k.startswith(("adamw.", "sgd.")) or k == "step" or k not in exported:
+            continue
+        if not np.array_equal(exported[k], v):
+            bad.append(k)
+    trained = [k for k in state if k in exported]
+    if not trained:
+        bad.append("(no trained parameter in the export)")
+    return bad
+
+
 def main():
     name, optimizer, work = sys.argv[1], sys.argv[2], sys.argv[3]
     plans = sys.argv[4:]
@@ -166,11 +191,15 @@ def main():
                 state_err = max(state_err, float(np.max(diff)) / scale)
             elif not np.array_equal(state[k], v):
                 state_err = float("inf")
-        good = loss_err <= TOLERANCE and state_err <= TOLERANCE
+        export_bad = export_mismatches(bundle, step_dir, pw, state)
+        good = loss_err <= TOLERANCE and state_err <= TOLERANCE and \
+            not export_bad
         ok = ok and good
         print(f"{name}/{optimizer} {plan:14s} ranks {ranks}: losses "
-              f"{loss_err:.1e}, final state {state_err:.1e} "
-              f"({'ok' if good else 'FAILED'}, limit {TOLERANCE})"
+              f"{loss_err:.1e}, final state {state_err:.1e}, export "
+              + ("exact" if not export_bad else
+                 "differs in " + ", ".join(export_bad))
+              + f" ({'ok' if good else 'FAILED'}, limit {TOLERANCE})"
               + (f"; {noise_only} AdamW elements with noise-only gradients "
                  "not compared" if noise_only else ""))
     sys.exit(0 if ok else 1)

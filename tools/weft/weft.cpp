@@ -18,10 +18,10 @@
 // weftc copies into every bundle) with the parameters of a training
 // checkpoint in place of its initializers. The checkpoint is DIR/latest (or
 // the newest step-* directory), or DIR itself when it is a step-* directory;
-// for a multi-rank bundle, rank 0's state file (refused when the plan splits
-// parameters over the ranks). It is verified as `weft train --resume`
-// verifies it (runtime/executor/Checkpoint.h: sizes, SHA-256, tensors)
-// against the signature the bundle's executable prints with
+// for a multi-rank bundle, rank 0's state file, and every rank's for the
+// parameters the plan splits (JoinShards.h). It is verified as `weft train
+// --resume` verifies it (runtime/executor/Checkpoint.h: sizes, SHA-256,
+// tensors) against the signature the bundle's executable prints with
 // --print-signature: that signature's SHA-256 is what every checkpoint
 // records, so a checkpoint of another model (or of the same model compiled
 // with other flags) is refused. The ONNX half lives in
@@ -30,6 +30,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/executor/Checkpoint.h"
+#include "tools/weft/JoinShards.h"
 #include "weft/runtime/Executor.h"
 #include "weft/runtime/FileUtil.h"
 #include "weft/runtime/Json.h"
@@ -507,47 +508,25 @@ int exportCommand(int argc, char **argv) {
                      " was compiled for inference; export needs the "
                      "training bundle (weftc compile --train) that wrote "
                      "the checkpoint");
-  // Several ranks: every rank holds the whole parameters unless the plan
-  // splits them (ZeRO-3, tensor parallelism); then they would have to be
-  // put together from every rank's file.
-  const weft::ModelSignature &signed_ = executor.signature();
-  std::string split;
-  for (const weft::TensorSpec &spec : signed_.params)
-    if (spec.role == weft::StateRole::Param && spec.shardDim >= 0)
-      split += (split.empty() ? "'" : ", '") + spec.name + "'";
-  if (!split.empty())
-    return error(kExitBadInput,
-                 "bundle " + bundle + " splits parameters over its " +
-                     std::to_string(signed_.worldSize) + " ranks (" + split +
-                     "); 'weft export' of split parameters is not supported "
-                     "yet (compile without --zero 3 and --tp to export)");
-
-  // Rank 0's state file: every rank's parameters are the same.
-  weft::CheckpointStore store(storeDir, signature, 0, signed_.worldSize);
+  // Several ranks: parameters the plan splits are put together from every
+  // rank's state file (JoinShards.h); the others come from rank 0's.
+  std::vector<weft::WholeParam> whole;
   weft::CheckpointInfo info;
   if (stepName.empty()) {
     std::string which;
+    weft::CheckpointStore store(storeDir, signature, 0,
+                                executor.signature().worldSize);
     if (!store.hasCheckpoint(which))
       return error(kExitBadInput,
                    "no checkpoint in " + storeDir +
                        " (no 'latest' file and no step-* directory)");
-    status = store.load(executor, info);
-  } else {
-    status = store.loadStep(executor, stepName, info);
   }
+  status = weft::loadWholeParams(signature, storeDir, stepName, whole, info);
   if (!status.ok())
     return error(status.code, status.message);
-
   std::vector<weft::ExportParam> params;
-  const weft::ModelSignature &sig = executor.signature();
-  for (size_t i = 0; i < sig.params.size(); ++i) {
-    if (sig.params[i].role != weft::StateRole::Param)
-      continue;
-    const weft::HostTensor &tensor = executor.param(i);
-    params.push_back({sig.params[i].name, sig.params[i].dtype,
-                      sig.params[i].shape, tensor.data.data(),
-                      tensor.byteSize()});
-  }
+  for (const weft::WholeParam &p : whole)
+    params.push_back({p.name, p.dtype, p.shape, p.data.data(), p.data.size()});
   weft::ExportSummary summary;
   status = weft::exportOnnxModel(sourcePath, params, output, summary);
   if (!status.ok())

@@ -20,7 +20,7 @@ replay of the same arithmetic:
   - a rank that exits, is killed or hangs in the middle of a step: every
     rank exits non-zero within WEFT_COMM_TIMEOUT=3 s, naming the collective;
   - a collective left without its comm_wait; `weft export` of a multi-rank
-    checkpoint (rank 0's file) and its refusal for split parameters.
+    checkpoint (rank 0's file) and its refusal of another bundle's.
 Inference: `weft-fake-dp-model` (FakeDpModel.cpp) on a 2x2 mesh: every rank
 reads the whole input and keeps its block, rank 0 writes the outputs (a
 split one put together).
@@ -499,11 +499,12 @@ def train_checks(args, tmp, x, y, w0, b0):
               np.array_equal(inits["b"], ref_b),
               "exported w and b equal the trained ones")
     write_source_onnx(os.path.join(other, "source.onnx"), w0, b0)
-    expect_refusal("weft export of split parameters",
+    # (Joining split parameters is checked on real plans:
+    # test/parallel/check_plans.py.)
+    expect_refusal("weft export of another bundle's checkpoint",
                    [weft, "export", other, "--checkpoint", ck_a, "-o",
                     out_onnx + "2"],
-                   "splits parameters over its 2 ranks ('local_sq'); 'weft "
-                   "export' of split parameters is not supported yet")
+                   "was written by another model")
 
 
 def inference_checks(args, tmp):
