@@ -5,6 +5,9 @@
 // weft.comm_wait (right before the first user), so the ops in between run
 // while the reduction travels. Each pair gets its own slot. The splits and
 // reshapes that unpack a bucket are moved down to their users first.
+// shard.all_gather becomes weft.all_gather_start and weft.comm_wait the
+// same way, except that the gathers of parameters (ZeRO-3) are prefetched:
+// each starts as soon as the previous one is waited for.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
@@ -49,37 +52,103 @@ void sinkUnpacking(Operation *op) {
   }
 }
 
+/// The parameter `v` is, possibly through reshapes (a strided split's
+/// view), or null.
+ParamOp paramBehind(Value v) {
+  while (auto reshape = v.getDefiningOp<ReshapeOp>())
+    v = reshape.getInput();
+  return v.getDefiningOp<ParamOp>();
+}
+
 struct AsyncCollectivesPass
     : public weft::impl::AsyncCollectivesBase<AsyncCollectivesPass> {
+  int64_t slot = 0;
+
   void runOnOperation() override {
-    int64_t slot = 0;
     getOperation().walk([&](func::FuncOp func) {
       SmallVector<shard::AllReduceOp> reduces;
       func.walk([&](shard::AllReduceOp op) { reduces.push_back(op); });
-      for (shard::AllReduceOp op : reduces) {
-        Block *block = op->getBlock();
-        sinkUnpacking(op);
-        Operation *first = firstUser(op, block);
-        if (!first || first == op->getNextNode())
-          continue; // nothing to overlap
-        std::optional<int64_t> reduction =
-            runtimeReductionCode(op.getReduction());
-        if (!reduction)
-          continue; // the lowering reports it
-        OpBuilder b(op);
-        auto start = AllReduceStartOp::create(
-            b, op.getLoc(), op.getType(), op.getInput(), op.getGridAttr(),
-            op.getGridAxesAttr(), b.getI64IntegerAttr(*reduction),
-            b.getI64IntegerAttr(slot));
-        b.setInsertionPoint(first);
-        auto wait =
-            CommWaitOp::create(b, op.getLoc(), op.getType(), start.getPending(),
-                               b.getI64IntegerAttr(slot));
-        op.getResult().replaceAllUsesWith(wait.getResult());
-        op.erase();
-        ++slot;
-      }
+      for (shard::AllReduceOp op : reduces)
+        splitReduce(op);
+      SmallVector<shard::AllGatherOp> gathers;
+      func.walk([&](shard::AllGatherOp op) { gathers.push_back(op); });
+      prefetchGathers(gathers);
     });
+  }
+
+  void splitReduce(shard::AllReduceOp op) {
+    Block *block = op->getBlock();
+    sinkUnpacking(op);
+    Operation *first = firstUser(op, block);
+    if (!first || first == op->getNextNode())
+      return; // nothing to overlap
+    std::optional<int64_t> reduction = runtimeReductionCode(op.getReduction());
+    if (!reduction)
+      return; // the lowering reports it
+    OpBuilder b(op);
+    auto start = AllReduceStartOp::create(
+        b, op.getLoc(), op.getType(), op.getInput(), op.getGridAttr(),
+        op.getGridAxesAttr(), b.getI64IntegerAttr(*reduction),
+        b.getI64IntegerAttr(slot));
+    b.setInsertionPoint(first);
+    auto wait =
+        CommWaitOp::create(b, op.getLoc(), op.getType(), start.getPending(),
+                           b.getI64IntegerAttr(slot));
+    op.getResult().replaceAllUsesWith(wait.getResult());
+    op.erase();
+    ++slot;
+  }
+
+  /// Gathers of parameters (ZeRO-3 gathers one at each use) are started one
+  /// ahead: the first where its parameter is read, each next one right
+  /// after the previous one is waited for, so the next use's parameters
+  /// travel while this use computes and at most two gathered copies are
+  /// alive. Other gathers start where they stand and are waited for where
+  /// first needed.
+  void prefetchGathers(ArrayRef<shard::AllGatherOp> gathers) {
+    Operation *previousWait = nullptr;
+    for (shard::AllGatherOp op : gathers) {
+      Block *block = op->getBlock();
+      Operation *first = firstUser(op, block);
+      if (!first)
+        continue;
+      ParamOp param = paramBehind(op.getInput());
+      bool prefetch = param && param->getBlock() == block;
+      if (!prefetch && first == op->getNextNode())
+        continue; // nothing to overlap
+      OpBuilder b(op);
+      if (prefetch) {
+        // Hoist the view of the parameter (if any) with the start.
+        Operation *at =
+            previousWait ? previousWait->getNextNode() : param->getNextNode();
+        if (at->isBeforeInBlock(op)) {
+          SmallVector<Operation *> views;
+          Value v = op.getInput();
+          while (auto reshape = v.getDefiningOp<ReshapeOp>()) {
+            views.push_back(reshape);
+            v = reshape.getInput();
+          }
+          for (Operation *view : llvm::reverse(views))
+            if (at->isBeforeInBlock(view))
+              view->moveBefore(at);
+          b.setInsertionPoint(at);
+        }
+      }
+      auto start = AllGatherStartOp::create(
+          b, op.getLoc(), op.getType(), op.getInput(), op.getGridAttr(),
+          op.getGridAxesAttr(),
+          b.getI64IntegerAttr(op.getGatherAxis().getSExtValue()),
+          b.getI64IntegerAttr(slot));
+      b.setInsertionPoint(first);
+      auto wait =
+          CommWaitOp::create(b, op.getLoc(), op.getType(), start.getPending(),
+                             b.getI64IntegerAttr(slot));
+      op.getResult().replaceAllUsesWith(wait.getResult());
+      op.erase();
+      ++slot;
+      if (prefetch)
+        previousWait = wait;
+    }
   }
 };
 

@@ -193,6 +193,13 @@ std::optional<LogicalResult> collectiveKernel(Operation *op, StringRef &kernel,
     appendAxes(start.getGridAxes());
     return failure(unsupported);
   }
+  if (auto start = dyn_cast<AllGatherStartOp>(op)) {
+    kernel = "all_gather_start";
+    attrs.push_back(start.getSlot());
+    attrs.push_back(start.getGatherAxis());
+    appendAxes(start.getGridAxes());
+    return success();
+  }
   if (auto offset = dyn_cast<MeshOffsetOp>(op)) {
     kernel = "mesh_offset";
     attrs.push_back(offset.getBlock());

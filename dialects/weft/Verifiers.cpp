@@ -418,14 +418,48 @@ LogicalResult AllReduceStartOp::verify() {
   return success();
 }
 
+LogicalResult AllGatherStartOp::verify() {
+  auto in = cast<RankedTensorType>(getInput().getType());
+  auto out = cast<RankedTensorType>(getPending().getType());
+  int64_t axis = getGatherAxis();
+  if (axis < 0 || axis >= in.getRank())
+    return emitOpError() << "gather_axis " << axis << " is not a dim of " << in;
+  auto grid =
+      SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(*this, getGridAttr());
+  if (!grid)
+    return emitOpError() << "names " << getGridAttr()
+                         << ", which is not a shard.grid";
+  int64_t g = 1;
+  ArrayRef<int64_t> shape = grid.getShape();
+  for (int16_t a : getGridAxes()) {
+    if (a < 0 || a >= grid.getRank())
+      return emitOpError() << "grid axis " << a << " is not an axis of "
+                           << getGridAttr() << " (rank " << grid.getRank()
+                           << ")";
+    g *= shape[a];
+  }
+  SmallVector<int64_t> joined(in.getShape());
+  joined[axis] *= g;
+  if (out.getElementType() != in.getElementType() ||
+      out.getShape() != ArrayRef<int64_t>(joined))
+    return emitOpError() << "result type " << out << " is not " << g
+                         << " blocks of " << in << " joined along dim " << axis;
+  return success();
+}
+
 LogicalResult CommWaitOp::verify() {
-  auto start = getPending().getDefiningOp<AllReduceStartOp>();
-  if (!start)
-    return emitOpError("waits for a value no weft.all_reduce_start produced");
-  if (start.getSlot() != getSlot())
+  Operation *start = getPending().getDefiningOp();
+  std::optional<int64_t> slot;
+  if (auto reduce = dyn_cast_or_null<AllReduceStartOp>(start))
+    slot = reduce.getSlot();
+  else if (auto gather = dyn_cast_or_null<AllGatherStartOp>(start))
+    slot = gather.getSlot();
+  if (!slot)
+    return emitOpError("waits for a value no weft.all_reduce_start or "
+                       "weft.all_gather_start produced");
+  if (*slot != static_cast<int64_t>(getSlot()))
     return emitOpError() << "waits on slot " << getSlot()
-                         << " for a collective started on slot "
-                         << start.getSlot();
+                         << " for a collective started on slot " << *slot;
   return success();
 }
 

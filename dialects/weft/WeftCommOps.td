@@ -31,12 +31,35 @@ def Weft_AllReduceStartOp : Weft_Op<"all_reduce_start",
   let hasVerifier = 1;
 }
 
+def Weft_AllGatherStartOp : Weft_Op<"all_gather_start",
+    [MemoryEffects<[MemWrite]>]> {
+  let summary = "Starts shard.all_gather over `grid_axes` of `grid`";
+  let description = [{
+    The result (the members' operands joined along `gather_axis`) holds the
+    gather only after the weft.comm_wait of the same `slot`. The partitioner
+    gathers a ZeRO-3 parameter at each use; weft-async-collectives starts
+    each such gather when the previous one is waited for, so the next
+    layer's parameters travel while this layer computes.
+  }];
+  let arguments = (ins Weft_Tensor:$input, FlatSymbolRefAttr:$grid,
+                   DenseI16ArrayAttr:$grid_axes, I64Attr:$gather_axis,
+                   I64Attr:$slot);
+  let results = (outs Weft_Tensor:$pending);
+  let assemblyFormat = [{
+    $input `on` $grid `grid_axes` `=` $grid_axes `gather_axis` `=`
+    $gather_axis `slot` `=` $slot attr-dict `:` type($input) `->`
+    type($pending)
+  }];
+  let hasVerifier = 1;
+}
+
 def Weft_CommWaitOp : Weft_Op<"comm_wait", [MemoryEffects<[MemWrite]>,
     AllTypesMatch<["pending", "result"]>]> {
   let summary = "Waits for the collective started with `slot`";
   let description = [{
-    `pending` is the result of the weft.all_reduce_start of the same slot;
-    the result is the same buffer, now holding the reduction.
+    `pending` is the result of the weft.all_reduce_start or
+    weft.all_gather_start of the same slot; the result is the same buffer,
+    now holding the collective's result.
   }];
   let arguments = (ins Weft_Tensor:$pending, I64Attr:$slot);
   let results = (outs Weft_Tensor:$result);

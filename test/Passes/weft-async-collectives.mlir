@@ -45,3 +45,55 @@ func.func @main(%x: tensor<8xf32>, %y: tensor<4xf32>) -> (tensor<2x2xf32>, tenso
   %4 = weft.add %1#1, %3 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return %2, %4, %3 : tensor<2x2xf32>, tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// ZeRO-3 gathers of parameters are prefetched: the first starts where its
+// parameter is read, each next one right after the previous one is waited
+// for (a strided parameter's view moves up with its start), so the next
+// product's weight travels while this one computes. An activation's gather
+// starts where it stood and is waited for where first needed.
+// CHECK-LABEL: func.func @main
+// CHECK: %[[W1:.*]] = weft.param "w1"
+// CHECK-NEXT: %[[P1:.*]] = weft.all_gather_start %[[W1]] on @mesh grid_axes = [0] gather_axis = 0 slot = 0 : tensor<4x8xf32> -> tensor<8x8xf32>
+// CHECK: %[[W2:.*]] = weft.param "w2"
+// CHECK: %[[W3:.*]] = weft.param "w3"
+// CHECK-NEXT: %[[G1:.*]] = weft.comm_wait %[[P1]] slot = 0
+// CHECK-NEXT: %[[P2:.*]] = weft.all_gather_start %[[W2]] {{.*}} slot = 1
+// CHECK-NEXT: %[[M1:.*]] = weft.matmul %{{.*}}, %[[G1]]
+// CHECK-NEXT: %[[T1:.*]] = weft.tanh %[[M1]]
+// CHECK-NEXT: %[[G2:.*]] = weft.comm_wait %[[P2]] slot = 1
+// CHECK-NEXT: %[[V3:.*]] = weft.reshape %[[W3]] : tensor<6x8xf32> to tensor<3x2x8xf32>
+// CHECK-NEXT: %[[P3:.*]] = weft.all_gather_start %[[V3]] on @mesh grid_axes = [0] gather_axis = 1 slot = 2 : tensor<3x2x8xf32> -> tensor<3x4x8xf32>
+// CHECK-NEXT: weft.matmul %[[T1]], %[[G2]]
+// CHECK-NEXT: weft.tanh
+// CHECK-NEXT: weft.comm_wait %[[P3]] slot = 2
+// CHECK: %[[M3:.*]] = weft.matmul
+// CHECK-NEXT: %[[PA:.*]] = weft.all_gather_start %[[T1]] {{.*}} slot = 3
+// CHECK-NEXT: weft.exp %[[M3]]
+// CHECK-NEXT: weft.comm_wait %[[PA]] slot = 3
+// CHECK-NOT: shard.all_gather
+// RT: weftrt.launch "all_gather_start"({{.*}}) {desc = array<i64: 2, 0, 2, 4, 8, 0, 2, 8, 8, 4, 0, 0, 1, 0>}
+// RT: weftrt.launch "comm_wait"
+shard.grid @mesh(shape = 2x1) {weft.mesh_axes = ["dp", "tp"]}
+func.func @main(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %w1 = weft.param "w1" : tensor<4x8xf32>
+  %w2 = weft.param "w2" : tensor<4x8xf32>
+  %w3 = weft.param "w3" : tensor<6x8xf32>
+  %g1 = shard.all_gather %w1 on @mesh grid_axes = [0] gather_axis = 0 : tensor<4x8xf32> -> tensor<8x8xf32>
+  %0 = weft.matmul %x, %g1 : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %1 = weft.tanh %0 : tensor<4x8xf32>
+  %g2 = shard.all_gather %w2 on @mesh grid_axes = [0] gather_axis = 0 : tensor<4x8xf32> -> tensor<8x8xf32>
+  %2 = weft.matmul %1, %g2 : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %3 = weft.tanh %2 : tensor<4x8xf32>
+  %v3 = weft.reshape %w3 : tensor<6x8xf32> to tensor<3x2x8xf32>
+  %g3 = shard.all_gather %v3 on @mesh grid_axes = [0] gather_axis = 1 : tensor<3x2x8xf32> -> tensor<3x4x8xf32>
+  %r3 = weft.reshape %g3 : tensor<3x4x8xf32> to tensor<12x8xf32>
+  %s3 = weft.slice %r3 {starts = array<i64: 0, 0>, steps = array<i64: 1, 1>} : (tensor<12x8xf32>) -> tensor<8x8xf32>
+  %4 = weft.matmul %3, %s3 : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %act = shard.all_gather %1 on @mesh grid_axes = [0] gather_axis = 0 : tensor<4x8xf32> -> tensor<8x8xf32>
+  %5 = weft.exp %4 : tensor<4x8xf32>
+  %6 = weft.slice %act {starts = array<i64: 0, 0>, steps = array<i64: 1, 1>} : (tensor<8x8xf32>) -> tensor<4x8xf32>
+  %7 = weft.add %5, %6 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %7, %4 : tensor<4x8xf32>, tensor<4x8xf32>
+}

@@ -1,7 +1,7 @@
 // RUN: weft-opt %s -split-input-file -verify-diagnostics
 
 func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{waits for a value no weft.all_reduce_start produced}}
+  // expected-error @+1 {{waits for a value no weft.all_reduce_start or weft.all_gather_start produced}}
   %0 = weft.comm_wait %x slot = 0 : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
@@ -58,4 +58,32 @@ func.func @main() -> tensor<i64> {
   // expected-error @+1 {{needs at least one grid axis}}
   %0 = weft.mesh_offset on @mesh grid_axes = [] block = 4 : tensor<i64>
   return %0 : tensor<i64>
+}
+
+// -----
+
+shard.grid @mesh(shape = 2x2)
+func.func @main(%x: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{result type 'tensor<4x3xf32>' is not 4 blocks of 'tensor<4x3xf32>' joined along dim 0}}
+  %p = weft.all_gather_start %x on @mesh grid_axes = [0, 1] gather_axis = 0 slot = 0 : tensor<4x3xf32> -> tensor<4x3xf32>
+  return %p : tensor<4x3xf32>
+}
+
+// -----
+
+shard.grid @mesh(shape = 2x2)
+func.func @main(%x: tensor<4x3xf32>) -> tensor<4x6xf32> {
+  // expected-error @+1 {{gather_axis 2 is not a dim of 'tensor<4x3xf32>'}}
+  %p = weft.all_gather_start %x on @mesh grid_axes = [1] gather_axis = 2 slot = 0 : tensor<4x3xf32> -> tensor<4x6xf32>
+  return %p : tensor<4x6xf32>
+}
+
+// -----
+
+shard.grid @mesh(shape = 2x2)
+func.func @main(%x: tensor<4x3xf32>) -> tensor<8x3xf32> {
+  %p = weft.all_gather_start %x on @mesh grid_axes = [1] gather_axis = 0 slot = 4 : tensor<4x3xf32> -> tensor<8x3xf32>
+  // expected-error @+1 {{waits on slot 5 for a collective started on slot 4}}
+  %0 = weft.comm_wait %p slot = 5 : tensor<8x3xf32>
+  return %0 : tensor<8x3xf32>
 }
