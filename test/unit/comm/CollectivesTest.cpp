@@ -337,6 +337,88 @@ TEST(Collectives, MeshOffsetIsTheGroupIndexTimesTheBlock) {
   }
 }
 
+/// A point-to-point desc: one tensor of `shape`, then attrs and axes.
+std::vector<int64_t> p2pDesc(int64_t dtype, const std::vector<int64_t> &shape,
+                             std::vector<int64_t> attrs,
+                             const std::vector<int64_t> &axes) {
+  std::vector<int64_t> d = {1, dtype, static_cast<int64_t>(shape.size())};
+  d.insert(d.end(), shape.begin(), shape.end());
+  attrs.push_back(static_cast<int64_t>(axes.size()));
+  attrs.insert(attrs.end(), axes.begin(), axes.end());
+  d.push_back(static_cast<int64_t>(attrs.size()));
+  d.insert(d.end(), attrs.begin(), attrs.end());
+  return d;
+}
+
+// Every group passes a message around its ring with send_start/recv_start
+// (tags 7 and 8 both ways, posted in opposite orders), then index 0 sends
+// to index 1 with the blocking kernels.
+TEST(Collectives, SendAndRecvAroundEachGroup) {
+  for (int64_t dtype : {WEFT_F32, WEFT_BF16, WEFT_I64})
+    for (const auto &axes : axisSets()) {
+      SCOPED_TRACE(label(dtype, axes));
+      std::vector<int64_t> group = members(axes);
+      int64_t g = static_cast<int64_t>(group.size());
+      if (g < 2)
+        continue;
+      int64_t me = myIndex(group);
+      int64_t next = (me + 1) % g, prev = (me + g - 1) % g;
+      std::vector<int64_t> shape = {3, 5};
+      int64_t n = numel(shape);
+      Buffer out(dtype, n), back(dtype, n), in(dtype, n), inBack(dtype, n);
+      for (int64_t i = 0; i < n; ++i) {
+        out.set(i, fill(myRank(), i));
+        back.set(i, fill(myRank(), i + 100));
+      }
+      void *recvBufs[] = {in.data()};
+      void *recvBackBufs[] = {inBack.data()};
+      void *sendBufs[] = {out.data()};
+      void *sendBackBufs[] = {back.data()};
+      auto r1 = p2pDesc(dtype, shape, {10, prev, 7}, axes);
+      auto r2 = p2pDesc(dtype, shape, {11, next, 8}, axes);
+      auto s1 = p2pDesc(dtype, shape, {12, next, 7}, axes);
+      auto s2 = p2pDesc(dtype, shape, {13, prev, 8}, axes);
+      if (me % 2 == 0) {
+        weft_k_recv_start(recvBufs, r1.data());
+        weft_k_recv_start(recvBackBufs, r2.data());
+        weft_k_send_start(sendBufs, s1.data());
+        weft_k_send_start(sendBackBufs, s2.data());
+      } else {
+        weft_k_send_start(sendBackBufs, s2.data());
+        weft_k_send_start(sendBufs, s1.data());
+        weft_k_recv_start(recvBackBufs, r2.data());
+        weft_k_recv_start(recvBufs, r1.data());
+      }
+      // The sends copied their operands: overwriting them is harmless.
+      for (int64_t i = 0; i < n; ++i)
+        out.set(i, 0), back.set(i, 0);
+      for (auto [slot, buf] : {std::pair<int64_t, Buffer *>{10, &in},
+                               {11, &inBack},
+                               {12, &out},
+                               {13, &back}}) {
+        auto w = waitDesc(dtype, shape, slot, false);
+        void *waitBufs[] = {buf->data()};
+        weft_k_comm_wait(waitBufs, w.data());
+      }
+      for (int64_t i = 0; i < n; ++i) {
+        ASSERT_EQ(in.get(i), fill(group[prev], i)) << "from the previous";
+        ASSERT_EQ(inBack.get(i), fill(group[next], i + 100)) << "from the next";
+      }
+      if (me == 0) {
+        for (int64_t i = 0; i < n; ++i)
+          out.set(i, fill(myRank(), i + 7));
+        auto d = p2pDesc(dtype, shape, {1, 3}, axes);
+        weft_k_send(sendBufs, d.data());
+      } else if (me == 1) {
+        auto d = p2pDesc(dtype, shape, {0, 3}, axes);
+        weft_k_recv(recvBufs, d.data());
+        for (int64_t i = 0; i < n; ++i)
+          ASSERT_EQ(in.get(i), fill(group[0], i + 7)) << "blocking recv";
+      }
+      EXPECT_EQ(weft::comm::context().pendingSlots(), "");
+    }
+}
+
 // x [2g, g, 2g]: block j along split_dim goes to index j; y joins the
 // received blocks along concat_dim.
 TEST(Collectives, AllToAllEverySplitAndConcatDim) {

@@ -216,6 +216,16 @@ enum WeftLossReduction {
 ///                                    dim; no communication
 /// mesh_offset  y                     block, naxes, axes; y (one i64) =
 ///                                    this rank's group index * block
+/// send         x                     peer, tag, naxes, axes: x to group
+///                                    index `peer` (not this rank), which
+///                                    receives it with the recv of the same
+///                                    tag; returns once x may be reused
+/// recv         y                     peer, tag, naxes, axes: y from `peer`
+/// send_start   x                     slot, peer, tag, naxes, axes; x may be
+///                                    reused at once (copied); comm_wait(x)
+///                                    on the slot finishes the send
+/// recv_start   y                     slot, peer, tag, naxes, axes; y holds
+///                                    the message after comm_wait(y)
 /// all_reduce_start     x -> y        slot, reduction, naxes, axes
 /// all_gather_start     x -> y        slot, dim, naxes, axes
 /// reduce_scatter_start x -> y        slot, reduction, dim, naxes, axes
@@ -249,7 +259,8 @@ enum WeftLossReduction {
 #define WEFT_COMM_KERNELS(X)                                                   \
   X(all_reduce) X(all_gather) X(reduce_scatter) X(all_to_all) X(broadcast)     \
   X(all_slice) X(all_reduce_start) X(all_gather_start)                         \
-  X(reduce_scatter_start) X(comm_wait) X(mesh_offset)
+  X(reduce_scatter_start) X(comm_wait) X(mesh_offset) X(send) X(recv)        \
+  X(send_start) X(recv_start)
 // clang-format on
 
 #define WEFT_DECLARE_KERNEL(name)                                              \
