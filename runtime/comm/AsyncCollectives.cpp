@@ -1,11 +1,12 @@
 //===- AsyncCollectives.cpp - Started collectives and comm_wait -----------===//
 //
-// all_reduce_start, all_gather_start and reduce_scatter_start start their
-// collective and return; weft_k_comm_wait with the same slot finishes it.
-// The start keeps what it still needs of x (a copy into y or into scratch
-// the request owns), so x may be overwritten as soon as the start returns;
-// y must not be read or written until the comm_wait. comm_wait finishes y
-// in place; given a second tensor y2 (another buffer), it copies y there.
+// all_reduce_start, all_gather_start, reduce_scatter_start,
+// all_to_all_start and broadcast_start start their collective and return;
+// weft_k_comm_wait with the same slot finishes it. The start keeps what it
+// still needs of x (a copy into y or into scratch the request owns), so x may
+// be overwritten as soon as the start returns; y must not be read or written
+// until the comm_wait. comm_wait finishes y in place; given a second tensor y2
+// (another buffer), it copies y there.
 //
 //===----------------------------------------------------------------------===//
 #include "CollectiveCall.h"
@@ -94,6 +95,45 @@ extern "C" void weft_k_reduce_scatter_start(void *const *bufs,
       group.reduceScatterStart(packed->data(), y.data, y.numel, x.dtype, op);
   request.then([packed] {}); // keeps the scratch until the wait
   context().startSlot(slot, std::move(request), y.data, "reduce_scatter_start");
+}
+
+extern "C" void weft_k_all_to_all_start(void *const *bufs,
+                                        const int64_t *desc) {
+  CollectiveCall call("all_to_all_start", bufs, desc, 3);
+  const cpu::TensorArg &x = call.x(), &y = call.y();
+  const int64_t slot = call.attr(0);
+  const int64_t split = call.dim(1, x, "split_dim");
+  const int64_t concat = call.dim(2, x, "concat_dim");
+  const int64_t blockNumel = call.expectAllToAll(split, concat);
+  const int64_t g = call.groupSize();
+  BlockLayout sendLayout(x, split, g), recvLayout(y, concat, g);
+  // The operand, packed block-major, in scratch the request keeps.
+  Bytes packedIn = scratch(x.bytes());
+  sendLayout.pack(x.data, packedIn->data());
+  Request request;
+  if (recvLayout.contiguous()) {
+    request = call.group().allToAllStart(packedIn->data(), y.data, blockNumel,
+                                         x.dtype);
+    request.then([packedIn] {});
+  } else {
+    Bytes packedOut = scratch(y.bytes());
+    request = call.group().allToAllStart(packedIn->data(), packedOut->data(),
+                                         blockNumel, x.dtype);
+    void *out = y.data;
+    request.then([packedIn, packedOut, recvLayout, out] {
+      recvLayout.unpack(packedOut->data(), out);
+    });
+  }
+  context().startSlot(slot, std::move(request), y.data, "all_to_all_start");
+}
+
+extern "C" void weft_k_broadcast_start(void *const *bufs, const int64_t *desc) {
+  CollectiveCall call("broadcast_start", bufs, desc, 2);
+  const cpu::TensorArg &y = call.y();
+  const int64_t slot = call.attr(0);
+  const int64_t root = call.expectBroadcast(1);
+  Request request = call.group().broadcastStart(y.data, y.numel, y.dtype, root);
+  context().startSlot(slot, std::move(request), y.data, "broadcast_start");
 }
 
 extern "C" void weft_k_comm_wait(void *const *bufs, const int64_t *desc) {

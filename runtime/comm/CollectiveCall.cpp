@@ -4,6 +4,7 @@
 #include "weft/runtime/Diagnostics.h"
 
 #include <cstring>
+#include <vector>
 
 namespace weft {
 namespace comm {
@@ -86,6 +87,32 @@ void CollectiveCall::expectSameShape() const {
     ok = a.dims[d] == b.dims[d];
   if (!ok)
     fail("x " + typeOf(a) + " and y " + typeOf(b) + " differ in shape");
+}
+
+int64_t CollectiveCall::expectAllToAll(int64_t split, int64_t concat) const {
+  const TensorArg &a = x();
+  const int64_t g = groupSize_;
+  if (a.dims[split] % g != 0)
+    fail("x " + typeOf(a) + " cannot be cut into " + std::to_string(g) +
+         " blocks along split_dim " + std::to_string(split));
+  std::vector<int64_t> blockDims(a.dims, a.dims + a.rank);
+  blockDims[split] /= g;
+  TensorArg block = a;
+  block.dims = blockDims.data();
+  block.numel = a.numel / g;
+  expectJoined(block, "one block of x", y(), "y", concat);
+  return block.numel;
+}
+
+int64_t CollectiveCall::expectBroadcast(int64_t i) const {
+  expectSameShape();
+  const int64_t root = attr(i);
+  if (root < 0 || root >= groupSize_)
+    fail("root " + std::to_string(root) + " is not a group index (the " +
+         "group has " + std::to_string(groupSize_) + " ranks)");
+  if (x().data != y().data && groupIndex() == root)
+    std::memcpy(y().data, x().data, static_cast<size_t>(x().bytes()));
+  return root;
 }
 
 BlockLayout::BlockLayout(const TensorArg &whole, int64_t dim, int64_t g)

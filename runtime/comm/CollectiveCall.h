@@ -47,6 +47,12 @@ public:
                     int64_t dim) const;
   /// Fails unless `a` and `b` have the same shape.
   void expectSameShape() const;
+  /// all_to_all: x's `split` dim cuts into g blocks that, joined along
+  /// `concat`, make y. Returns one block's element count.
+  int64_t expectAllToAll(int64_t split, int64_t concat) const;
+  /// broadcast: x and y alike, attribute i a group index (the root, which
+  /// it returns); the root's x is copied into y.
+  int64_t expectBroadcast(int64_t i) const;
   [[noreturn]] void fail(const std::string &what) const;
 
   /// "f32[2,3]".

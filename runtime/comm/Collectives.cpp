@@ -58,18 +58,8 @@ extern "C" void weft_k_all_to_all(void *const *bufs, const int64_t *desc) {
   const cpu::TensorArg &x = call.x(), &y = call.y();
   const int64_t split = call.dim(0, x, "split_dim");
   const int64_t concat = call.dim(1, x, "concat_dim");
+  const int64_t blockNumel = call.expectAllToAll(split, concat);
   const int64_t g = call.groupSize();
-  if (x.dims[split] % g != 0)
-    call.fail("x " + CollectiveCall::typeOf(x) + " cannot be cut into " +
-              std::to_string(g) + " blocks along split_dim " +
-              std::to_string(split));
-  // One block: x with split_dim cut by g; y is g of them along concat_dim.
-  std::vector<int64_t> blockDims(x.dims, x.dims + x.rank);
-  blockDims[split] /= g;
-  cpu::TensorArg block = x;
-  block.dims = blockDims.data();
-  block.numel = x.numel / g;
-  call.expectJoined(block, "one block of x", y, "y", concat);
   Communicator &group = call.group();
   BlockLayout sendLayout(x, split, g), recvLayout(y, concat, g);
   std::vector<uint8_t> packedIn, packedOut;
@@ -84,21 +74,15 @@ extern "C" void weft_k_all_to_all(void *const *bufs, const int64_t *desc) {
     packedOut.resize(static_cast<size_t>(y.bytes()));
     recv = packedOut.data();
   }
-  group.allToAll(send, recv, block.numel, x.dtype);
+  group.allToAll(send, recv, blockNumel, x.dtype);
   if (!recvLayout.contiguous())
     recvLayout.unpack(packedOut.data(), y.data);
 }
 
 extern "C" void weft_k_broadcast(void *const *bufs, const int64_t *desc) {
   CollectiveCall call("broadcast", bufs, desc, 1);
-  const cpu::TensorArg &x = call.x(), &y = call.y();
-  call.expectSameShape();
-  const int64_t root = call.attr(0);
-  if (root < 0 || root >= call.groupSize())
-    call.fail("root " + std::to_string(root) + " is not a group index (the " +
-              "group has " + std::to_string(call.groupSize()) + " ranks)");
-  if (x.data != y.data && call.groupIndex() == root)
-    std::memcpy(y.data, x.data, static_cast<size_t>(x.bytes()));
+  const cpu::TensorArg &y = call.y();
+  const int64_t root = call.expectBroadcast(0);
   if (call.groupSize() == 1)
     return;
   call.group().broadcast(y.data, y.numel, y.dtype, root);

@@ -441,6 +441,16 @@ TEST(Collectives, AllToAllEverySplitAndConcatDim) {
           void *bufs[] = {x.data(), y.data()};
           auto d = desc(dtype, xs, ys, {split, concat}, axes);
           weft_k_all_to_all(bufs, d.data());
+          // all_to_all_start into another buffer; x overwritten at once.
+          Buffer z(dtype, numel(ys));
+          void *zbufs[] = {x.data(), z.data()};
+          auto sd = desc(dtype, xs, ys, {21, split, concat}, axes);
+          weft_k_all_to_all_start(zbufs, sd.data());
+          for (int64_t i = 0; i < numel(xs); ++i)
+            x.set(i, -1);
+          auto w = waitDesc(dtype, ys, 21, false);
+          void *wbufs[] = {z.data()};
+          weft_k_comm_wait(wbufs, w.data());
           int64_t index = myIndex(group);
           for (int64_t i = 0; i < numel(ys); ++i) {
             std::vector<int64_t> c = unravel(i, ys);
@@ -449,6 +459,7 @@ TEST(Collectives, AllToAllEverySplitAndConcatDim) {
             c[split] += index * bs[split]; // my block of the sender's x
             ASSERT_EQ(y.get(i), fill(group[from], ravel(c, xs)))
                 << "element " << i;
+            ASSERT_EQ(z.get(i), y.get(i)) << "all_to_all_start element " << i;
           }
         }
 }
@@ -470,6 +481,19 @@ TEST(Collectives, BroadcastFromEveryRoot) {
           const Buffer &got = inPlace ? x : y;
           for (int64_t i = 0; i < n; ++i)
             ASSERT_EQ(got.get(i), fill(group[root], i)) << "element " << i;
+          // broadcast_start, waited for on its slot.
+          Buffer a(dtype, n), b(dtype, n);
+          for (int64_t i = 0; i < n; ++i)
+            a.set(i, fill(myRank(), i + 3));
+          void *sbufs[] = {a.data(), b.data()};
+          auto sd = desc(dtype, {3, 3}, {3, 3}, {22, root}, axes);
+          weft_k_broadcast_start(sbufs, sd.data());
+          auto w = waitDesc(dtype, {3, 3}, 22, false);
+          void *wbufs[] = {b.data()};
+          weft_k_comm_wait(wbufs, w.data());
+          for (int64_t i = 0; i < n; ++i)
+            ASSERT_EQ(b.get(i), fill(group[root], i + 3))
+                << "broadcast_start element " << i;
         }
     }
 }

@@ -229,6 +229,9 @@ enum WeftLossReduction {
 /// all_reduce_start     x -> y        slot, reduction, naxes, axes
 /// all_gather_start     x -> y        slot, dim, naxes, axes
 /// reduce_scatter_start x -> y        slot, reduction, dim, naxes, axes
+/// all_to_all_start     x -> y        slot, split_dim, concat_dim, naxes,
+///                                    axes
+/// broadcast_start      x -> y        slot, root, naxes, axes
 ///                                    start the collective above and
 ///                                    return. x may be overwritten as soon
 ///                                    as the start returns (what is still
@@ -260,7 +263,7 @@ enum WeftLossReduction {
   X(all_reduce) X(all_gather) X(reduce_scatter) X(all_to_all) X(broadcast)     \
   X(all_slice) X(all_reduce_start) X(all_gather_start)                         \
   X(reduce_scatter_start) X(comm_wait) X(mesh_offset) X(send) X(recv)        \
-  X(send_start) X(recv_start)
+  X(send_start) X(recv_start) X(all_to_all_start) X(broadcast_start)
 // clang-format on
 
 #define WEFT_DECLARE_KERNEL(name)                                              \
