@@ -76,6 +76,8 @@ def main():
     ap.add_argument("--steps", type=int, default=60)
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--bucket-mb", default="25",
+                    help="weftc --bucket-mb (gradient bucket size)")
     ap.add_argument("--json", default=os.path.join(ROOT, "bench", "results",
                                                    "dp-cpu.json"))
     args = ap.parse_args()
@@ -101,7 +103,8 @@ def main():
                OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OPENBLAS_NUM_THREADS="1",
                PATH=tools + os.pathsep + os.environ["PATH"])
     subprocess.run(["weftc", "compile", onnx_path, "-o", bundle, "--train",
-                    "--dp", "2"], check=True, env=env)
+                    "--dp", "2", "--bucket-mb", args.bucket_mb], check=True,
+                   env=env)
     weft_times, torch_times = [], []
     state = model.state_dict()
     for r in range(args.rounds):
@@ -127,7 +130,7 @@ def main():
         json.dump({"model": f"mlp {DIN}-{DH}-{DIN}", "global_batch": BATCH,
                    "ranks": 2, "threads_per_rank": 1, "steps": args.steps,
                    "warmup": args.warmup, "rounds": args.rounds,
-                   "weft_step_s": w, "torch_ddp_gloo_step_s": t,
+                   "bucket_mb": float(args.bucket_mb), "weft_step_s": w, "torch_ddp_gloo_step_s": t,
                    "ratio": w / t}, f, indent=1)
     shutil.rmtree(work, ignore_errors=True)
 

@@ -308,6 +308,10 @@ struct LowerToRuntimePass
         if (auto str = dyn_cast<StringAttr>(name))
           trainable.insert(str.getValue());
     bool training = false;
+    // Started collectives not yet waited for: each compute kernel in
+    // between is followed by a comm_progress, which polls them (MPI moves
+    // a non-blocking transfer only inside its own calls).
+    int64_t inFlight = 0;
     for (Operation &op : oldBody.without_terminator()) {
       for (Type t : op.getResultTypes()) {
         auto type = dyn_cast<RankedTensorType>(t);
@@ -364,6 +368,7 @@ struct LowerToRuntimePass
         appendTensorDesc(desc, wait.getType());
         desc.append({1, static_cast<int64_t>(wait.getSlot())});
         rt::LaunchOp::create(b, loc, "comm_wait", ValueRange{buffer}, desc);
+        --inFlight;
         continue;
       }
       if (auto update = dyn_cast<ParamUpdateOp>(op)) {
@@ -413,6 +418,11 @@ struct LowerToRuntimePass
       desc.push_back(attrs.size());
       desc.append(attrs.begin(), attrs.end());
       rt::LaunchOp::create(b, loc, kernelName, launchBuffers, desc);
+      if (isa<AllReduceStartOp, AllGatherStartOp>(op))
+        ++inFlight;
+      else if (inFlight > 0)
+        rt::LaunchOp::create(b, loc, "comm_progress", ValueRange{},
+                             SmallVector<int64_t>{0, 0});
     }
 
     // Outputs: a buffer allocated for exactly this output is replaced by the

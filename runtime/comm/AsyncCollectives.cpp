@@ -148,3 +148,9 @@ extern "C" void weft_k_comm_wait(void *const *bufs, const int64_t *desc) {
     std::memcpy(args.tensor(1).data, y.data, static_cast<size_t>(y.bytes()));
   }
 }
+
+extern "C" void weft_k_comm_progress(void *const *bufs, const int64_t *desc) {
+  cpu::KernelArgs args("comm_progress", bufs, desc);
+  args.expectTensors(0, 0);
+  context().progress();
+}

@@ -63,6 +63,11 @@ void Request::wait() {
     comm_->wait(*this);
 }
 
+void Request::poll() {
+  if (transfer_)
+    transfer_->test();
+}
+
 void Request::then(std::function<void()> step) {
   if (!comm_) {
     step();

@@ -159,6 +159,11 @@ void Context::waitSlot(int64_t slot, const void *result, const char *kernel) {
   slots_.erase(found);
 }
 
+void Context::progress() {
+  for (auto &entry : slots_)
+    entry.second.request.poll();
+}
+
 std::string Context::pendingSlots() const {
   std::string s;
   for (const auto &entry : slots_)

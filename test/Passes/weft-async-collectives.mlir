@@ -11,10 +11,20 @@
 // CHECK: weft.add %[[R]], %{{.*}}
 // CHECK: %[[S:.*]] = shard.all_reduce
 // CHECK-NEXT: weft.mul %[[S]]
-// The start writes its result buffer, the wait completes it in place.
+// The start writes its result buffer, the wait completes it in place; each
+// compute kernel in between is followed by a comm_progress (no tensors, no
+// attributes), which polls the transfers in flight.
 // RT: weftrt.launch "all_reduce_start"(%[[X:.*]], %[[B:.*]]) {desc = array<i64: 2, 0, 1, 4, 0, 1, 4, 4, 0, 0, 1, 0>}
-// RT: weftrt.launch "comm_wait"(%[[B]]) {desc = array<i64: 1, 0, 1, 4, 1, 0>}
+// RT: weftrt.launch "unary"
+// RT-NEXT: weftrt.launch "comm_progress"() {desc = array<i64: 0, 0>}
+// RT: weftrt.launch "unary"
+// RT-NEXT: weftrt.launch "comm_progress"() {desc = array<i64: 0, 0>}
+// RT-NEXT: weftrt.launch "comm_wait"(%[[B]]) {desc = array<i64: 1, 0, 1, 4, 1, 0>}
 // RT: weftrt.launch "binary"(%[[B]],
+// RT-NOT: comm_progress
+// RT: weftrt.launch "all_reduce"
+// RT-NOT: comm_progress
+// RT: return
 shard.grid @mesh(shape = 2x1) {weft.mesh_axes = ["dp", "tp"]}
 func.func @main(%x: tensor<4xf32>, %y: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
   %0 = shard.all_reduce %x on @mesh grid_axes = [0] : tensor<4xf32> -> tensor<4xf32>

@@ -85,6 +85,9 @@ public:
   const char *op() const { return op_; }
   /// Finishes it: Communicator::wait().
   void wait();
+  /// Lets the backend move it along without waiting (MPI only progresses
+  /// a non-blocking operation inside its calls); harmless once finished.
+  void poll();
   /// Runs `step` when the transfer has finished, before wait() returns
   /// (after the steps added before it); at once when not pending.
   void then(std::function<void()> step);
@@ -295,6 +298,10 @@ public:
   void waitSlot(int64_t slot, const void *result, const char *kernel);
   /// Slots started and not waited for, in order ("3, 7").
   std::string pendingSlots() const;
+  /// Polls every started slot (Request::poll): the comm_progress kernel,
+  /// which the compiler puts after each compute kernel while a collective
+  /// is in flight.
+  void progress();
 
 private:
   struct Slot {

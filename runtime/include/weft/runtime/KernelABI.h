@@ -229,6 +229,10 @@ enum WeftLossReduction {
 /// all_reduce_start     x -> y        slot, reduction, naxes, axes
 /// all_gather_start     x -> y        slot, dim, naxes, axes
 /// reduce_scatter_start x -> y        slot, reduction, dim, naxes, axes
+/// comm_progress (no tensors, no attributes): polls every started slot so
+///                                    the transfers move while compute
+///                                    kernels run between a start and its
+///                                    wait
 /// all_to_all_start     x -> y        slot, split_dim, concat_dim, naxes,
 ///                                    axes
 /// broadcast_start      x -> y        slot, root, naxes, axes
@@ -263,7 +267,8 @@ enum WeftLossReduction {
   X(all_reduce) X(all_gather) X(reduce_scatter) X(all_to_all) X(broadcast)     \
   X(all_slice) X(all_reduce_start) X(all_gather_start)                         \
   X(reduce_scatter_start) X(comm_wait) X(mesh_offset) X(send) X(recv)        \
-  X(send_start) X(recv_start) X(all_to_all_start) X(broadcast_start)
+  X(send_start) X(recv_start) X(all_to_all_start) X(broadcast_start)         \
+  X(comm_progress)
 // clang-format on
 
 #define WEFT_DECLARE_KERNEL(name)                                              \
