@@ -226,7 +226,7 @@ std::optional<NamedAttribute> runtimeShard(Builder &b, Attribute attr,
   for (auto [d, dim] : llvm::enumerate(s->dims)) {
     if (dim.empty())
       continue;
-    if (slot)
+    if (slot || !dim.outerAxes.empty())
       return std::nullopt;
     SmallVector<int64_t> axes64(dim.axes.begin(), dim.axes.end());
     SmallVector<NamedAttribute> fields = {

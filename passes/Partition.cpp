@@ -140,25 +140,30 @@ FailureOr<Value> Partitioner::rebuildSplit(Value value, Value whole,
 
 /// Joins dim `dim` of `local`, split as `split`. With outer > 1 the blocks
 /// interleave: the gather runs on the rest of [outer, rest], between two
-/// reshapes.
+/// reshapes, and a split outer (outerAxes) is gathered on the outer part.
 Value Partitioner::allGather(Value local, int64_t dim, const DimSharding &split,
                              Location loc) {
   auto t = cast<RankedTensorType>(local.getType());
-  int64_t g = mesh.groupSize(split.axes);
   SmallVector<int64_t> shape(t.getShape());
-  SmallVector<int64_t> viewShape(shape);
+  SmallVector<int64_t> view(shape);
   int64_t axis = dim;
+  int64_t localOuter = split.outer / mesh.groupSize(split.outerAxes);
   if (split.outer != 1) {
-    viewShape[dim] = shape[dim] / split.outer;
-    viewShape.insert(viewShape.begin() + dim, split.outer);
-    local = gradient::reshape(b, loc, local, viewShape);
+    view[dim] = shape[dim] / localOuter;
+    view.insert(view.begin() + dim, localOuter);
+    local = gradient::reshape(b, loc, local, view);
     axis = dim + 1;
   }
-  SmallVector<int64_t> gathered(viewShape);
-  gathered[axis] *= g;
-  Value v = shard::AllGatherOp::create(b, loc, t.clone(gathered), mesh.symbol,
-                                       split.axes, local, APInt(64, axis));
-  shape[dim] *= g;
+  auto gather = [&](Value v, int64_t at, const MeshAxes &axes) -> Value {
+    SmallVector<int64_t> joined(cast<RankedTensorType>(v.getType()).getShape());
+    joined[at] *= mesh.groupSize(axes);
+    return shard::AllGatherOp::create(b, loc, t.clone(joined), mesh.symbol,
+                                      axes, v, APInt(64, at));
+  };
+  Value v = gather(local, axis, split.axes);
+  if (!split.outerAxes.empty())
+    v = gather(v, dim, split.outerAxes);
+  shape[dim] *= mesh.groupSize(split.allAxes());
   return gradient::reshape(b, loc, v, shape);
 }
 
@@ -469,7 +474,7 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
     return success();
   }
 
-  SmallVector<TensorSharding> in;
+  SmallVector<TensorSharding, 2> in;
   for (Value operand : op->getOperands())
     in.push_back(values[operand].sharding);
   // A parameter split over ZeRO's axes for storage computes gathered over
@@ -562,7 +567,7 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
 LogicalResult Partitioner::run() {
   // The new function: local argument types, the same attributes.
   SmallVector<Type> argTypes;
-  SmallVector<TensorSharding> argShardings;
+  SmallVector<TensorSharding, 2> argShardings;
   for (BlockArgument arg : global.getArguments()) {
     auto type = cast<RankedTensorType>(arg.getType());
     TensorSharding s = TensorSharding::replicated(type.getRank());

@@ -45,7 +45,7 @@ std::optional<ParamView> viewParam(Value v) {
 }
 
 bool splitOver(const DimSharding &dim, MeshAxis axis) {
-  return llvm::is_contained(dim.axes, axis);
+  return llvm::is_contained(dim.allAxes(), axis);
 }
 
 class Trial {
@@ -83,6 +83,10 @@ private:
     s.partial.clear();
     if (s.isReplicated() || params.count(p.getName()))
       return;
+    // A parameter is stored in plain or strided blocks of one split.
+    if (llvm::any_of(s.dims,
+                     [](const DimSharding &d) { return !d.outerAxes.empty(); }))
+      return;
     params[p.getName()] = s;
     changed = true;
   }
@@ -115,7 +119,7 @@ private:
         });
         continue;
       }
-      SmallVector<TensorSharding> in;
+      SmallVector<TensorSharding, 2> in;
       for (Value v : op.getOperands())
         in.push_back(of(v));
       // A product contracting split features with a whole parameter: split

@@ -24,8 +24,10 @@ bool TensorSharding::isReplicated() const {
 
 MeshAxes TensorSharding::usedAxes() const {
   MeshAxes all;
-  for (const DimSharding &d : dims)
-    all.append(d.axes.begin(), d.axes.end());
+  for (const DimSharding &d : dims) {
+    MeshAxes axes = d.allAxes();
+    all.append(axes.begin(), axes.end());
+  }
   all.append(partial.begin(), partial.end());
   return all;
 }
@@ -44,6 +46,10 @@ std::string TensorSharding::str() const {
     printAxes(os, d.axes);
     if (!d.empty() && d.outer != 1)
       os << " outer " << d.outer;
+    if (!d.outerAxes.empty()) {
+      os << " over ";
+      printAxes(os, d.outerAxes);
+    }
   });
   os << "]";
   if (!partial.empty()) {
@@ -85,32 +91,38 @@ FailureOr<RankedTensorType> weft::localType(RankedTensorType global,
   SmallVector<int64_t> shape(global.getShape());
   for (auto [d, dim] : llvm::enumerate(sharding.dims)) {
     int64_t parts = mesh.groupSize(dim.axes);
-    if (parts == 0 || dim.outer < 1 || shape[d] % (parts * dim.outer) != 0) {
+    int64_t outerParts = mesh.groupSize(dim.outerAxes);
+    if (parts == 0 || outerParts == 0 || dim.outer < 1 ||
+        shape[d] % (parts * dim.outer) != 0 || dim.outer % outerParts != 0) {
       error = "dimension " + std::to_string(d) + " of size " +
               std::to_string(shape[d]) + " does not split into " +
-              std::to_string(parts) + " equal blocks";
+              std::to_string(parts * outerParts) + " equal blocks";
       return failure();
     }
-    shape[d] /= parts;
+    shape[d] /= parts * outerParts;
   }
   return global.clone(shape);
 }
 
 DictionaryAttr weft::shardingToAttr(Builder &b,
                                     const TensorSharding &sharding) {
-  SmallVector<Attribute> dims;
+  SmallVector<Attribute> dims, outerAxes;
   SmallVector<int64_t> outer;
-  bool strided = false;
+  bool strided = false, outerSplit = false;
   for (const DimSharding &d : sharding.dims) {
     dims.push_back(b.getDenseI16ArrayAttr(d.axes));
     outer.push_back(d.empty() ? 1 : d.outer);
+    outerAxes.push_back(b.getDenseI16ArrayAttr(d.outerAxes));
     strided |= outer.back() != 1;
+    outerSplit |= !d.outerAxes.empty();
   }
   SmallVector<NamedAttribute> fields = {
       b.getNamedAttr("dims", b.getArrayAttr(dims)),
       b.getNamedAttr("partial", b.getDenseI16ArrayAttr(sharding.partial))};
   if (strided)
     fields.push_back(b.getNamedAttr("outer", b.getDenseI64ArrayAttr(outer)));
+  if (outerSplit)
+    fields.push_back(b.getNamedAttr("outer_axes", b.getArrayAttr(outerAxes)));
   return b.getDictionaryAttr(fields);
 }
 
@@ -134,6 +146,21 @@ FailureOr<TensorSharding> weft::shardingFromAttr(Attribute attr, int64_t rank) {
       return failure();
     for (int64_t d = 0; d < rank; ++d)
       s.dims[d].outer = outer[d];
+  }
+  if (Attribute o = dict.get("outer_axes")) {
+    auto all = dyn_cast<ArrayAttr>(o);
+    if (!all || static_cast<int64_t>(all.size()) != rank)
+      return failure();
+    for (int64_t d = 0; d < rank; ++d) {
+      auto axes = dyn_cast<DenseI16ArrayAttr>(all[d]);
+      if (!axes)
+        return failure();
+      s.dims[d].outerAxes.assign(axes.asArrayRef().begin(),
+                                 axes.asArrayRef().end());
+      if (!s.dims[d].outerAxes.empty() &&
+          (s.dims[d].axes.empty() || s.dims[d].outer < 2))
+        return failure();
+    }
   }
   if (Attribute p = dict.get("partial")) {
     auto axes = dyn_cast<DenseI16ArrayAttr>(p);

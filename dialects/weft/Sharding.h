@@ -34,27 +34,40 @@ namespace weft {
 using MeshAxis = int16_t;
 using MeshAxes = llvm::SmallVector<MeshAxis, 2>;
 
-/// How one dimension is split. The dimension is viewed as [outer, rest]
-/// with `outer` whole: each rank holds, for every outer index, its block of
-/// `rest` (cut into equal contiguous blocks over `axes`). outer = 1 is the
-/// plain block split. outer > 1 arises where a reshape merges a split
-/// dimension with a major whole one (tokens [seq, batch] -> [seq * batch]):
-/// the rank's rows are then strided, but every op that treats the rows
-/// alike computes on them locally all the same.
+/// How one dimension is split. The dimension is viewed as [outer, rest]:
+/// each rank holds, for its block of `outer` (contiguous blocks over
+/// `outerAxes`, whole when that is empty), its block of `rest` (contiguous
+/// blocks over `axes`). outer = 1 is the plain block split. outer > 1
+/// arises where a reshape merges a split dimension with a major one
+/// (tokens [seq, batch] -> [seq * batch]): the rank's rows are then
+/// strided, but every op that treats the rows alike computes on them
+/// locally all the same. `outerAxes` split that major dimension too (the
+/// dp-split batch merged with tp-split attention heads, [batch * heads]).
+/// Invariant: outerAxes non-empty only with axes non-empty and outer > 1
+/// (a split of the outer factor alone is the plain split over those axes).
 struct DimSharding {
   MeshAxes axes;
   int64_t outer = 1;
+  MeshAxes outerAxes;
 
   DimSharding() = default;
-  DimSharding(MeshAxes axes, int64_t outer = 1)
-      : axes(std::move(axes)), outer(outer) {}
+  DimSharding(MeshAxes axes, int64_t outer = 1, MeshAxes outerAxes = {})
+      : axes(std::move(axes)), outer(outer), outerAxes(std::move(outerAxes)) {}
   bool empty() const { return axes.empty(); }
   void clear() {
     axes.clear();
     outer = 1;
+    outerAxes.clear();
+  }
+  /// Every mesh axis splitting the dim, the outer factor's first.
+  MeshAxes allAxes() const {
+    MeshAxes all(outerAxes);
+    all.append(axes.begin(), axes.end());
+    return all;
   }
   bool operator==(const DimSharding &o) const {
-    return axes == o.axes && (axes.empty() || outer == o.outer);
+    return axes == o.axes &&
+           (axes.empty() || (outer == o.outer && outerAxes == o.outerAxes));
   }
   bool operator!=(const DimSharding &o) const { return !(*this == o); }
 };

@@ -34,11 +34,13 @@ TensorSharding wholeExcept(const TensorSharding &s, ArrayRef<int64_t> keep,
 /// mesh axis can split one dimension only).
 void dedupeAxes(MutableArrayRef<DimSharding> dims, MeshAxes &used) {
   for (DimSharding &dim : dims) {
+    MeshAxes all = dim.allAxes();
     bool clash = llvm::any_of(
-        dim.axes, [&](MeshAxis a) { return llvm::is_contained(used, a); });
+        all, [&](MeshAxis a) { return llvm::is_contained(used, a); });
     if (clash)
       dim.clear();
-    used.append(dim.axes.begin(), dim.axes.end());
+    else
+      used.append(all.begin(), all.end());
   }
 }
 
@@ -256,60 +258,110 @@ Plan matmul(MatMulOp op, ArrayRef<TensorSharding> in) {
   return plan;
 }
 
-/// A reshape keeps a split dim when its cut survives: splitting `rest`
-/// of [outer, rest] into g blocks is splitting its major factor g, so the
-/// cut lies at flat position M = (whole dims before it) * outer with extent
-/// g; an output dim j of the same group whose prefix P divides M and which
-/// holds (M / P) * g of its extent carries it, with outer M / P. Groups are
-/// runs of dims with equal element counts; one split dim per group.
+/// `s` with every dim split over any of `axes` made whole.
+template <typename Factors>
+SmallVector<TensorSharding, 1> wholeInputsOf(const TensorSharding &s,
+                                             const Factors &factors) {
+  TensorSharding t = s;
+  for (DimSharding &dim : t.dims)
+    for (const auto &f : factors)
+      if (llvm::any_of(f.axes, [&](MeshAxis a) {
+            return llvm::is_contained(dim.allAxes(), a);
+          }))
+        dim.clear();
+  return {t};
+}
+
+/// A reshape moves splits as factors of the flat index. Each split dim
+/// contributes its `rest` factor (stride: the elements after the dim; size
+/// rest) split over `axes`, and with `outerAxes` its `outer` factor too. A
+/// factor lands in the output dim that holds its major end; when it
+/// straddles a boundary, its split moves to the part of it inside that dim
+/// where the blocks divide that part (heads of [batch, heads * dims] ->
+/// [batch * heads, dims]). An output dim takes at most two factors: the
+/// minor one as its split `rest`, the major one, which must then start the
+/// dim, as its split `outer` (outerAxes). A split dim any of whose factors
+/// cannot land is made whole on the operand instead.
 Plan reshape(ReshapeOp op, ArrayRef<TensorSharding> in, const Mesh &mesh) {
   ArrayRef<int64_t> from = op.getInput().getType().getShape();
   ArrayRef<int64_t> to = op.getType().getShape();
-  TensorSharding src = TensorSharding::replicated(from.size());
+  TensorSharding src = in[0];
   TensorSharding dst = TensorSharding::replicated(to.size());
-  src.partial = dst.partial = in[0].partial;
-  size_t i = 0, j = 0;
-  while (i < from.size() || j < to.size()) {
-    size_t i0 = i, j0 = j;
-    int64_t pi = i < from.size() ? from[i++] : 1;
-    int64_t pj = j < to.size() ? to[j++] : 1;
-    while (pi != pj) {
-      if (pi < pj && i < from.size())
-        pi *= from[i++];
-      else if (pj < pi && j < to.size())
-        pj *= to[j++];
-      else
-        break;
-    }
-    // Size-1 dims trail into the group.
-    while (i < from.size() && from[i] == 1)
-      ++i;
-    while (j < to.size() && to[j] == 1)
-      ++j;
-    int split = -1, splits = 0;
-    for (size_t k = i0; k < i; ++k)
-      if (!in[0].dims[k].empty()) {
-        split = static_cast<int>(k);
-        ++splits;
-      }
-    if (splits != 1)
+  dst.partial = src.partial;
+  auto strides = [](ArrayRef<int64_t> shape) {
+    SmallVector<int64_t> st(shape.size(), 1);
+    for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d)
+      st[d] = st[d + 1] * shape[d + 1];
+    return st;
+  };
+  SmallVector<int64_t> inStride = strides(from), outStride = strides(to);
+  struct Factor {
+    int64_t stride, size;
+    MeshAxes axes;
+  };
+  // Where each factor lands: (output dim, factor at its refined place).
+  SmallVector<SmallVector<Factor, 2>> landed(to.size());
+  for (auto [d, dim] : llvm::enumerate(in[0].dims)) {
+    if (dim.empty())
       continue;
-    const DimSharding &dim = in[0].dims[split];
-    int64_t g = mesh.groupSize(dim.axes);
-    int64_t major = dim.outer;
-    for (int k = static_cast<int>(i0); k < split; ++k)
-      major *= from[k];
-    int64_t prefix = 1;
-    for (size_t k = j0; k < j; prefix *= to[k], ++k) {
-      if (major % prefix != 0)
+    SmallVector<Factor, 2> factors;
+    int64_t rest = from[d] / dim.outer;
+    factors.push_back({inStride[d], rest, dim.axes});
+    if (!dim.outerAxes.empty())
+      factors.push_back({inStride[d] * rest, dim.outer, dim.outerAxes});
+    SmallVector<std::pair<int64_t, Factor>, 2> places;
+    for (const Factor &f : factors) {
+      int64_t top = f.stride * f.size, g = mesh.groupSize(f.axes);
+      std::optional<std::pair<int64_t, Factor>> place;
+      for (size_t k = 0; k < to.size(); ++k) {
+        int64_t lo = outStride[k], hi = outStride[k] * to[k];
+        if (!(lo < top && top <= hi) || top % lo != 0)
+          continue;
+        Factor refined = f;
+        if (f.stride < lo) {
+          if (lo % f.stride != 0)
+            break;
+          refined = {lo, top / lo, f.axes};
+        } else if (f.stride % lo != 0) {
+          break;
+        }
+        if (refined.size % g == 0)
+          place = std::make_pair(static_cast<int64_t>(k), refined);
         break;
-      int64_t outer = major / prefix;
-      if (to[k] % (outer * g) != 0)
-        continue;
-      src.dims[split] = dim;
-      dst.dims[k] = DimSharding(dim.axes, outer);
-      break;
+      }
+      if (!place)
+        break;
+      places.push_back(*place);
     }
+    if (places.size() != factors.size()) {
+      src.dims[d].clear();
+      continue;
+    }
+    for (auto &[k, f] : places)
+      landed[k].push_back(f);
+  }
+  for (auto [k, fs] : llvm::enumerate(landed)) {
+    if (fs.empty())
+      continue;
+    llvm::sort(fs, [](const Factor &a, const Factor &b) {
+      return a.stride > b.stride;
+    });
+    int64_t lo = outStride[k], hi = outStride[k] * to[k];
+    const Factor &minor = fs.back();
+    int64_t outer = hi / (minor.stride * minor.size);
+    if (fs.size() == 1) {
+      dst.dims[k] = DimSharding(minor.axes, outer);
+      continue;
+    }
+    const Factor &major = fs.front();
+    if (fs.size() == 2 && major.stride * major.size == hi && outer > 1 &&
+        minor.stride >= lo) {
+      dst.dims[k] = DimSharding(minor.axes, outer, major.axes);
+      continue;
+    }
+    // Not representable: the operand's dims behind these factors are made
+    // whole (the partitioner gathers them) and the result dim stays whole.
+    return reshape(op, wholeInputsOf(in[0], fs), mesh);
   }
   Plan plan;
   plan.operands.push_back(src);
@@ -392,8 +444,8 @@ Plan window(Operation *op, ArrayRef<TensorSharding> in, bool grad) {
     // the window's size (slice_grad of a plain split window).
     int64_t outer =
         grad ? (size > 0 && n % size == 0 ? n / size : 0) : dim.outer;
-    if (!dim.empty() && (!grad || dim.outer == 1) && outer > 0 &&
-        isOuterBlock(n, outer, start, size, step)) {
+    if (!dim.empty() && dim.outerAxes.empty() && (!grad || dim.outer == 1) &&
+        outer > 0 && isOuterBlock(n, outer, start, size, step)) {
       result.dims[d] = DimSharding(dim.axes, grad ? outer : 1);
       continue;
     }
@@ -574,7 +626,7 @@ Plan completeOverSplitAxes(Plan plan) {
   for (const TensorSharding &r : plan.results) {
     for (MeshAxis a : r.partial)
       for (const DimSharding &d : r.dims)
-        if (llvm::is_contained(d.axes, a) && !llvm::is_contained(clash, a))
+        if (llvm::is_contained(d.allAxes(), a) && !llvm::is_contained(clash, a))
           clash.push_back(a);
   }
   if (clash.empty())

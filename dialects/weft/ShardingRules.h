@@ -25,8 +25,8 @@
 namespace weft {
 
 struct ShardingPlan {
-  llvm::SmallVector<TensorSharding> operands;
-  llvm::SmallVector<TensorSharding> results;
+  llvm::SmallVector<TensorSharding, 2> operands;
+  llvm::SmallVector<TensorSharding, 2> results;
   enum class Fixup {
     None,
     /// Multiply every float result by `scale` (a mean over split dims:

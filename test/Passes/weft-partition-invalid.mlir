@@ -38,3 +38,14 @@ module {
     return %x : tensor<8x6xf32>
   }
 }
+
+// -----
+
+// A split outer factor needs a split rest and an outer of at least 2.
+shard.grid @mesh(shape = 2x2) {weft.mesh_axes = ["dp", "tp"]}
+func.func @main(%x: tensor<8x6xf32>) -> tensor<8x6xf32> {
+  // expected-error @+1 {{has a malformed weft.shard attribute}}
+  %w = weft.param "w" {weft.shard = {dims = [array<i16: 1>, array<i16>], outer_axes = [array<i16: 0>, array<i16>], partial = array<i16>}} : tensor<8x6xf32>
+  %0 = weft.add %x, %w : (tensor<8x6xf32>, tensor<8x6xf32>) -> tensor<8x6xf32>
+  return %0 : tensor<8x6xf32>
+}

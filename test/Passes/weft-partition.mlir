@@ -156,3 +156,39 @@ func.func @main(%x: tensor<4x8xf32> {weft.shard = {dims = [array<i16: 0>, array<
   weft.param_update "w", %2 : tensor<8x4xf32>
   return
 }
+
+// -----
+
+// Attention's reshape under dp x tp: [seq, batch, heads * dims] with the
+// batch split over dp and the heads over tp becomes [seq, batch * heads,
+// dims], whose middle dim carries both splits (tp on heads, dp on the
+// batch major to it): every rank keeps its 2 x 1 of the 4 x 2 (batch,
+// head) pairs with no communication, and the reshape back to
+// [seq * batch, heads * dims] splits rows over dp (strided) and columns
+// over tp. Flattening everything cannot keep both splits: the operand is
+// gathered, first over tp on the heads, then over dp on the batch.
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: %[[X:.*]]: tensor<3x2x4xf32>
+// CHECK: %[[A:.*]] = weft.reshape %[[X]] : tensor<3x2x4xf32> to tensor<3x2x4xf32>
+// CHECK: %[[T:.*]] = weft.transpose %[[A]] {{.*}} -> tensor<2x3x4xf32>
+// CHECK: weft.tanh %[[T]] : tensor<2x3x4xf32>
+// CHECK: %[[B:.*]] = weft.transpose {{.*}} -> tensor<3x2x4xf32>
+// CHECK: %[[Y:.*]] = weft.reshape %[[B]] : tensor<3x2x4xf32> to tensor<6x4xf32>
+// CHECK: %[[V:.*]] = weft.reshape %[[B]] : tensor<3x2x4xf32> to tensor<3x2x1x4xf32>
+// CHECK: %[[H:.*]] = shard.all_gather %[[V]] on @mesh grid_axes = [1] gather_axis = 2 : tensor<3x2x1x4xf32> -> tensor<3x2x2x4xf32>
+// CHECK: %[[BH:.*]] = shard.all_gather %[[H]] on @mesh grid_axes = [0] gather_axis = 1 : tensor<3x2x2x4xf32> -> tensor<3x4x2x4xf32>
+// CHECK: %[[W:.*]] = weft.reshape %[[BH]] : tensor<3x4x2x4xf32> to tensor<3x8x4xf32>
+// CHECK: weft.reshape %[[W]] : tensor<3x8x4xf32> to tensor<96xf32>
+// CHECK: %[[YV:.*]] = weft.reshape %[[Y]] : tensor<6x4xf32> to tensor<3x2x4xf32>
+// CHECK: shard.all_gather %[[YV]] on @mesh grid_axes = [0] gather_axis = 1 : tensor<3x2x4xf32> -> tensor<3x4x4xf32>
+// CHECK: shard.all_gather %{{.*}} on @mesh grid_axes = [1] gather_axis = 1 : tensor<12x4xf32> -> tensor<12x8xf32>
+shard.grid @mesh(shape = 2x2) {weft.mesh_axes = ["dp", "tp"]}
+func.func @main(%x: tensor<3x4x8xf32> {weft.name = "x", weft.shard = {dims = [array<i16>, array<i16: 0>, array<i16: 1>], partial = array<i16>}}) -> (tensor<12x8xf32> {weft.name = "y"}, tensor<96xf32> {weft.name = "flat"}) {
+  %0 = weft.reshape %x : tensor<3x4x8xf32> to tensor<3x8x4xf32>
+  %1 = weft.transpose %0 {permutation = array<i64: 1, 0, 2>} : (tensor<3x8x4xf32>) -> tensor<8x3x4xf32>
+  %2 = weft.tanh %1 : tensor<8x3x4xf32>
+  %3 = weft.transpose %2 {permutation = array<i64: 1, 0, 2>} : (tensor<8x3x4xf32>) -> tensor<3x8x4xf32>
+  %4 = weft.reshape %3 : tensor<3x8x4xf32> to tensor<12x8xf32>
+  %5 = weft.reshape %3 : tensor<3x8x4xf32> to tensor<96xf32>
+  return %4, %5 : tensor<12x8xf32>, tensor<96xf32>
+}
