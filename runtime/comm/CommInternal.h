@@ -18,6 +18,12 @@ namespace comm {
 std::unique_ptr<Communicator> openMpiWorld(int64_t worldSize,
                                            std::string &error);
 
+/// Joins the world of a torchrun-style launch (RANK / WORLD_SIZE, meeting
+/// at MASTER_ADDR:MASTER_PORT) over TCP (tcp/TcpCommunicator.cpp); null
+/// with `error` set when the ranks cannot meet.
+std::unique_ptr<Communicator> openTcpWorld(int64_t rank, int64_t size,
+                                           std::string &error);
+
 /// Polls `transfer` until it finishes; past WEFT_COMM_TIMEOUT seconds prints
 /// what was waited for and aborts the job through `comm` (Watchdog.cpp).
 void watchTransfer(Request::Transfer &transfer, const char *op,

@@ -80,22 +80,29 @@ bool Context::init(int64_t worldSize, const std::vector<int64_t> &meshShape,
     return false;
   }
   const std::string n = std::to_string(worldSize);
-  if (launch_.kind == LaunchInfo::Kind::Torchrun) {
-    error = "this bundle runs on " + n +
-            " ranks and weft's CPU backend starts them with MPI, but this "
-            "process was started by a torchrun-style launcher (" +
-            launch_.variables +
-            ") without mpirun or srun: use 'weft run|train BUNDLE -n " + n +
-            "', 'mpirun -n " + n + "' or 'srun -n " + n + "'";
-    return false;
-  }
   if (launch_.kind == LaunchInfo::Kind::None) {
     error = "this bundle runs on " + n + " ranks: start it with 'weft " +
             "run|train BUNDLE -n " + n + "' (mpirun), 'mpirun -n " + n +
-            "' or 'srun -n " + n + "'";
+            "', 'srun -n " + n + "' or a torchrun-style launcher (RANK, " +
+            "WORLD_SIZE, MASTER_ADDR, MASTER_PORT)";
     return false;
   }
-  std::unique_ptr<Communicator> world = openMpiWorld(worldSize, error);
+  std::unique_ptr<Communicator> world;
+  if (launch_.kind == LaunchInfo::Kind::Torchrun) {
+    // No MPI launcher: the ranks meet over TCP.
+    if (launch_.size != worldSize) {
+      error = "this bundle was compiled for " + n + " ranks but " +
+              launch_.variables +
+              (launch_.size == 0 ? " (WORLD_SIZE is not set)" : "") +
+              " (recompile with --devices " +
+              std::to_string(launch_.size > 0 ? launch_.size : worldSize) +
+              ", or start " + n + ")";
+      return false;
+    }
+    world = openTcpWorld(launch_.rank, worldSize, error);
+  } else {
+    world = openMpiWorld(worldSize, error);
+  }
   if (!world)
     return false;
   mesh_.reset();

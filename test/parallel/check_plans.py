@@ -135,6 +135,36 @@ def export_mismatches(bundle, ckpt, work, state):
     return bad
 
 
+def compare_state(ref_state, state):
+    """The largest difference of `state` from `ref_state`, relative to each
+    tensor's largest magnitude (inf for a missing or misshapen tensor or a
+    differing integer one), and the number of AdamW elements left out."""
+    state_err = 0.0
+    noise_only = 0
+    for k, v in ref_state.items():
+        if k not in state or state[k].shape != v.shape:
+            state_err = float("inf")
+            print(f"  {k}: missing or shaped {state.get(k, np.empty(0)).shape}"
+                  f" instead of {v.shape}")
+            continue
+        if v.dtype.kind == "f":
+            scale = max(float(np.max(np.abs(v))), 1e-12)
+            diff = np.abs(state[k].astype(np.float64) - v)
+            # AdamW moves an element whose gradient is pure rounding noise
+            # (mathematically zero: attention's key bias) by +-lr whatever
+            # the noise's size, so only elements with a real gradient
+            # (second moment above 1e-12) must agree.
+            v2 = ref_state.get("adamw.v." + k)
+            if v2 is not None:
+                keep = v2 > 1e-12
+                noise_only += int(np.sum(~keep))
+                diff = np.where(keep, diff, 0.0)
+            state_err = max(state_err, float(np.max(diff)) / scale)
+        elif not np.array_equal(state[k], v):
+            state_err = float("inf")
+    return state_err, noise_only
+
+
 def main():
     name, optimizer, work = sys.argv[1], sys.argv[2], sys.argv[3]
     plans = sys.argv[4:]
@@ -168,29 +198,7 @@ def main():
         loss_err = max(abs(a - b) / max(abs(b), 1e-12)
                        for a, b in zip(got, ref)) if len(got) == STEPS else 1
         state = final_state(step_dir, bundle, ranks)
-        state_err = 0.0
-        noise_only = 0
-        for k, v in ref_state.items():
-            if k not in state or state[k].shape != v.shape:
-                state_err = float("inf")
-                print(f"  {k}: missing or shaped {state.get(k, np.empty(0)).shape}"
-                      f" instead of {v.shape}")
-                continue
-            if v.dtype.kind == "f":
-                scale = max(float(np.max(np.abs(v))), 1e-12)
-                diff = np.abs(state[k].astype(np.float64) - v)
-                # AdamW moves an element whose gradient is pure rounding
-                # noise (mathematically zero: attention's key bias) by +-lr
-                # whatever the noise's size, so only elements with a real
-                # gradient (second moment above 1e-12) must agree.
-                v2 = ref_state.get("adamw.v." + k)
-                if v2 is not None:
-                    keep = v2 > 1e-12
-                    noise_only += int(np.sum(~keep))
-                    diff = np.where(keep, diff, 0.0)
-                state_err = max(state_err, float(np.max(diff)) / scale)
-            elif not np.array_equal(state[k], v):
-                state_err = float("inf")
+        state_err, noise_only = compare_state(ref_state, state)
         export_bad = export_mismatches(bundle, step_dir, pw, state)
         good = loss_err <= TOLERANCE and state_err <= TOLERANCE and \
             not export_bad

@@ -14,8 +14,9 @@ replay of the same arithmetic:
     uninterrupted run, kill -9 of a rank during a save (the previous
     checkpoint stays and resumes);
   - refusals with exit code 2 on every rank, reported once: another number
-    of ranks (launcher, mpirun, a plain start, torchrun-style variables, a
-    checkpoint of another world size), different executables or parameter
+    of ranks (launcher, mpirun, a plain start, a checkpoint of another
+    world size), torchrun-style variables without MASTER_PORT or without
+    the other ranks, different executables or parameter
     files across the ranks, bad data;
   - a rank that exits, is killed or hangs in the middle of a step: every
     rank exits non-zero within WEFT_COMM_TIMEOUT=3 s, naming the collective;
@@ -172,6 +173,13 @@ def run(cmd, env=None, timeout=120):
 def errors_in(text):
     return [line for line in text.splitlines()
             if line.startswith("weft: error:")]
+
+
+def free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def expect_refusal(what, cmd, needle, env=None, untouched=()):
@@ -377,12 +385,20 @@ def train_checks(args, tmp, x, y, w0, b0):
     expect_refusal("the executable started alone",
                    [exe, "--train", *data, "--steps", "1"],
                    "start it with 'weft run|train BUNDLE -n 2'")
-    expect_refusal("torchrun-style variables only",
+    expect_refusal("torchrun-style variables without MASTER_PORT",
                    [exe, "--train", *data, "--steps", "1"],
-                   "torchrun-style launcher (RANK=0, WORLD_SIZE=2, "
-                   "MASTER_ADDR=127.0.0.1, MASTER_PORT=29500)",
+                   "needs MASTER_ADDR and MASTER_PORT: where rank 0 listens "
+                   "for the others (MASTER_PORT is not set)",
                    env={"RANK": "0", "WORLD_SIZE": "2", "LOCAL_RANK": "0",
-                        "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "29500"})
+                        "MASTER_ADDR": "127.0.0.1"})
+    expect_refusal("torchrun-style rank 0 whose partner never comes",
+                   [exe, "--train", *data, "--steps", "1"],
+                   "rank 0 waited 1 s for the other ranks and only 1 of 2 "
+                   "arrived",
+                   env={"RANK": "0", "WORLD_SIZE": "2", "LOCAL_RANK": "0",
+                        "MASTER_ADDR": "127.0.0.1",
+                        "MASTER_PORT": str(free_port()),
+                        "WEFT_COMM_TIMEOUT": "1"})
     ck_w = os.path.join(tmp, "ck-w")
     shutil.copytree(ck_a, ck_w)
     manifest_path = os.path.join(ck_w, "step-00000006", "checkpoint.json")

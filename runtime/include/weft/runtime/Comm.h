@@ -281,10 +281,11 @@ public:
 
   /// Starts the world for `worldSize` ranks on `meshShape` (its product;
   /// empty: [worldSize]). With worldSize > 1 it starts MPI (which decides
-  /// rank and size) and checks the launcher started exactly that many
-  /// ranks; `error` says what is wrong otherwise (exit code 2). A
-  /// multi-rank world needs mpirun or srun: a torchrun-style launch alone
-  /// is refused.
+  /// rank and size) under mpirun or srun, or, under a torchrun-style
+  /// launcher alone, has the ranks meet over TCP at MASTER_ADDR:
+  /// MASTER_PORT (tcp/TcpCommunicator.cpp), and checks the launcher
+  /// started exactly that many ranks; `error` says what is wrong otherwise
+  /// (exit code 2).
   bool init(int64_t worldSize, const std::vector<int64_t> &meshShape,
             const std::vector<std::string> &axisNames, std::string &error);
   /// Ends the world (MPI_Finalize); idempotent.
