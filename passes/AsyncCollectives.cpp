@@ -76,6 +76,18 @@ struct AsyncCollectivesPass
     });
   }
 
+  /// Replaces collective `op` by the wait for `pending` (started on the
+  /// current slot) right before `first`, and takes the next slot.
+  CommWaitOp waitBefore(Operation *op, Value pending, Operation *first) {
+    OpBuilder b(first);
+    auto wait = CommWaitOp::create(b, op->getLoc(), pending.getType(), pending,
+                                   b.getI64IntegerAttr(slot));
+    op->getResult(0).replaceAllUsesWith(wait.getResult());
+    op->erase();
+    ++slot;
+    return wait;
+  }
+
   void splitReduce(shard::AllReduceOp op) {
     Block *block = op->getBlock();
     sinkUnpacking(op);
@@ -90,13 +102,7 @@ struct AsyncCollectivesPass
         b, op.getLoc(), op.getType(), op.getInput(), op.getGridAttr(),
         op.getGridAxesAttr(), b.getI64IntegerAttr(*reduction),
         b.getI64IntegerAttr(slot));
-    b.setInsertionPoint(first);
-    auto wait =
-        CommWaitOp::create(b, op.getLoc(), op.getType(), start.getPending(),
-                           b.getI64IntegerAttr(slot));
-    op.getResult().replaceAllUsesWith(wait.getResult());
-    op.erase();
-    ++slot;
+    waitBefore(op, start.getPending(), first);
   }
 
   /// Gathers of parameters (ZeRO-3 gathers one at each use) are started one
@@ -139,13 +145,7 @@ struct AsyncCollectivesPass
           op.getGridAxesAttr(),
           b.getI64IntegerAttr(op.getGatherAxis().getSExtValue()),
           b.getI64IntegerAttr(slot));
-      b.setInsertionPoint(first);
-      auto wait =
-          CommWaitOp::create(b, op.getLoc(), op.getType(), start.getPending(),
-                             b.getI64IntegerAttr(slot));
-      op.getResult().replaceAllUsesWith(wait.getResult());
-      op.erase();
-      ++slot;
+      CommWaitOp wait = waitBefore(op, start.getPending(), first);
       if (prefetch)
         previousWait = wait;
     }

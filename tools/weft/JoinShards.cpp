@@ -1,27 +1,14 @@
 //===- JoinShards.cpp - Whole parameters from every rank's checkpoint -----===//
 #include "tools/weft/JoinShards.h"
 
+#include "weft/runtime/MeshIndex.h"
+
 #include <cstring>
 #include <memory>
 
 using namespace weft;
 
 namespace {
-
-/// Rank `rank`'s index in the group over mesh `axes` (coordinates over the
-/// axes, first listed major; the last mesh axis varies fastest with rank).
-int64_t groupIndex(int64_t rank, const std::vector<int64_t> &meshShape,
-                   const std::vector<int64_t> &axes) {
-  std::vector<int64_t> coords(meshShape.size());
-  for (size_t i = meshShape.size(); i-- > 0;) {
-    coords[i] = rank % meshShape[i];
-    rank /= meshShape[i];
-  }
-  int64_t index = 0;
-  for (int64_t a : axes)
-    index = index * meshShape[a] + coords[a];
-  return index;
-}
 
 std::string baseName(const std::string &path) {
   size_t slash = path.find_last_of('/');
@@ -103,7 +90,8 @@ Status weft::loadWholeParams(const std::string &signatureJson,
     whole.data.assign(static_cast<size_t>(first.byteSize() * g), 0);
     std::vector<int64_t> holder(g, -1);
     for (int64_t r = 0; r < world; ++r) {
-      int64_t b = groupIndex(r, sig.meshShape, spec.shardAxes);
+      int64_t b = meshGroupIndex(r, sig.meshShape, spec.shardAxes.data(),
+                                 spec.shardAxes.size());
       const uint8_t *src = bytes(ranks[r]->param(i));
       for (int64_t p = 0; p < pre * outer; ++p) {
         uint8_t *dst = whole.data.data() + (p * g + b) * local;

@@ -5,6 +5,7 @@
 
 #include "frontends/onnx/OnnxModelLoader.h"
 #include "passes/Passes.h"
+#include "weft/runtime/MeshIndex.h"
 #include "weft/runtime/Safetensors.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -50,22 +51,6 @@ std::string BundleWriter::path(const std::string &name) const {
   llvm::SmallString<256> p(scratchPath);
   llvm::sys::path::append(p, name);
   return std::string(p);
-}
-
-/// Rank `rank`'s index in the group over `axes` of a mesh of `shape`: its
-/// coordinates (row-major, last axis fastest) linearized over `axes`, the
-/// first listed axis major.
-static int64_t groupIndex(int64_t rank, llvm::ArrayRef<int64_t> shape,
-                          llvm::ArrayRef<int64_t> axes) {
-  std::vector<int64_t> coords(shape.size());
-  for (size_t i = shape.size(); i-- > 0;) {
-    coords[i] = rank % shape[i];
-    rank /= shape[i];
-  }
-  int64_t index = 0;
-  for (int64_t a : axes)
-    index = index * shape[a] + coords[a];
-  return index;
 }
 
 bool BundleWriter::writeParams(const ProgramSummary &summary,
@@ -134,7 +119,9 @@ bool BundleWriter::writeParams(const ProgramSummary &summary,
         inner *= entry->shape[d];
       int64_t full = entry->shape[slot.dim] / slot.outer;
       int64_t part = slot.localShape[slot.dim] / slot.outer;
-      int64_t start = groupIndex(rank, summary.meshShape, slot.axes) * part;
+      int64_t start = meshGroupIndex(rank, summary.meshShape, slot.axes.data(),
+                                     slot.axes.size()) *
+                      part;
       std::vector<uint8_t> block(static_cast<size_t>(outer * part * inner));
       for (int64_t o = 0; o < outer; ++o)
         std::memcpy(block.data() + o * part * inner,

@@ -553,17 +553,8 @@ protected:
     // may be out).
     Bytes all = bytesOf(bytes * size());
     std::memcpy(all->data() + bytes * rank(), in, bytes);
-    auto recv = receives(tag, "all_reduce");
-    for (int64_t i = 0; i < size(); ++i)
-      if (i != rank())
-        recv->expect(worldRanks()[i], all->data() + bytes * i, bytes);
-    const int64_t n = size();
-    recv->then([all, out, bytes, count, dtype, op, n] {
-      std::memcpy(out, all->data(), bytes);
-      for (int64_t i = 1; i < n; ++i)
-        combineAny(out, all->data() + bytes * i, count, dtype, op);
-    });
-    return recv;
+    return reduceBlocks(receiveBlocks(tag, "all_reduce", all->data(), bytes),
+                        all, out, count, dtype, op);
   }
 
   TransferPtr startAllGather(const void *in, void *out, int64_t count,
@@ -575,11 +566,7 @@ protected:
     sendToOthers(tag, mine, bytes, "all_gather");
     if (mine != blocks + bytes * rank())
       std::memmove(blocks + bytes * rank(), mine, bytes);
-    auto recv = receives(tag, "all_gather");
-    for (int64_t i = 0; i < size(); ++i)
-      if (i != rank())
-        recv->expect(worldRanks()[i], blocks + bytes * i, bytes);
-    return recv;
+    return receiveBlocks(tag, "all_gather", blocks, bytes);
   }
 
   TransferPtr startReduceScatter(const void *in, void *out, int64_t count,
@@ -593,17 +580,9 @@ protected:
                    "reduce_scatter", name());
     Bytes parts = bytesOf(bytes * size());
     std::memcpy(parts->data() + bytes * rank(), blocks + bytes * rank(), bytes);
-    auto recv = receives(tag, "reduce_scatter");
-    for (int64_t i = 0; i < size(); ++i)
-      if (i != rank())
-        recv->expect(worldRanks()[i], parts->data() + bytes * i, bytes);
-    const int64_t n = size();
-    recv->then([parts, out, bytes, count, dtype, op, n] {
-      std::memcpy(out, parts->data(), bytes);
-      for (int64_t i = 1; i < n; ++i)
-        combineAny(out, parts->data() + bytes * i, count, dtype, op);
-    });
-    return recv;
+    return reduceBlocks(
+        receiveBlocks(tag, "reduce_scatter", parts->data(), bytes), parts, out,
+        count, dtype, op);
   }
 
   TransferPtr startAllToAll(const void *in, void *out, int64_t count,
@@ -617,11 +596,7 @@ protected:
         net_->send(worldRanks()[j], id_, tag, from + bytes * j, bytes,
                    "all_to_all", name());
     std::memmove(to + bytes * rank(), from + bytes * rank(), bytes);
-    auto recv = receives(tag, "all_to_all");
-    for (int64_t i = 0; i < size(); ++i)
-      if (i != rank())
-        recv->expect(worldRanks()[i], to + bytes * i, bytes);
-    return recv;
+    return receiveBlocks(tag, "all_to_all", to, bytes);
   }
 
   TransferPtr startBroadcast(void *data, int64_t count, int64_t elemSize,
@@ -654,11 +629,7 @@ protected:
   TransferPtr startBarrier() override {
     const int64_t tag = nextTag();
     sendToOthers(tag, nullptr, 0, "barrier");
-    auto recv = receives(tag, "barrier");
-    for (int64_t i = 0; i < size(); ++i)
-      if (i != rank())
-        recv->expect(worldRanks()[i], nullptr, 0);
-    return recv;
+    return receiveBlocks(tag, "barrier", nullptr, 0);
   }
 
   std::unique_ptr<Communicator> splitGroup(int64_t color, int64_t key,
@@ -689,6 +660,33 @@ private:
 
   std::unique_ptr<Receives> receives(int64_t tag, const char *op) {
     return std::make_unique<Receives>(*net_, id_, tag, op, name());
+  }
+
+  /// Receives every other member's `bytes` into its block of `blocks`
+  /// (block i from group index i).
+  std::unique_ptr<Receives> receiveBlocks(int64_t tag, const char *op,
+                                          uint8_t *blocks, size_t bytes) {
+    auto recv = receives(tag, op);
+    for (int64_t i = 0; i < size(); ++i)
+      if (i != rank())
+        recv->expect(worldRanks()[i], blocks ? blocks + bytes * i : nullptr,
+                     bytes);
+    return recv;
+  }
+
+  /// Once `recv` has every block: out = the reduction of the blocks of
+  /// `blocks` in group-index order (the same bits on every member).
+  TransferPtr reduceBlocks(std::unique_ptr<Receives> recv, Bytes blocks,
+                           void *out, int64_t count, int64_t dtype,
+                           Reduction op) {
+    const size_t bytes = count * weftDTypeSize(dtype);
+    const int64_t n = size();
+    recv->then([blocks, out, bytes, count, dtype, op, n] {
+      std::memcpy(out, blocks->data(), bytes);
+      for (int64_t i = 1; i < n; ++i)
+        combineAny(out, blocks->data() + bytes * i, count, dtype, op);
+    });
+    return recv;
   }
 
   std::shared_ptr<Network> net_;
