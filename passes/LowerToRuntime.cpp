@@ -200,6 +200,25 @@ std::optional<LogicalResult> collectiveKernel(Operation *op, StringRef &kernel,
     appendAxes(start.getGridAxes());
     return success();
   }
+  if (auto send = dyn_cast<SendOp>(op)) {
+    kernel = "send";
+    attrs.append({send.getPeerAttr().getInt(), send.getTagAttr().getInt()});
+    appendAxes(send.getGridAxes());
+    return success();
+  }
+  if (auto recv = dyn_cast<RecvOp>(op)) {
+    kernel = "recv";
+    attrs.append({recv.getPeerAttr().getInt(), recv.getTagAttr().getInt()});
+    appendAxes(recv.getGridAxes());
+    return success();
+  }
+  if (auto recv = dyn_cast<RecvStartOp>(op)) {
+    kernel = "recv_start";
+    attrs.append({recv.getSlotAttr().getInt(), recv.getPeerAttr().getInt(),
+                  recv.getTagAttr().getInt()});
+    appendAxes(recv.getGridAxes());
+    return success();
+  }
   if (auto offset = dyn_cast<MeshOffsetOp>(op)) {
     kernel = "mesh_offset";
     attrs.push_back(offset.getBlock());
@@ -371,6 +390,24 @@ struct LowerToRuntimePass
         --inFlight;
         continue;
       }
+      // A send's start copies its operand; the pending value names the
+      // operand's buffer, which its comm_wait passes back.
+      if (auto send = dyn_cast<SendStartOp>(op)) {
+        Value buffer = buffers.lookup(send.getInput());
+        buffers[send] = buffer;
+        SmallVector<int64_t> desc = {1};
+        appendTensorDesc(desc, send.getInput().getType());
+        SmallVector<int64_t> attrs = {
+            send.getSlotAttr().getInt(), send.getPeerAttr().getInt(),
+            send.getTagAttr().getInt(),
+            static_cast<int64_t>(send.getGridAxes().size())};
+        attrs.append(send.getGridAxes().begin(), send.getGridAxes().end());
+        desc.push_back(attrs.size());
+        desc.append(attrs.begin(), attrs.end());
+        rt::LaunchOp::create(b, loc, "send_start", ValueRange{buffer}, desc);
+        ++inFlight;
+        continue;
+      }
       if (auto update = dyn_cast<ParamUpdateOp>(op)) {
         Value target = paramBuffers.lookup(update.getName());
         if (!target)
@@ -418,7 +455,7 @@ struct LowerToRuntimePass
       desc.push_back(attrs.size());
       desc.append(attrs.begin(), attrs.end());
       rt::LaunchOp::create(b, loc, kernelName, launchBuffers, desc);
-      if (isa<AllReduceStartOp, AllGatherStartOp>(op))
+      if (isa<AllReduceStartOp, AllGatherStartOp, RecvStartOp>(op))
         ++inFlight;
       else if (inFlight > 0)
         rt::LaunchOp::create(b, loc, "comm_progress", ValueRange{},

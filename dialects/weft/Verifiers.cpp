@@ -447,6 +447,39 @@ LogicalResult AllGatherStartOp::verify() {
   return success();
 }
 
+/// A point-to-point op's group: `peer` must be one of its indices.
+template <typename OpT> static LogicalResult verifyPeer(OpT op) {
+  auto grid =
+      SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(op, op.getGridAttr());
+  if (!grid)
+    return op.emitOpError()
+           << "names " << op.getGridAttr() << ", which is not a shard.grid";
+  int64_t g = 1;
+  ArrayRef<int64_t> shape = grid.getShape();
+  for (int16_t a : op.getGridAxes()) {
+    if (a < 0 || a >= grid.getRank())
+      return op.emitOpError()
+             << "grid axis " << a << " is not an axis of " << op.getGridAttr()
+             << " (rank " << grid.getRank() << ")";
+    g *= shape[a];
+  }
+  if (op.getGridAxes().empty())
+    return op.emitOpError("needs at least one grid axis");
+  int64_t peer = op.getPeerAttr().getInt(), tag = op.getTagAttr().getInt();
+  if (peer < 0 || peer >= g)
+    return op.emitOpError()
+           << "peer " << peer << " is not a group index (the group has " << g
+           << " members)";
+  if (tag < 0)
+    return op.emitOpError() << "tag must be non-negative, got " << tag;
+  return success();
+}
+
+LogicalResult SendOp::verify() { return verifyPeer(*this); }
+LogicalResult RecvOp::verify() { return verifyPeer(*this); }
+LogicalResult RecvStartOp::verify() { return verifyPeer(*this); }
+LogicalResult SendStartOp::verify() { return verifyPeer(*this); }
+
 LogicalResult CommWaitOp::verify() {
   Operation *start = getPending().getDefiningOp();
   std::optional<int64_t> slot;
@@ -454,9 +487,14 @@ LogicalResult CommWaitOp::verify() {
     slot = reduce.getSlot();
   else if (auto gather = dyn_cast_or_null<AllGatherStartOp>(start))
     slot = gather.getSlot();
+  else if (auto send = dyn_cast_or_null<SendStartOp>(start))
+    slot = send.getSlot();
+  else if (auto recv = dyn_cast_or_null<RecvStartOp>(start))
+    slot = recv.getSlot();
   if (!slot)
-    return emitOpError("waits for a value no weft.all_reduce_start or "
-                       "weft.all_gather_start produced");
+    return emitOpError("waits for a value no weft.all_reduce_start, "
+                       "weft.all_gather_start, weft.send_start or "
+                       "weft.recv_start produced");
   if (*slot != static_cast<int64_t>(getSlot()))
     return emitOpError() << "waits on slot " << getSlot()
                          << " for a collective started on slot " << *slot;

@@ -57,14 +57,80 @@ def Weft_CommWaitOp : Weft_Op<"comm_wait", [MemoryEffects<[MemWrite]>,
     AllTypesMatch<["pending", "result"]>]> {
   let summary = "Waits for the collective started with `slot`";
   let description = [{
-    `pending` is the result of the weft.all_reduce_start or
-    weft.all_gather_start of the same slot; the result is the same buffer,
-    now holding the collective's result.
+    `pending` is the result of the weft.all_reduce_start,
+    weft.all_gather_start, weft.send_start or weft.recv_start of the same
+    slot; the result is the same buffer, now holding the collective's result
+    (for a send: the operand, unchanged).
   }];
   let arguments = (ins Weft_Tensor:$pending, I64Attr:$slot);
   let results = (outs Weft_Tensor:$result);
   let assemblyFormat = "$pending `slot` `=` $slot attr-dict `:` type($result)";
   let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Point to point (pipeline stages)
+//===----------------------------------------------------------------------===//
+
+class Weft_PeerOp<string mnemonic, list<Trait> traits = []>
+    : Weft_Op<mnemonic, !listconcat(traits, [MemoryEffects<[MemWrite]>])> {
+  let hasVerifier = 1;
+}
+
+def Weft_SendOp : Weft_PeerOp<"send"> {
+  let summary = "Sends a tensor to the group member `peer` over `grid_axes`";
+  let description = [{
+    `peer` is a group index over `grid_axes` of `grid` (the stage along the
+    pipeline axis); the message matches the weft.recv (or weft.recv_start)
+    of the same `tag` on that rank. Returns once the operand may be reused.
+  }];
+  let arguments = (ins Weft_Tensor:$input, FlatSymbolRefAttr:$grid,
+                   DenseI16ArrayAttr:$grid_axes, I64Attr:$peer, I64Attr:$tag);
+  let assemblyFormat = [{
+    $input `to` $peer `on` $grid `grid_axes` `=` $grid_axes `tag` `=` $tag
+    attr-dict `:` type($input)
+  }];
+}
+
+def Weft_RecvOp : Weft_PeerOp<"recv"> {
+  let summary = "Receives a tensor from the group member `peer`";
+  let arguments = (ins FlatSymbolRefAttr:$grid, DenseI16ArrayAttr:$grid_axes,
+                   I64Attr:$peer, I64Attr:$tag);
+  let results = (outs Weft_Tensor:$result);
+  let assemblyFormat = [{
+    `from` $peer `on` $grid `grid_axes` `=` $grid_axes `tag` `=` $tag
+    attr-dict `:` type($result)
+  }];
+}
+
+def Weft_SendStartOp : Weft_PeerOp<"send_start",
+    [AllTypesMatch<["input", "pending"]>]> {
+  let summary = "Starts weft.send; weft.comm_wait of `slot` finishes it";
+  let description = [{
+    The operand is copied at the start, so it may be reused at once. The
+    result stands for the transfer in flight (the operand's buffer, which
+    the comm_wait of the same slot names); it holds no new data.
+  }];
+  let arguments = (ins Weft_Tensor:$input, FlatSymbolRefAttr:$grid,
+                   DenseI16ArrayAttr:$grid_axes, I64Attr:$peer, I64Attr:$tag,
+                   I64Attr:$slot);
+  let results = (outs Weft_Tensor:$pending);
+  let assemblyFormat = [{
+    $input `to` $peer `on` $grid `grid_axes` `=` $grid_axes `tag` `=` $tag
+    `slot` `=` $slot attr-dict `:` type($input)
+  }];
+}
+
+def Weft_RecvStartOp : Weft_PeerOp<"recv_start"> {
+  let summary = "Starts weft.recv; the result holds the message after the "
+                "weft.comm_wait of `slot`";
+  let arguments = (ins FlatSymbolRefAttr:$grid, DenseI16ArrayAttr:$grid_axes,
+                   I64Attr:$peer, I64Attr:$tag, I64Attr:$slot);
+  let results = (outs Weft_Tensor:$pending);
+  let assemblyFormat = [{
+    `from` $peer `on` $grid `grid_axes` `=` $grid_axes `tag` `=` $tag
+    `slot` `=` $slot attr-dict `:` type($pending)
+  }];
 }
 
 def Weft_MeshOffsetOp : Weft_Op<"mesh_offset", [Pure]> {

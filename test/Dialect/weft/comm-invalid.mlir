@@ -1,7 +1,7 @@
 // RUN: weft-opt %s -split-input-file -verify-diagnostics
 
 func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{waits for a value no weft.all_reduce_start or weft.all_gather_start produced}}
+  // expected-error @+1 {{waits for a value no weft.all_reduce_start, weft.all_gather_start, weft.send_start or weft.recv_start produced}}
   %0 = weft.comm_wait %x slot = 0 : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
@@ -86,4 +86,41 @@ func.func @main(%x: tensor<4x3xf32>) -> tensor<8x3xf32> {
   // expected-error @+1 {{waits on slot 5 for a collective started on slot 4}}
   %0 = weft.comm_wait %p slot = 5 : tensor<8x3xf32>
   return %0 : tensor<8x3xf32>
+}
+
+// -----
+
+shard.grid @mesh(shape = 1x1x2)
+func.func @main(%x: tensor<4xf32>) {
+  // expected-error @+1 {{peer 2 is not a group index (the group has 2 members)}}
+  weft.send %x to 2 on @mesh grid_axes = [2] tag = 0 : tensor<4xf32>
+  return
+}
+
+// -----
+
+shard.grid @mesh(shape = 1x1x2)
+func.func @main() -> tensor<4xf32> {
+  // expected-error @+1 {{tag must be non-negative, got -1}}
+  %0 = weft.recv from 1 on @mesh grid_axes = [2] tag = -1 : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+shard.grid @mesh(shape = 1x1x2)
+func.func @main() -> tensor<4xf32> {
+  // expected-error @+1 {{needs at least one grid axis}}
+  %0 = weft.recv_start from 0 on @mesh grid_axes = [] tag = 1 slot = 0 : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+shard.grid @mesh(shape = 1x1x2)
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %p = weft.send_start %x to 1 on @mesh grid_axes = [2] tag = 0 slot = 3 : tensor<4xf32>
+  // expected-error @+1 {{waits on slot 2 for a collective started on slot 3}}
+  %0 = weft.comm_wait %p slot = 2 : tensor<4xf32>
+  return %0 : tensor<4xf32>
 }
