@@ -149,6 +149,9 @@ private:
       forward.push_back(&op);
     grads[loss] = gradient::splat(b, loss.getLoc(),
                                   cast<RankedTensorType>(loss.getType()), 1.0);
+    if (Operation *def = loss.getDefiningOp())
+      if (Attribute stage = def->getAttr("weft.stage"))
+        grads[loss].getDefiningOp()->setAttr("weft.stage", stage);
     for (Operation *opPtr : llvm::reverse(forward)) {
       Operation &op = *opPtr;
       SmallVector<Value> resultGrads;
@@ -163,6 +166,10 @@ private:
         return op.emitOpError()
                << "has no gradient rule, but the loss depends on a trainable "
                   "parameter through it";
+      // The ops the rule builds go before the insertion point; they join
+      // the pipeline stage of the op they differentiate (if any).
+      Operation *end = &*b.getInsertionPoint();
+      Operation *last = end->getPrevNode();
       SmallVector<Value> operandGrads;
       if (failed(rule.buildGradients(b, resultGrads, operandGrads)))
         return failure();
@@ -180,6 +187,10 @@ private:
                  << index << " of type " << operand.getType();
         accumulate(b, op.getLoc(), operand, grad);
       }
+      if (Attribute stage = op.getAttr("weft.stage"))
+        for (Operation *g = last ? last->getNextNode() : &block.front();
+             g != end; g = g->getNextNode())
+          g->setAttr("weft.stage", stage);
     }
     return success();
   }

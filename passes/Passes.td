@@ -231,4 +231,31 @@ def AsyncCollectives : Pass<"weft-async-collectives", "mlir::ModuleOp"> {
   }];
 }
 
+def PipelineStages : Pass<"weft-pipeline-stages", "mlir::ModuleOp"> {
+  let summary = "Assign @main's forward ops to pipeline stages";
+  let description = [{
+    Cuts @main (the forward model, with its loss when training; run before
+    weft-autodiff, which gives each gradient op the stage of the op it
+    differentiates) into `stages` contiguous runs of ops, marking every op
+    with `weft.stage` and the function with `weft.pipeline_stages`. A cut
+    lies between two ops in program order; the automatic cuts are the
+    layer boundaries, where exactly one activation crosses (the residual
+    stream between transformer blocks, the activation between MLP layers),
+    chosen so that the costliest stage (floating-point work) is as cheap as
+    possible, fewer crossing bytes breaking ties. `boundaries` names, for
+    each stage after the first, where it starts: the first op whose name (the
+    ONNX node's) or one of whose parameters' names starts with the string.
+    A weft.param or weft.constant takes the stage of its users (a constant
+    used by several stages is copied). Errors: more stages than layers, a
+    boundary that names nothing, repeats or goes backwards, a number of
+    boundaries other than stages - 1, and a parameter read by two stages
+    (tied weights across stages).
+  }];
+  let options = [
+    Option<"stages", "stages", "int64_t", "1", "Number of pipeline stages">,
+    ListOption<"boundaries", "boundaries", "std::string",
+               "Where stages 1, 2, ... start (op or parameter name prefixes)">,
+  ];
+}
+
 #endif // WEFT_PASSES_TD

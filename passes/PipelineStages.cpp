@@ -1,0 +1,279 @@
+//===- PipelineStages.cpp - Cut the forward model into pipeline stages ----===//
+//
+// weft-pipeline-stages (Passes.td). The compute ops of @main, in program
+// order, are cut into contiguous stages. What crosses a cut is every value
+// defined before it and used after it (returned values are used at the
+// end); a layer boundary is a cut where exactly one such value crosses.
+// The automatic cut minimizes the costliest stage over the layer boundaries
+// by dynamic programming (stage cost: CostOpInterface flops, at least 1 per
+// op), then the bytes crossing the cuts.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Passes.h"
+
+#include <limits>
+
+namespace weft {
+#define GEN_PASS_DEF_PIPELINESTAGES
+#include "passes/Passes.h.inc"
+} // namespace weft
+
+using namespace mlir;
+using namespace weft;
+
+namespace {
+
+int64_t bytesOf(Type type) {
+  auto t = dyn_cast<RankedTensorType>(type);
+  if (!t || !t.hasStaticShape())
+    return 0;
+  int64_t bits = t.getElementType().getIntOrFloatBitWidth();
+  return t.getNumElements() * std::max<int64_t>(1, bits / 8);
+}
+
+/// The ONNX node name an op was imported from, if any.
+StringRef nodeName(Operation *op) {
+  if (auto name = dyn_cast<NameLoc>(op->getLoc()))
+    return name.getName().getValue();
+  if (auto fused = dyn_cast<FusedLoc>(op->getLoc()))
+    for (Location l : fused.getLocations())
+      if (auto name = dyn_cast<NameLoc>(l))
+        return name.getName().getValue();
+  return "";
+}
+
+/// The node name, else the op's name, for messages.
+std::string describe(Operation *op) {
+  StringRef name = nodeName(op);
+  return (name.empty() ? op->getName().getStringRef() : name).str();
+}
+
+bool isHolder(Operation *op) { return isa<ParamOp, ConstantOp>(op); }
+
+struct PipelineStagesPass
+    : public weft::impl::PipelineStagesBase<PipelineStagesPass> {
+  using PipelineStagesBase::PipelineStagesBase;
+
+  void runOnOperation() override {
+    auto func = getOperation().lookupSymbol<func::FuncOp>("main");
+    if (!func || !llvm::hasSingleElement(func.getBody())) {
+      getOperation().emitError("no single-block function 'main' to cut into "
+                               "pipeline stages");
+      return signalPassFailure();
+    }
+    if (stages < 1) {
+      func.emitError("the number of pipeline stages must be at least 1, got ")
+          << static_cast<int64_t>(stages);
+      return signalPassFailure();
+    }
+    if (failed(run(func)))
+      signalPassFailure();
+  }
+
+  LogicalResult run(func::FuncOp func) {
+    Block &block = func.getBody().front();
+    SmallVector<Operation *> ops;
+    DenseMap<Operation *, int64_t> position;
+    for (Operation &op : block.without_terminator())
+      if (!isHolder(&op)) {
+        position[&op] = ops.size();
+        ops.push_back(&op);
+      }
+    const int64_t n = ops.size();
+    const int64_t p = stages;
+
+    // Per cut i (between ops i and i + 1): the values crossing it.
+    SmallVector<int64_t> crossing(n + 1, 0), crossingBytes(n + 1, 0);
+    for (int64_t i = 0; i < n; ++i)
+      for (Value v : ops[i]->getResults()) {
+        int64_t last = i;
+        for (Operation *user : v.getUsers()) {
+          Operation *at = block.findAncestorOpInBlock(*user);
+          if (!at)
+            continue;
+          last =
+              std::max(last, isa<func::ReturnOp>(at) ? n : position.lookup(at));
+        }
+        for (int64_t c = i; c < last && c < n; ++c) {
+          ++crossing[c];
+          crossingBytes[c] += bytesOf(v.getType());
+        }
+      }
+    SmallVector<int64_t> cost(n + 1, 0); // prefix sums of op costs
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t flops = 0;
+      if (auto c = dyn_cast<CostOpInterface>(ops[i]))
+        flops = c.getFlops();
+      cost[i + 1] = cost[i] + std::max<int64_t>(1, flops);
+    }
+
+    SmallVector<int64_t> cuts; // stage k + 1 starts after op cuts[k]
+    if (!boundaries.empty()) {
+      if (failed(namedCuts(func, ops, cuts)))
+        return failure();
+    } else if (p > 1) {
+      SmallVector<int64_t> layers;
+      for (int64_t c = 0; c + 1 < n; ++c)
+        if (crossing[c] == 1)
+          layers.push_back(c);
+      if (static_cast<int64_t>(layers.size()) < p - 1)
+        return func.emitError("cannot cut @main into ")
+               << p << " pipeline stages: it has " << layers.size()
+               << " layer boundaries (places where exactly one activation "
+                  "crosses), so at most "
+               << layers.size() + 1
+               << " stages; name the stage boundaries to cut elsewhere";
+      cuts = balancedCuts(layers, cost, crossingBytes, p, n);
+    }
+
+    // Stages of the compute ops, then of what holds their operands.
+    SmallVector<int64_t> stageOf(n, 0);
+    for (int64_t i = 0, k = 0; i < n; ++i) {
+      stageOf[i] = k;
+      if (k < static_cast<int64_t>(cuts.size()) && i == cuts[k])
+        ++k;
+    }
+    OpBuilder b(func.getContext());
+    auto stageAttr = [&](int64_t k) { return b.getI64IntegerAttr(k); };
+    for (int64_t i = 0; i < n; ++i)
+      ops[i]->setAttr("weft.stage", stageAttr(stageOf[i]));
+    SmallVector<int64_t> flops(p, 0);
+    for (int64_t i = 0; i < n; ++i)
+      flops[stageOf[i]] += cost[i + 1] - cost[i];
+    for (Operation &op : llvm::make_early_inc_range(block.without_terminator()))
+      if (isHolder(&op) && failed(placeHolder(&op, position, stageOf)))
+        return failure();
+    func->setAttr("weft.pipeline_stages", b.getI64IntegerAttr(p));
+    func->setAttr("weft.stage_flops", b.getDenseI64ArrayAttr(flops));
+    SmallVector<int64_t> cutBytes;
+    for (int64_t c : cuts)
+      cutBytes.push_back(crossingBytes[c]);
+    func->setAttr("weft.stage_cut_bytes", b.getDenseI64ArrayAttr(cutBytes));
+    return success();
+  }
+
+  /// The cuts that make the costliest of `p` stages cheapest, over the
+  /// layer boundaries `layers`; ties go to fewer crossing bytes.
+  static SmallVector<int64_t> balancedCuts(ArrayRef<int64_t> layers,
+                                           ArrayRef<int64_t> cost,
+                                           ArrayRef<int64_t> crossingBytes,
+                                           int64_t p, int64_t n) {
+    using Score = std::pair<int64_t, int64_t>; // (max stage cost, bytes)
+    const Score worst{std::numeric_limits<int64_t>::max(), 0};
+    const int64_t m = layers.size();
+    // best[k][j]: stages 0..k with stage k ending at layers[j].
+    std::vector<std::vector<Score>> best(p, std::vector<Score>(m, worst));
+    std::vector<std::vector<int64_t>> from(p, std::vector<int64_t>(m, -1));
+    for (int64_t j = 0; j < m; ++j)
+      best[0][j] = {cost[layers[j] + 1], crossingBytes[layers[j]]};
+    for (int64_t k = 1; k + 1 < p; ++k)
+      for (int64_t j = k; j < m; ++j)
+        for (int64_t i = k - 1; i < j; ++i) {
+          if (best[k - 1][i] == worst)
+            continue;
+          Score s{std::max(best[k - 1][i].first,
+                           cost[layers[j] + 1] - cost[layers[i] + 1]),
+                  best[k - 1][i].second + crossingBytes[layers[j]]};
+          if (s < best[k][j]) {
+            best[k][j] = s;
+            from[k][j] = i;
+          }
+        }
+    Score total = worst;
+    int64_t end = -1;
+    for (int64_t j = p - 2; j < m; ++j) {
+      if (best[p - 2][j] == worst)
+        continue;
+      Score s{std::max(best[p - 2][j].first, cost[n] - cost[layers[j] + 1]),
+              best[p - 2][j].second};
+      if (s < total) {
+        total = s;
+        end = j;
+      }
+    }
+    SmallVector<int64_t> cuts(p - 1);
+    for (int64_t k = p - 2, j = end; k >= 0; j = from[k][j], --k)
+      cuts[k] = layers[j];
+    return cuts;
+  }
+
+  /// The cuts the `boundaries` option names.
+  LogicalResult namedCuts(func::FuncOp func, ArrayRef<Operation *> ops,
+                          SmallVectorImpl<int64_t> &cuts) {
+    const int64_t p = stages;
+    if (static_cast<int64_t>(boundaries.size()) != p - 1)
+      return func.emitError()
+             << boundaries.size() << " stage boundaries for " << p
+             << " stages: give one per stage after the first (" << p - 1 << ")";
+    auto matches = [](Operation *op, StringRef prefix) {
+      if (nodeName(op).starts_with(prefix))
+        return true;
+      for (Value v : op->getOperands())
+        if (auto param = v.getDefiningOp<ParamOp>())
+          if (param.getName().starts_with(prefix))
+            return true;
+      return false;
+    };
+    // A boundary is the first op it matches, which must come after the
+    // first op of the stage before it.
+    int64_t previous = 0;
+    for (auto [k, boundary] : llvm::enumerate(boundaries)) {
+      int64_t found = -1;
+      for (int64_t i = 0; i < static_cast<int64_t>(ops.size()) && found < 0;
+           ++i)
+        if (matches(ops[i], boundary))
+          found = i;
+      if (found < 0)
+        return func.emitError("stage boundary '")
+               << boundary << "' names no op and no parameter of @main";
+      if (found <= previous)
+        return func.emitError("stage boundary '")
+               << boundary << "' (op '" << describe(ops[found])
+               << "') does not come after the start of stage " << k << " (op '"
+               << describe(ops[previous])
+               << "'); boundaries go in program order, one per stage";
+      cuts.push_back(found - 1);
+      previous = found;
+    }
+    return success();
+  }
+
+  /// A weft.param or weft.constant joins the stage of its users; a
+  /// constant read by several stages is copied into each, a parameter may
+  /// not be.
+  LogicalResult placeHolder(Operation *op,
+                            const DenseMap<Operation *, int64_t> &position,
+                            ArrayRef<int64_t> stageOf) {
+    Block *block = op->getBlock();
+    std::map<int64_t, SmallVector<OpOperand *>> uses;
+    for (OpOperand &use : op->getResult(0).getUses()) {
+      Operation *at = block->findAncestorOpInBlock(*use.getOwner());
+      int64_t stage = stages - 1; // returned: the last stage's
+      if (at && !isa<func::ReturnOp>(at))
+        stage = stageOf[position.lookup(at)];
+      uses[stage].push_back(&use);
+    }
+    OpBuilder b(op);
+    if (uses.empty()) {
+      op->setAttr("weft.stage", b.getI64IntegerAttr(0));
+      return success();
+    }
+    if (uses.size() > 1 && isa<ParamOp>(op))
+      return op->emitError("parameter '")
+             << cast<ParamOp>(op).getName() << "' is read by stages "
+             << uses.begin()->first << " and " << uses.rbegin()->first
+             << "; a parameter tied across pipeline stages is not supported "
+                "(its gradient would have to be summed between them)";
+    auto it = uses.begin();
+    op->setAttr("weft.stage", b.getI64IntegerAttr(it->first));
+    for (++it; it != uses.end(); ++it) {
+      Operation *copy = b.clone(*op);
+      copy->setAttr("weft.stage", b.getI64IntegerAttr(it->first));
+      for (OpOperand *use : it->second)
+        use->set(copy->getResult(0));
+    }
+    return success();
+  }
+};
+
+} // namespace
