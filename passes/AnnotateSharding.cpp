@@ -19,6 +19,8 @@ namespace {
 /// Mesh axes, in the order of the grid's dimensions.
 constexpr MeshAxis kDataAxis = 0;
 constexpr MeshAxis kTensorAxis = 1;
+/// With microbatches: a third, last axis weft-microbatch turns into time.
+constexpr MeshAxis kMicrobatchAxis = 2;
 
 /// The first dimension `dp` divides, if any: where ZeRO cuts a tensor.
 std::optional<int64_t> zeroDim(RankedTensorType type, int64_t dp) {
@@ -48,18 +50,35 @@ struct AnnotateShardingPass
       module.emitError("no function 'main' to partition");
       return signalPassFailure();
     }
+    if (microbatches < 1) {
+      module.emitError("the number of microbatches must be at least 1, got ")
+          << static_cast<int64_t>(microbatches);
+      return signalPassFailure();
+    }
     OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
+    SmallVector<int64_t> shape = {dp, tp};
+    SmallVector<StringRef> axisNames = {"dp", "tp"};
+    if (microbatches > 1) {
+      shape.push_back(microbatches);
+      axisNames.push_back("mb");
+    }
     auto grid =
         shard::GridOp::create(b, module.getLoc(), b.getStringAttr("mesh"),
-                              b.getDenseI64ArrayAttr({dp, tp}));
-    grid->setAttr("weft.mesh_axes",
-                  b.getStrArrayAttr({StringRef("dp"), StringRef("tp")}));
+                              b.getDenseI64ArrayAttr(shape));
+    grid->setAttr("weft.mesh_axes", b.getStrArrayAttr(axisNames));
     if (dp == 1 && zero > 0) {
       module.emitError("--zero needs data parallelism (dp > 1)");
       return signalPassFailure();
     }
+    // Rows split over dp, then each rank's rows over the microbatches.
+    MeshAxes rowAxes;
+    if (dp > 1)
+      rowAxes.push_back(kDataAxis);
+    if (microbatches > 1)
+      rowAxes.push_back(kMicrobatchAxis);
+    int64_t rowParts = dp * microbatches;
     for (BlockArgument arg :
-         dp > 1 ? func.getArguments() : ArrayRef<BlockArgument>()) {
+         rowParts > 1 ? func.getArguments() : ArrayRef<BlockArgument>()) {
       auto type = cast<RankedTensorType>(arg.getType());
       auto name =
           func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "weft.name");
@@ -67,19 +86,25 @@ struct AnnotateShardingPass
                                : "input " + std::to_string(arg.getArgNumber());
       if (type.getRank() == 0) {
         func.emitError("input ")
-            << label << " is a scalar: data parallelism splits every input "
-            << "along its batch dimension";
+            << label << " is a scalar: "
+            << (dp > 1 ? "data parallelism" : "microbatching")
+            << " splits every input along its batch dimension";
         return signalPassFailure();
       }
-      if (type.getDimSize(0) % dp != 0) {
+      if (type.getDimSize(0) % rowParts != 0) {
         func.emitError("the batch of input ")
             << label << " (" << type.getDimSize(0)
-            << " rows) does not split into dp=" << static_cast<int64_t>(dp)
+            << " rows) does not split into "
+            << (dp > 1 ? "dp=" + std::to_string(dp) : std::string())
+            << (dp > 1 && microbatches > 1 ? " x " : "")
+            << (microbatches > 1
+                    ? "microbatches=" + std::to_string(microbatches)
+                    : std::string())
             << " equal parts";
         return signalPassFailure();
       }
       TensorSharding s = TensorSharding::replicated(type.getRank());
-      s.dims[0] = DimSharding(MeshAxes{kDataAxis});
+      s.dims[0] = DimSharding(rowAxes);
       func.setArgAttr(arg.getArgNumber(), "weft.shard", shardingToAttr(b, s));
     }
     if (sequenceParallel && failed(splitSequences(func, b)))

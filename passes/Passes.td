@@ -171,6 +171,8 @@ def AnnotateSharding : Pass<"weft-annotate-sharding", "mlir::ModuleOp"> {
     Option<"dp", "dp", "int64_t", "1", "Data-parallel degree">,
     Option<"tp", "tp", "int64_t", "1", "Tensor-parallel degree">,
     Option<"zero", "zero", "int64_t", "0", "ZeRO stage (0-3)">,
+    Option<"microbatches", "microbatches", "int64_t", "1",
+           "Microbatches per step: a last mesh axis \"mb\" the inputs' batch is split over">,
     Option<"sequenceParallel", "sequence-parallel", "bool", "false",
            "Split the inputs' sequence dim (dim 1) over tp as well">,
   ];
@@ -228,6 +230,24 @@ def AsyncCollectives : Pass<"weft-async-collectives", "mlir::ModuleOp"> {
     A shard.all_reduce with ops between it and its first user becomes
     weft.all_reduce_start where it stood and weft.comm_wait right before that
     user (one slot per pair), so the ops in between overlap the reduction.
+  }];
+}
+
+def Microbatch : Pass<"weft-microbatch", "mlir::ModuleOp"> {
+  let summary = "Turn the partitioned step's microbatch axis into repetition";
+  let description = [{
+    After weft-partition, on a mesh whose last axis is "mb" (microbatches,
+    weft-annotate-sharding's `microbatches`): each input split over "mb"
+    becomes the rank's whole block again and microbatch m reads its m-th
+    rows; every op reading a per-microbatch value is repeated per
+    microbatch (weft.microbatch = m); collectives over "mb" become the
+    clones' sum, maximum, minimum or concatenation in microbatch order
+    (then the collective over the remaining axes); the grid drops the axis.
+    The ops are then scheduled microbatch by microbatch (each microbatch's
+    forward and backward before the next one's), parameter updates last.
+    Errors: a collective over "mb" that is not all_reduce or all_gather,
+    "mb" before another axis of a collective, a result that is not complete
+    over the batch.
   }];
 }
 

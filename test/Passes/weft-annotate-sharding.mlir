@@ -3,6 +3,17 @@
 // RUN: weft-opt %s -weft-annotate-sharding | FileCheck %s --check-prefix=ONE
 // RUN: weft-opt %s -weft-annotate-sharding="dp=4 zero=1" | FileCheck %s --check-prefix=ZERO1
 // RUN: weft-opt %s -weft-annotate-sharding="dp=4 zero=3" | FileCheck %s --check-prefix=ZERO3
+// RUN: weft-opt %s -weft-annotate-sharding="dp=2 microbatches=4" | FileCheck %s --check-prefix=MB
+// RUN: weft-opt %s -weft-annotate-sharding="microbatches=2" | FileCheck %s --check-prefix=MB1
+
+// Microbatches are a third, last mesh axis "mb": each dp rank's rows are cut
+// into its microbatches after the dp split (weft-microbatch turns the axis
+// into repetition after partitioning).
+// MB: shard.grid @mesh(shape = 2x1x4) {weft.mesh_axes = ["dp", "tp", "mb"]}
+// MB-SAME: {{$}}
+// MB: weft.name = "x", weft.shard = {dims = [array<i16: 0, 2>, array<i16>], partial = array<i16>}
+// MB1: shard.grid @mesh(shape = 1x1x2) {weft.mesh_axes = ["dp", "tp", "mb"]}
+// MB1: weft.name = "x", weft.shard = {dims = [array<i16: 2>, array<i16>], partial = array<i16>}
 
 // The mesh is dp x tp; every input is split along its batch dim over "dp"
 // (axis 0); parameters are left whole.

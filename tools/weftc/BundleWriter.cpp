@@ -330,7 +330,7 @@ bool BundleWriter::writeManifest(const std::string &modelPath,
                                   {"pp", 1},
                                   {"zero", summary.zero},
                                   {"schedule", "none"},
-                                  {"microbatches", 1},
+                                  {"microbatches", summary.microbatches},
                                   {"compute_dtype", summary.computeDType},
                                   {"stage_boundaries", llvm::json::Array{}}}},
       {"executable", "model"},
@@ -423,7 +423,12 @@ bool BundleWriter::writePlanText(const std::string &modelPath,
      << (summary.worldSize() == 1 ? " (single device), " : ", ")
      << (summary.mode == "train" ? "training step" : "inference") << "\n"
      << "parallelism: dp=" << summary.dp << " tp=" << summary.tp
-     << " pp=1 zero=" << summary.zero << "\n"
+     << " pp=1 zero=" << summary.zero
+     << (summary.microbatches > 1
+             ? ", " + std::to_string(summary.microbatches) +
+                   " microbatches per step (gradients accumulated)"
+             : std::string())
+     << "\n"
      << "compute dtype: " << summary.computeDType
      << (summary.computeDType == "fp32"
              ? "\n\n"

@@ -208,14 +208,19 @@ int weft::runCompileCommand(int argc, char **argv) {
   lowerPm.addPass(mlir::createCSEPass());
   // One program per rank: the mesh and the inputs' splits, then the
   // partitioned step with its collectives.
-  if (opts.devices > 1) {
+  const int64_t microbatches = opts.microbatches.value_or(1);
+  if (opts.devices > 1 || microbatches > 1) {
     AnnotateShardingOptions mesh;
     mesh.dp = opts.dp.value_or(1);
     mesh.tp = opts.tp.value_or(1);
     mesh.zero = opts.zero.value_or(0);
     mesh.sequenceParallel = opts.sequenceParallel;
+    mesh.microbatches = microbatches;
     lowerPm.addPass(createAnnotateSharding(mesh));
     lowerPm.addPass(createPartition());
+    // Microbatches are a mesh axis to the partitioner; here they become
+    // repetition, one microbatch after the other.
+    lowerPm.addPass(createMicrobatch());
     // ZeRO-1 reduce-scatters gradients where the update reads them; the
     // other plans reduce each gradient as soon as it is complete.
     if (mesh.zero != 1)
@@ -239,6 +244,7 @@ int weft::runCompileCommand(int argc, char **argv) {
   summary.dp = opts.dp.value_or(1);
   summary.tp = opts.tp.value_or(1);
   summary.zero = opts.zero.value_or(0);
+  summary.microbatches = opts.microbatches.value_or(1);
   if (opts.train)
     addInitialState(summary, imported->params);
 

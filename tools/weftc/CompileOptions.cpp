@@ -271,8 +271,15 @@ bool weft::checkImplemented(const CompileOptions &opts, std::string &error) {
     return refuse("--auto (the cost model's plan search)");
   if (opts.pp.value_or(1) != 1)
     return refuse("--pp (pipeline parallelism)");
-  if (opts.microbatches.value_or(1) != 1)
-    return refuse("--microbatches");
+  if (opts.microbatches.value_or(1) < 1) {
+    error = "--microbatches must be at least 1, got " +
+            std::to_string(*opts.microbatches);
+    return false;
+  }
+  if (opts.microbatches.value_or(1) > 1 && !opts.train) {
+    error = "--microbatches splits a training step's batch: it needs --train";
+    return false;
+  }
   if (!opts.schedule.empty())
     return refuse("--schedule");
   if (opts.virtualStages.value_or(1) != 1)

@@ -1,0 +1,58 @@
+// RUN: weft-opt %s -split-input-file -weft-microbatch | FileCheck %s
+
+// Two microbatches of a dp=2 rank: the input is the rank's 4 rows again and
+// each microbatch reads its 2 (a slice). The forward and backward run once
+// per microbatch, one microbatch after the other; the gradient's all_reduce
+// over [dp, mb] becomes the sum of the two, then the all_reduce over dp; a
+// maximum over mb becomes weft.max. The parameter update comes last, and the
+// grid drops the microbatch axis.
+// CHECK: shard.grid @mesh(shape = 2x1) {weft.mesh_axes = ["dp", "tp"]}
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: %[[X:.*]]: tensor<4x4xf32> {weft.name = "x", weft.shard = {dims = [array<i16: 0>, array<i16>], partial = array<i16>}}
+// CHECK: %[[W:.*]] = weft.param "w"
+// CHECK: %[[X0:.*]] = weft.slice %[[X]] {starts = array<i64: 0, 0>, steps = array<i64: 1, 1>, weft.microbatch = 0 : i64} : (tensor<4x4xf32>) -> tensor<2x4xf32>
+// CHECK: %[[H0:.*]] = weft.matmul %[[X0]], %[[W]] {weft.microbatch = 0 : i64}
+// CHECK: %[[T0:.*]] = weft.tanh %[[H0]] {weft.microbatch = 0 : i64}
+// CHECK: %[[S0:.*]] = weft.reduce_sum %[[T0]] {{.*}}weft.microbatch = 0 : i64
+// CHECK: %[[G0:.*]] = weft.matmul %[[X0]], %[[T0]] {transpose_a = true, weft.microbatch = 0 : i64}
+// CHECK: %[[X1:.*]] = weft.slice %[[X]] {starts = array<i64: 2, 0>, steps = array<i64: 1, 1>, weft.microbatch = 1 : i64}
+// CHECK: %[[S1:.*]] = weft.reduce_sum {{.*}}weft.microbatch = 1 : i64
+// CHECK: %[[G1:.*]] = weft.matmul %[[X1]], %{{.*}} {transpose_a = true, weft.microbatch = 1 : i64}
+// CHECK: %[[G:.*]] = weft.add %[[G0]], %[[G1]] {weft.combines_microbatches}
+// CHECK: %[[GR:.*]] = shard.all_reduce %[[G]] on @mesh grid_axes = [0] : tensor<4x4xf32>
+// CHECK: %[[NEW:.*]] = weft.sub %[[W]], %[[GR]]
+// CHECK: %[[M:.*]] = weft.max %[[S0]], %[[S1]] {weft.combines_microbatches}
+// CHECK: %[[L:.*]] = shard.all_reduce %[[M]] on @mesh grid_axes = [0] : tensor<f32>
+// CHECK: weft.param_update "w", %[[NEW]]
+// CHECK-NEXT: return %[[L]]
+shard.grid @mesh(shape = 2x1x2) {weft.mesh_axes = ["dp", "tp", "mb"]}
+func.func @main(%x: tensor<2x4xf32> {weft.name = "x", weft.shard = {dims = [array<i16: 0, 2>, array<i16>], partial = array<i16>}}) -> (tensor<f32> {weft.name = "loss"}) {
+  %w = weft.param "w" : tensor<4x4xf32>
+  %0 = weft.matmul %x, %w : (tensor<2x4xf32>, tensor<4x4xf32>) -> tensor<2x4xf32>
+  %1 = weft.tanh %0 : tensor<2x4xf32>
+  %2 = weft.reduce_sum %1 {axes = array<i64: 0, 1>, keepdims = false} : (tensor<2x4xf32>) -> tensor<f32>
+  %g = weft.matmul %x, %1 {transpose_a = true} : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<4x4xf32>
+  %gs = shard.all_reduce %g on @mesh grid_axes = [0, 2] : tensor<4x4xf32> -> tensor<4x4xf32>
+  %3 = weft.sub %w, %gs : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  weft.param_update "w", %3 : tensor<4x4xf32>
+  %m = shard.all_reduce %2 on @mesh grid_axes = [2] reduction = max : tensor<f32> -> tensor<f32>
+  %l = shard.all_reduce %m on @mesh grid_axes = [0] : tensor<f32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// A gather over the microbatches joins the clones in microbatch order.
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: %[[X:.*]]: tensor<6x3xf32>
+// CHECK: %[[A:.*]] = weft.exp %{{.*}} {weft.microbatch = 0 : i64} : tensor<2x3xf32>
+// CHECK: %[[B:.*]] = weft.exp %{{.*}} {weft.microbatch = 1 : i64} : tensor<2x3xf32>
+// CHECK: %[[C:.*]] = weft.exp %{{.*}} {weft.microbatch = 2 : i64} : tensor<2x3xf32>
+// CHECK: %[[J:.*]] = weft.concat %[[A]], %[[B]], %[[C]] {axis = 0 : i64}
+// CHECK: return %[[J]] : tensor<6x3xf32>
+shard.grid @mesh(shape = 1x1x3) {weft.mesh_axes = ["dp", "tp", "mb"]}
+func.func @main(%x: tensor<2x3xf32> {weft.name = "x", weft.shard = {dims = [array<i16: 2>, array<i16>], partial = array<i16>}}) -> (tensor<6x3xf32> {weft.name = "y"}) {
+  %0 = weft.exp %x : tensor<2x3xf32>
+  %1 = shard.all_gather %0 on @mesh grid_axes = [2] gather_axis = 0 : tensor<2x3xf32> -> tensor<6x3xf32>
+  return %1 : tensor<6x3xf32>
+}
