@@ -150,8 +150,10 @@ private:
     grads[loss] = gradient::splat(b, loss.getLoc(),
                                   cast<RankedTensorType>(loss.getType()), 1.0);
     if (Operation *def = loss.getDefiningOp())
-      if (Attribute stage = def->getAttr("weft.stage"))
+      if (Attribute stage = def->getAttr("weft.stage")) {
         grads[loss].getDefiningOp()->setAttr("weft.stage", stage);
+        grads[loss].getDefiningOp()->setAttr("weft.backward", b.getUnitAttr());
+      }
     for (Operation *opPtr : llvm::reverse(forward)) {
       Operation &op = *opPtr;
       SmallVector<Value> resultGrads;
@@ -187,10 +189,15 @@ private:
                  << index << " of type " << operand.getType();
         accumulate(b, op.getLoc(), operand, grad);
       }
+      // In a pipeline (weft-pipeline-stages ran), gradient ops join the
+      // stage of the op they differentiate and are marked as backward work,
+      // which the schedule orders apart from the forward.
       if (Attribute stage = op.getAttr("weft.stage"))
         for (Operation *g = last ? last->getNextNode() : &block.front();
-             g != end; g = g->getNextNode())
+             g != end; g = g->getNextNode()) {
           g->setAttr("weft.stage", stage);
+          g->setAttr("weft.backward", UnitAttr::get(g->getContext()));
+        }
     }
     return success();
   }

@@ -80,6 +80,9 @@ struct BucketCollectivesPass
       llvm::interleaveComma(reduce.getGridAxes(), os);
       os << "/" << static_cast<int>(reduce.getReduction()) << "/"
          << type.getElementType();
+      // A pipeline stage's reductions run on its ranks only.
+      if (auto stage = op.getAttrOfType<IntegerAttr>("weft.stage"))
+        os << "/stage " << stage.getInt();
       Open &bucket = open[key];
       double size = static_cast<double>(getTensorBytes(type));
       if (!bucket.members.empty() &&
@@ -99,6 +102,8 @@ struct BucketCollectivesPass
   void fuse(ArrayRef<shard::AllReduceOp> members) {
     shard::AllReduceOp last = members.back();
     OpBuilder b(last);
+    Operation *before = last->getPrevNode();
+    Attribute stage = last->getAttr("weft.stage");
     Location loc = last.getLoc();
     SmallVector<Value> flat;
     SmallVector<int64_t> sizes;
@@ -128,6 +133,12 @@ struct BucketCollectivesPass
           gradient::reshape(b, loc, piece, t.getShape()));
       m.erase();
     }
+    if (stage)
+      for (Operation *op = before ? before->getNextNode()
+                                  : &last->getBlock()->front();
+           op != b.getInsertionPoint().getNodePtr() && op;
+           op = op->getNextNode())
+        op->setAttr("weft.stage", stage);
   }
 };
 

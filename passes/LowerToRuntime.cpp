@@ -1,6 +1,8 @@
 //===- LowerToRuntime.cpp - weft graph -> weftrt kernel launches ----------===//
 #include "passes/Passes.h"
 
+#include "llvm/ADT/ScopeExit.h"
+
 #include "dialects/weft/Sharding.h"
 
 #include "weft/runtime/KernelABI.h"
@@ -331,7 +333,31 @@ struct LowerToRuntimePass
     // between is followed by a comm_progress, which polls them (MPI moves
     // a non-blocking transfer only inside its own calls).
     int64_t inFlight = 0;
+    // A pipeline's ranks run the launches of their own stage only: the
+    // stage comes first (this rank's coordinate over the pipeline axis),
+    // then every launch and copy of a staged op carries its stage
+    // (weftrt-to-llvm guards it).
+    if (auto axis = func->getAttrOfType<IntegerAttr>("weft.pipeline_axis")) {
+      auto i64 = RankedTensorType::get({}, b.getI64Type());
+      Value stage = rt::AllocOp::create(b, func.getLoc(), bufferType, 8);
+      SmallVector<int64_t> desc = {1};
+      appendTensorDesc(desc, i64);
+      desc.append({3, 1, 1, axis.getInt()});
+      auto launch = rt::LaunchOp::create(b, func.getLoc(), "mesh_offset",
+                                         ValueRange{stage}, desc);
+      launch->setAttr("weftrt.stage_index", b.getUnitAttr());
+    }
     for (Operation &op : oldBody.without_terminator()) {
+      Operation *mark = body->empty() ? nullptr : &body->back();
+      llvm::scope_exit tagStage([&] {
+        auto stage = op.getAttrOfType<IntegerAttr>("weft.stage");
+        if (!stage)
+          return;
+        for (Operation *o = mark ? mark->getNextNode() : &body->front(); o;
+             o = o->getNextNode())
+          if (isa<rt::LaunchOp, rt::CopyOp>(o))
+            o->setAttr("weftrt.stage", stage);
+      });
       for (Type t : op.getResultTypes()) {
         auto type = dyn_cast<RankedTensorType>(t);
         if (!type || !type.hasStaticShape() ||

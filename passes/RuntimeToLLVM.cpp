@@ -203,20 +203,69 @@ struct RuntimeToLLVMPass
     Value bufferArray = LLVM::AllocaOp::create(b, loc, ptrType, ptrType, count,
                                                /*alignment=*/8);
 
+    // Pointers (arena slices, slots, constants) go to the entry block, so
+    // they dominate the blocks of every pipeline stage.
+    OpBuilder pb(ctx);
+    auto pointerBuilder = [&]() -> OpBuilder & {
+      if (!entry->empty() && entry->back().hasTrait<OpTrait::IsTerminator>())
+        pb.setInsertionPoint(&entry->back());
+      else
+        pb.setInsertionPointToEnd(entry);
+      return pb;
+    };
     auto loadSlot = [&](Value table, int64_t index) -> Value {
+      OpBuilder &p = pointerBuilder();
       Value addr = LLVM::GEPOp::create(
-          b, loc, ptrType, ptrType, table,
+          p, loc, ptrType, ptrType, table,
           ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(index)});
-      return LLVM::LoadOp::create(b, loc, ptrType, addr);
+      return LLVM::LoadOp::create(p, loc, ptrType, addr);
     };
 
     DenseMap<Value, Value> pointers;
+    // Pipeline stages: this rank's stage, loaded once; runs of launches and
+    // copies of one stage sit in a block entered only on that stage's ranks.
+    Value stageIndex;
+    std::optional<int64_t> guarded;
+    Block *resume = nullptr;
+    auto closeGuard = [&](Location opLoc) {
+      if (!guarded)
+        return;
+      LLVM::BrOp::create(b, opLoc, ValueRange{}, resume);
+      b.setInsertionPointToStart(resume);
+      guarded.reset();
+    };
     for (Operation &op : func.getBody().front()) {
       Location opLoc = op.getLoc();
+      auto stage = op.getAttrOfType<IntegerAttr>("weftrt.stage");
+      bool stageable = isa<rt::LaunchOp, rt::CopyOp>(op);
+      bool pointer = isa<rt::ArenaSliceOp, rt::ParamOp, rt::InputOp,
+                         rt::OutputOp, rt::ConstantOp>(op);
+      if (guarded && !pointer &&
+          (!stageable || !stage || stage.getInt() != *guarded))
+        closeGuard(opLoc);
+      if (stageable && stage && !guarded) {
+        if (!stageIndex)
+          return op.emitError("has a pipeline stage but the function does "
+                              "not read this rank's stage first");
+        Block *current = b.getInsertionBlock();
+        Region *region = current->getParent();
+        Block *then = new Block();
+        resume = new Block();
+        region->push_back(then);
+        region->push_back(resume);
+        Value want = LLVM::ConstantOp::create(
+            b, opLoc, i64Type, b.getI64IntegerAttr(stage.getInt()));
+        Value mine = LLVM::ICmpOp::create(b, opLoc, LLVM::ICmpPredicate::eq,
+                                          stageIndex, want);
+        LLVM::CondBrOp::create(b, opLoc, mine, then, resume);
+        b.setInsertionPointToStart(then);
+        guarded = stage.getInt();
+      }
       if (auto slice = dyn_cast<rt::ArenaSliceOp>(op)) {
+        OpBuilder &p = pointerBuilder();
         Value offset = LLVM::ConstantOp::create(
-            b, opLoc, i64Type, b.getI64IntegerAttr(slice.getOffset()));
-        pointers[slice] = LLVM::GEPOp::create(b, opLoc, ptrType, i8Type, arena,
+            p, opLoc, i64Type, p.getI64IntegerAttr(slice.getOffset()));
+        pointers[slice] = LLVM::GEPOp::create(p, opLoc, ptrType, i8Type, arena,
                                               ValueRange{offset});
       } else if (auto param = dyn_cast<rt::ParamOp>(op)) {
         pointers[param] = loadSlot(paramTable, param.getIndex());
@@ -233,7 +282,8 @@ struct RuntimeToLLVMPass
             /*isConstant=*/true, LLVM::Linkage::Private,
             "__weft_const_" + std::to_string(globalCount++),
             mb.getStringAttr(bytes), /*alignment=*/64);
-        pointers[constant] = LLVM::AddressOfOp::create(b, opLoc, global);
+        pointers[constant] =
+            LLVM::AddressOfOp::create(pointerBuilder(), opLoc, global);
       } else if (auto launch = dyn_cast<rt::LaunchOp>(op)) {
         for (auto [i, buffer] : llvm::enumerate(launch.getBuffers())) {
           Value slot = LLVM::GEPOp::create(
@@ -245,6 +295,9 @@ struct RuntimeToLLVMPass
             LLVM::AddressOfOp::create(b, opLoc, descGlobal(launch.getDesc()));
         LLVM::CallOp::create(b, opLoc, kernelDecl(launch.getKernel()),
                              ValueRange{bufferArray, desc});
+        if (launch->hasAttr("weftrt.stage_index"))
+          stageIndex = LLVM::LoadOp::create(
+              b, opLoc, i64Type, pointers.lookup(launch.getBuffers()[0]));
       } else if (auto copy = dyn_cast<rt::CopyOp>(op)) {
         Value bytes = LLVM::ConstantOp::create(
             b, opLoc, i64Type, b.getI64IntegerAttr(copy.getBytes()));

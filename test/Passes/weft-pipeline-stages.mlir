@@ -25,19 +25,19 @@
 
 // A named boundary ("l3": the first op named l3... or reading a parameter
 // named so) starts stage 1 there. weft-autodiff gives every gradient op the
-// stage of the op it differentiates: the seed and l3's gradients in stage
-// 1, l1's and l2's in stage 0.
+// stage of the op it differentiates (and marks it weft.backward): the seed
+// and l3's gradients in stage 1, l1's and l2's in stage 0.
 // NAMED-LABEL: func.func @main
 // NAMED-SAME: weft.stage_flops = array<i64: 1120, 641>
 // NAMED: %[[W3:.*]] = weft.param "l3.weight" {weft.stage = 1 : i64}
 // NAMED: weft.tanh {{.*}}weft.stage = 0 : i64
 // NAMED: weft.matmul {{.*}}weft.stage = 1 : i64
-// NAMED: weft.constant {weft.stage = 1 : i64} dense<1.000000e+00> : tensor<f32>
-// NAMED: %[[D3:.*]] = weft.matmul %{{.*}}, %[[W3]] {transpose_b = true, weft.stage = 1 : i64}
-// NAMED: %[[G3:.*]] = weft.matmul %{{.*}}, %{{.*}} {transpose_a = true, weft.stage = 1 : i64}
-// NAMED: weft.mul %[[D3]], %{{.*}} {weft.stage = 0 : i64}
-// NAMED: %[[G2:.*]] = weft.matmul {{.*}} {transpose_a = true, weft.stage = 0 : i64}
-// NAMED: %[[G1:.*]] = weft.matmul %arg0, %{{.*}} {transpose_a = true, weft.stage = 0 : i64}
+// NAMED: weft.constant {weft.backward, weft.stage = 1 : i64} dense<1.000000e+00> : tensor<f32>
+// NAMED: %[[D3:.*]] = weft.matmul %{{.*}}, %[[W3]] {transpose_b = true, weft.backward, weft.stage = 1 : i64}
+// NAMED: %[[G3:.*]] = weft.matmul %{{.*}}, %{{.*}} {transpose_a = true, weft.backward, weft.stage = 1 : i64}
+// NAMED: weft.mul %[[D3]], %{{.*}} {weft.backward, weft.stage = 0 : i64}
+// NAMED: %[[G2:.*]] = weft.matmul {{.*}} {transpose_a = true, weft.backward, weft.stage = 0 : i64}
+// NAMED: %[[G1:.*]] = weft.matmul %arg0, %{{.*}} {transpose_a = true, weft.backward, weft.stage = 0 : i64}
 // NAMED: return %{{.*}}, %[[G1]], %[[G2]], %[[G3]]
 func.func @main(%x: tensor<4x8xf32> {weft.name = "x"}, %y: tensor<4x8xf32> {weft.name = "y"}) -> (tensor<f32> {weft.name = "loss"}) {
   %w1 = weft.param "l1.weight" : tensor<8x8xf32>
