@@ -19,8 +19,6 @@ namespace {
 /// Mesh axes, in the order of the grid's dimensions.
 constexpr MeshAxis kDataAxis = 0;
 constexpr MeshAxis kTensorAxis = 1;
-/// With microbatches: a third, last axis weft-microbatch turns into time.
-constexpr MeshAxis kMicrobatchAxis = 2;
 
 /// The first dimension `dp` divides, if any: where ZeRO cuts a tensor.
 std::optional<int64_t> zeroDim(RankedTensorType type, int64_t dp) {
@@ -56,8 +54,21 @@ struct AnnotateShardingPass
       return signalPassFailure();
     }
     OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
+    if (pp < 1) {
+      module.emitError("the number of pipeline stages must be at least 1, "
+                       "got ")
+          << static_cast<int64_t>(pp);
+      return signalPassFailure();
+    }
+    // dp, tp, then the pipeline's stages, then the microbatches, which
+    // weft-microbatch turns into time (their axis must be the last).
     SmallVector<int64_t> shape = {dp, tp};
     SmallVector<StringRef> axisNames = {"dp", "tp"};
+    if (pp > 1) {
+      shape.push_back(pp);
+      axisNames.push_back("pp");
+    }
+    const MeshAxis kMicrobatchAxis = static_cast<MeshAxis>(shape.size());
     if (microbatches > 1) {
       shape.push_back(microbatches);
       axisNames.push_back("mb");

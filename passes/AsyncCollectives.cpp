@@ -82,6 +82,11 @@ struct AsyncCollectivesPass
     OpBuilder b(first);
     auto wait = CommWaitOp::create(b, op->getLoc(), pending.getType(), pending,
                                    b.getI64IntegerAttr(slot));
+    // A pipeline stage's collective stays on that stage.
+    if (Attribute stage = op->getAttr("weft.stage")) {
+      wait->setAttr("weft.stage", stage);
+      pending.getDefiningOp()->setAttr("weft.stage", stage);
+    }
     op->getResult(0).replaceAllUsesWith(wait.getResult());
     op->erase();
     ++slot;

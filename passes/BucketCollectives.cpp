@@ -103,6 +103,7 @@ struct BucketCollectivesPass
     shard::AllReduceOp last = members.back();
     OpBuilder b(last);
     Operation *before = last->getPrevNode();
+    Operation *after = last->getNextNode(); // the fused ops go before it
     Attribute stage = last->getAttr("weft.stage");
     Location loc = last.getLoc();
     SmallVector<Value> flat;
@@ -135,9 +136,8 @@ struct BucketCollectivesPass
     }
     if (stage)
       for (Operation *op = before ? before->getNextNode()
-                                  : &last->getBlock()->front();
-           op != b.getInsertionPoint().getNodePtr() && op;
-           op = op->getNextNode())
+                                  : &after->getBlock()->front();
+           op != after; op = op->getNextNode())
         op->setAttr("weft.stage", stage);
   }
 };

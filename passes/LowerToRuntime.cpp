@@ -333,6 +333,27 @@ struct LowerToRuntimePass
     // between is followed by a comm_progress, which polls them (MPI moves
     // a non-blocking transfer only inside its own calls).
     int64_t inFlight = 0;
+    // In a pipeline, an op a later pass made (a canonicalization) runs on
+    // the stage of what it reads, else of what reads it.
+    if (func->hasAttr("weft.pipeline_axis")) {
+      auto stageOf = [](Operation *o) {
+        return o ? o->getAttrOfType<IntegerAttr>("weft.stage") : IntegerAttr();
+      };
+      for (Operation &op : oldBody.without_terminator())
+        if (!stageOf(&op))
+          for (Value v : op.getOperands())
+            if (IntegerAttr s = stageOf(v.getDefiningOp())) {
+              op.setAttr("weft.stage", s);
+              break;
+            }
+      for (Operation &op : llvm::reverse(oldBody.without_terminator()))
+        if (!stageOf(&op))
+          for (Operation *user : op.getUsers())
+            if (IntegerAttr s = stageOf(user)) {
+              op.setAttr("weft.stage", s);
+              break;
+            }
+    }
     // A pipeline's ranks run the launches of their own stage only: the
     // stage comes first (this rank's coordinate over the pipeline axis),
     // then every launch and copy of a staged op carries its stage
@@ -389,6 +410,10 @@ struct LowerToRuntimePass
                   "stores parameters split along one dimension");
             extra.push_back(*slot);
           }
+          // In a pipeline, the stage whose ranks hold the live copy.
+          if (func->hasAttr("weft.pipeline_axis"))
+            if (auto stage = param->getAttrOfType<IntegerAttr>("weft.stage"))
+              extra.push_back(attrBuilder.getNamedAttr("stage", stage));
           paramSlots.push_back(slotAttr(attrBuilder, param.getName(),
                                         cast<RankedTensorType>(param.getType()),
                                         extra));
@@ -529,6 +554,8 @@ struct LowerToRuntimePass
     for (shard::GridOp grid :
          llvm::make_early_inc_range(module.getOps<shard::GridOp>())) {
       newFunc->setAttr("weftrt.mesh_shape", grid.getShapeAttr());
+      if (auto axis = func->getAttrOfType<IntegerAttr>("weft.pipeline_axis"))
+        newFunc->setAttr("weftrt.pipeline_axis", axis);
       if (auto names = grid->getAttrOfType<ArrayAttr>("weft.mesh_axes"))
         newFunc->setAttr("weftrt.mesh_axes", names);
       grid.erase();

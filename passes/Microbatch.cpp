@@ -290,10 +290,11 @@ void Unroller::schedule() {
       k = kLatest;
     key[op] = k;
   }
-  // Backward: what an earlier microbatch needs is done for it.
+  // Backward: what an earlier microbatch needs is done for it (a label
+  // count every microbatch's loss divides by).
   for (Operation *op : llvm::reverse(ops))
     for (Operation *user : op->getUsers())
-      if (key.count(user) && !op->hasAttr("weft.microbatch"))
+      if (key.count(user))
         key[op] = std::min(key[op], key[user]);
   // List schedule: the ready op with the smallest (key, position).
   DenseMap<Operation *, int64_t> waiting;

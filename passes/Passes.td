@@ -171,6 +171,8 @@ def AnnotateSharding : Pass<"weft-annotate-sharding", "mlir::ModuleOp"> {
     Option<"dp", "dp", "int64_t", "1", "Data-parallel degree">,
     Option<"tp", "tp", "int64_t", "1", "Tensor-parallel degree">,
     Option<"zero", "zero", "int64_t", "0", "ZeRO stage (0-3)">,
+    Option<"pp", "pp", "int64_t", "1",
+           "Pipeline stages: a mesh axis \"pp\" after dp and tp">,
     Option<"microbatches", "microbatches", "int64_t", "1",
            "Microbatches per step: a last mesh axis \"mb\" the inputs' batch is split over">,
     Option<"sequenceParallel", "sequence-parallel", "bool", "false",
@@ -249,6 +251,30 @@ def Microbatch : Pass<"weft-microbatch", "mlir::ModuleOp"> {
     "mb" before another axis of a collective, a result that is not complete
     over the batch.
   }];
+}
+
+def Pipeline : Pass<"weft-pipeline", "mlir::ModuleOp"> {
+  let summary = "Send values between pipeline stages and order each stage's schedule";
+  let description = [{
+    On the partitioned, microbatched step of a model cut into stages (its
+    ops carry weft.stage, weft.microbatch and weft.backward): ops without a
+    stage get one (from the parameter they update or the ops they read,
+    else from their readers; constants and views of inputs read by several
+    stages are copied); a value read on another stage than its own is sent
+    (weft.send_start after it is made, its comm_wait at the end of the step)
+    and received (weft.recv before its first reader there), the step's
+    results going to stage 0; and the ops are ordered so that each stage
+    runs its microbatches' forward and backward work in the `schedule`'s
+    order: gpipe (all forwards, then all backwards) or 1f1b (P - 1 - s
+    forwards first, then one forward and one backward in turn). Marks the
+    function with weft.pipeline_axis (the mesh's "pp" axis) for the
+    lowering. Errors: no "pp" axis of the right size, an unknown schedule, a
+    parameter read by two stages.
+  }];
+  let options = [
+    Option<"schedule", "schedule", "std::string", "\"1f1b\"",
+           "Pipeline schedule: gpipe or 1f1b">,
+  ];
 }
 
 def PipelineStages : Pass<"weft-pipeline-stages", "mlir::ModuleOp"> {

@@ -69,6 +69,8 @@ llvm::json::Array slotsToJson(ArrayAttr slots, bool batchInputs = false) {
       entry["trainable"] = trainable.getValue();
     if (batchInputs && type.getRank() > 0)
       entry["batch_dim"] = 0;
+    if (auto stage = dict.getAs<IntegerAttr>("stage"))
+      entry["stage"] = stage.getInt();
     if (auto shard = dict.getAs<DictionaryAttr>("shard")) {
       llvm::json::Array axes;
       for (Attribute a : shard.getAs<ArrayAttr>("mesh_axes"))
@@ -144,6 +146,8 @@ struct RuntimeToLLVMPass
         for (Attribute n : names)
           axes.push_back(cast<StringAttr>(n).getValue());
       signature["world_size"] = worldSize;
+      if (auto axis = func->getAttrOfType<IntegerAttr>("weftrt.pipeline_axis"))
+        signature["pipeline_axis"] = axis.getInt();
       signature["mesh"] = llvm::json::Object{{"axes", std::move(axes)},
                                              {"shape", std::move(shape)}};
     }

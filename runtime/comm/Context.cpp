@@ -124,6 +124,7 @@ bool Context::init(int64_t worldSize, const std::vector<int64_t> &meshShape,
     return false;
   }
   mesh_.reset(new Mesh(*world_, shape, axisNames));
+  mesh_->createGroups();
   return true;
 }
 

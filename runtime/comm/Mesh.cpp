@@ -1,6 +1,8 @@
 //===- Mesh.cpp - The device mesh and its groups --------------------------===//
 #include "CommInternal.h"
 
+#include <functional>
+
 namespace weft {
 namespace comm {
 
@@ -124,6 +126,31 @@ Communicator &Mesh::group(const int64_t *axes, int64_t count) {
   Communicator &result = *comm;
   groups_.emplace(std::move(key), std::move(comm));
   return result;
+}
+
+void Mesh::createGroups() {
+  // Every ordered choice of distinct axes, shortest first: the same list,
+  // in the same order, on every rank.
+  const int64_t n = static_cast<int64_t>(shape_.size());
+  std::vector<int64_t> axes;
+  std::vector<bool> used(n, false);
+  std::function<void(int64_t)> choose = [&](int64_t length) {
+    if (static_cast<int64_t>(axes.size()) == length) {
+      group(axes.data(), length);
+      return;
+    }
+    for (int64_t a = 0; a < n; ++a) {
+      if (used[a])
+        continue;
+      used[a] = true;
+      axes.push_back(a);
+      choose(length);
+      axes.pop_back();
+      used[a] = false;
+    }
+  };
+  for (int64_t length = 1; length <= n; ++length)
+    choose(length);
 }
 
 } // namespace comm

@@ -90,6 +90,13 @@ static bool parseTrainingFields(const JsonValue &item, const char *key,
     }
     spec.batchDim = batchDim->asInt();
   }
+  if (const JsonValue *stage = item.get("stage")) {
+    if (!stage->isInteger() || stage->asInt() < 0) {
+      error = where + ": invalid \"stage\"";
+      return false;
+    }
+    spec.stage = stage->asInt();
+  }
   if (const JsonValue *shard = item.get("shard")) {
     const JsonValue *dim = shard->get("dim");
     const JsonValue *axes = shard->get("mesh_axes");
@@ -293,6 +300,12 @@ bool parseModelSignature(std::string_view json, ModelSignature &out,
       return fail("the mesh has " + std::to_string(sig.meshShape.size()) +
                   " axes but " + std::to_string(sig.meshAxes.size()) +
                   " axis names");
+  }
+  if (const JsonValue *axis = root.get("pipeline_axis")) {
+    if (!axis->isInteger() || axis->asInt() < 0 ||
+        axis->asInt() >= static_cast<int64_t>(sig.meshShape.size()))
+      return fail("\"pipeline_axis\" is not an axis of the mesh");
+    sig.pipelineAxis = axis->asInt();
   }
   if (!parseTensorList(root, "params", sig.params, reason) ||
       !parseTensorList(root, "inputs", sig.inputs, reason) ||

@@ -88,17 +88,28 @@ def final_state(ckpt, bundle, ranks):
         capture_output=True, text=True, check=True).stdout)
     mesh = sig["mesh"]["shape"]
     shards = {p["name"]: p.get("shard") for p in sig["params"]}
+    # A pipeline's parameter lives on the ranks of its stage.
+    stages = {p["name"]: p.get("stage") for p in sig["params"]}
+    pp_axis = sig.get("pipeline_axis")
+
+    def live(name, r):
+        if stages.get(name) is None or pp_axis is None:
+            return True
+        return int(np.unravel_index(r, mesh)[pp_axis]) == stages[name]
     per_rank = [read_safetensors(os.path.join(ckpt, step,
                                               f"state.rank{r}.safetensors"))
                 for r in range(ranks)]
     state = {}
     for name, shard in shards.items():
         if not shard:
-            state[name] = per_rank[0][name]
+            state[name] = next(per_rank[r][name] for r in range(ranks)
+                               if live(name, r))
             continue
         # Blocks in group-index order: coordinates over the shard's axes.
         blocks = {}
         for r in range(ranks):
+            if not live(name, r):
+                continue
             coords = np.unravel_index(r, mesh)
             index = 0
             for a in shard["mesh_axes"]:

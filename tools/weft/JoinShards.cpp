@@ -45,7 +45,9 @@ Status weft::loadWholeParams(const std::string &signatureJson,
     return status;
   const ModelSignature &sig = probe.signature();
   const int64_t world = sig.worldSize;
-  bool split = false;
+  // Split parameters, and a pipeline's (each lives on its stage's ranks),
+  // need more files than rank 0's.
+  bool split = sig.pipelineAxis >= 0;
   for (const TensorSpec &spec : sig.params)
     split |= spec.role == StateRole::Param && spec.shardDim >= 0;
   status = load(0, world, stepName, info);
@@ -65,7 +67,21 @@ Status weft::loadWholeParams(const std::string &signatureJson,
     if (spec.role != StateRole::Param)
       continue;
     WholeParam whole{spec.name, spec.dtype, spec.shape, {}};
-    const HostTensor &first = ranks[0]->param(i);
+    // The first rank holding the live copy: any rank, or the first of the
+    // parameter's pipeline stage (whose coordinate over the axis is it).
+    int64_t holder0 = 0;
+    if (spec.stage >= 0 && sig.pipelineAxis >= 0) {
+      const int64_t axis = sig.pipelineAxis;
+      holder0 = -1;
+      for (int64_t r = 0; r < world && holder0 < 0; ++r)
+        if (meshGroupIndex(r, sig.meshShape, &axis, 1) == spec.stage)
+          holder0 = r;
+      if (holder0 < 0)
+        return Status::badInput("parameter '" + spec.name + "' is on stage " +
+                                std::to_string(spec.stage) +
+                                ", which the mesh does not have");
+    }
+    const HostTensor &first = ranks[holder0]->param(i);
     auto bytes = [](const HostTensor &t) {
       return static_cast<const uint8_t *>(t.data.data());
     };
@@ -90,6 +106,11 @@ Status weft::loadWholeParams(const std::string &signatureJson,
     whole.data.assign(static_cast<size_t>(first.byteSize() * g), 0);
     std::vector<int64_t> holder(g, -1);
     for (int64_t r = 0; r < world; ++r) {
+      if (spec.stage >= 0 && sig.pipelineAxis >= 0) {
+        const int64_t axis = sig.pipelineAxis;
+        if (meshGroupIndex(r, sig.meshShape, &axis, 1) != spec.stage)
+          continue; // another stage's stale copy
+      }
       int64_t b = meshGroupIndex(r, sig.meshShape, spec.shardAxes.data(),
                                  spec.shardAxes.size());
       const uint8_t *src = bytes(ranks[r]->param(i));

@@ -327,9 +327,9 @@ bool BundleWriter::writeManifest(const std::string &modelPath,
                                   {"shape", std::move(meshShape)}}},
       {"plan", llvm::json::Object{{"dp", summary.dp},
                                   {"tp", summary.tp},
-                                  {"pp", 1},
+                                  {"pp", summary.pp},
                                   {"zero", summary.zero},
-                                  {"schedule", "none"},
+                                  {"schedule", summary.schedule},
                                   {"microbatches", summary.microbatches},
                                   {"compute_dtype", summary.computeDType},
                                   {"stage_boundaries", llvm::json::Array{}}}},
@@ -423,10 +423,11 @@ bool BundleWriter::writePlanText(const std::string &modelPath,
      << (summary.worldSize() == 1 ? " (single device), " : ", ")
      << (summary.mode == "train" ? "training step" : "inference") << "\n"
      << "parallelism: dp=" << summary.dp << " tp=" << summary.tp
-     << " pp=1 zero=" << summary.zero
+     << " pp=" << summary.pp << " zero=" << summary.zero
      << (summary.microbatches > 1
              ? ", " + std::to_string(summary.microbatches) +
-                   " microbatches per step (gradients accumulated)"
+                   " microbatches per step (gradients accumulated)" +
+                   (summary.pp > 1 ? ", schedule " + summary.schedule : "")
              : std::string())
      << "\n"
      << "compute dtype: " << summary.computeDType

@@ -26,7 +26,8 @@ struct ProgramSummary {
   std::string computeDType = "fp32";       // or "bf16" (--dtype)
   std::vector<int64_t> meshShape;          // empty: one device
   std::vector<std::string> meshAxes;
-  int64_t dp = 1, tp = 1, zero = 0, microbatches = 1;
+  int64_t dp = 1, tp = 1, pp = 1, zero = 0, microbatches = 1;
+  std::string schedule = "none";
   int64_t worldSize() const {
     int64_t n = 1;
     for (int64_t d : meshShape)

@@ -187,6 +187,16 @@ int weft::runCompileCommand(int argc, char **argv) {
     precision.dtype = opts.dtype;
     lowerPm.addPass(createMixedPrecision(precision));
   }
+  // Pipeline stages are cut in the forward model; autodiff puts each
+  // gradient op in the stage of the op it differentiates.
+  const int64_t pp = opts.pp.value_or(1);
+  if (pp > 1) {
+    PipelineStagesOptions stagesOpts;
+    stagesOpts.stages = pp;
+    stagesOpts.boundaries.assign(opts.stageBoundaries.begin(),
+                                 opts.stageBoundaries.end());
+    lowerPm.addPass(createPipelineStages(stagesOpts));
+  }
   if (opts.emitGradients || opts.train) {
     AutodiffOptions autodiff;
     autodiff.freeze.assign(opts.freeze.begin(), opts.freeze.end());
@@ -208,7 +218,8 @@ int weft::runCompileCommand(int argc, char **argv) {
   lowerPm.addPass(mlir::createCSEPass());
   // One program per rank: the mesh and the inputs' splits, then the
   // partitioned step with its collectives.
-  const int64_t microbatches = opts.microbatches.value_or(1);
+  // A pipeline runs at least one microbatch per stage by default.
+  const int64_t microbatches = opts.microbatches.value_or(pp);
   if (opts.devices > 1 || microbatches > 1) {
     AnnotateShardingOptions mesh;
     mesh.dp = opts.dp.value_or(1);
@@ -216,11 +227,17 @@ int weft::runCompileCommand(int argc, char **argv) {
     mesh.zero = opts.zero.value_or(0);
     mesh.sequenceParallel = opts.sequenceParallel;
     mesh.microbatches = microbatches;
+    mesh.pp = pp;
     lowerPm.addPass(createAnnotateSharding(mesh));
     lowerPm.addPass(createPartition());
     // Microbatches are a mesh axis to the partitioner; here they become
     // repetition, one microbatch after the other.
     lowerPm.addPass(createMicrobatch());
+    if (pp > 1) {
+      PipelineOptions pipeline;
+      pipeline.schedule = opts.schedule.empty() ? "1f1b" : opts.schedule;
+      lowerPm.addPass(createPipeline(pipeline));
+    }
     // ZeRO-1 reduce-scatters gradients where the update reads them; the
     // other plans reduce each gradient as soon as it is complete.
     if (mesh.zero != 1)
@@ -244,7 +261,10 @@ int weft::runCompileCommand(int argc, char **argv) {
   summary.dp = opts.dp.value_or(1);
   summary.tp = opts.tp.value_or(1);
   summary.zero = opts.zero.value_or(0);
-  summary.microbatches = opts.microbatches.value_or(1);
+  summary.microbatches = microbatches;
+  summary.pp = pp;
+  summary.schedule =
+      pp > 1 ? (opts.schedule.empty() ? "1f1b" : opts.schedule) : "none";
   if (opts.train)
     addInitialState(summary, imported->params);
 

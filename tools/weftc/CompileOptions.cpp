@@ -1,6 +1,9 @@
 //===- CompileOptions.cpp - Flags of weftc compile ------------------------===//
 #include "tools/weftc/CompileOptions.h"
 
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -15,7 +18,8 @@ const char *const weft::kCompileUsage =
     "N]\n"
     "          [--zero 0|1|2|3] [--microbatches M] [--schedule "
     "gpipe|1f1b|interleaved]\n"
-    "          [--virtual-stages V] [--recompute none|selective|full]\n"
+    "          [--virtual-stages V] [--stage-boundaries NAME,NAME...]\n"
+    "          [--recompute none|selective|full]\n"
     "          [--train] [--loss NAME|mse|cross_entropy] [--loss-target "
     "INPUT]\n"
     "          [--freeze GLOB]... [--optimizer adamw|sgd] [--lr F] "
@@ -142,6 +146,17 @@ bool weft::parseCompileOptions(int argc, char **argv, CompileOptions &opts,
       {"--microbatches", intFlag(opts.microbatches, 1)},
       {"--schedule", oneOf(opts.schedule, {"gpipe", "1f1b", "interleaved"})},
       {"--virtual-stages", intFlag(opts.virtualStages, 1)},
+      {"--stage-boundaries",
+       [&](const std::string &v) {
+         llvm::SmallVector<llvm::StringRef> parts;
+         llvm::StringRef(v).split(parts, ',');
+         for (llvm::StringRef part : parts) {
+           if (part.empty())
+             return false;
+           opts.stageBoundaries.push_back(part.str());
+         }
+         return true;
+       }},
       {"--recompute", oneOf(opts.recompute, {"none", "selective", "full"})},
       {"--loss", text(opts.loss)},
       {"--loss-target", text(opts.lossTarget)},
@@ -269,8 +284,24 @@ bool weft::checkImplemented(const CompileOptions &opts, std::string &error) {
     return refuse("--cluster (the cost model)");
   if (opts.autoPlan)
     return refuse("--auto (the cost model's plan search)");
-  if (opts.pp.value_or(1) != 1)
-    return refuse("--pp (pipeline parallelism)");
+  const int64_t pp = opts.pp.value_or(1);
+  if (pp > 1 && !opts.train) {
+    error = "--pp cuts a training step into pipeline stages: it needs "
+            "--train (pipelined inference is not implemented yet)";
+    return false;
+  }
+  if (pp > 1 && opts.clipGradNorm) {
+    error = "--clip-grad-norm with --pp is not implemented yet (the norm "
+            "would have to be summed over the stages)";
+    return false;
+  }
+  if (pp == 1 && (!opts.schedule.empty() || !opts.stageBoundaries.empty())) {
+    error = "--schedule and --stage-boundaries describe a pipeline: they "
+            "need --pp > 1";
+    return false;
+  }
+  if (opts.schedule == "interleaved")
+    return refuse("--schedule interleaved");
   if (opts.microbatches.value_or(1) < 1) {
     error = "--microbatches must be at least 1, got " +
             std::to_string(*opts.microbatches);
@@ -280,8 +311,6 @@ bool weft::checkImplemented(const CompileOptions &opts, std::string &error) {
     error = "--microbatches splits a training step's batch: it needs --train";
     return false;
   }
-  if (!opts.schedule.empty())
-    return refuse("--schedule");
   if (opts.virtualStages.value_or(1) != 1)
     return refuse("--virtual-stages");
   if (opts.recompute != "none")

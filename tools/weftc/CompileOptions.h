@@ -27,6 +27,8 @@ struct CompileOptions {
   bool autoPlan = false;
   std::optional<int64_t> dp, tp, pp, zero, microbatches, virtualStages;
   std::string schedule;
+  /// Where pipeline stages 1, 2, ... start: op or parameter name prefixes.
+  std::vector<std::string> stageBoundaries;
   std::string recompute = "none";
   bool train = false;
   std::string loss, lossTarget, optimizer;

@@ -238,6 +238,10 @@ public:
   int64_t groupIndex(const int64_t *axes, int64_t count) const;
   std::vector<int64_t> groupMembers(const int64_t *axes, int64_t count) const;
   std::string groupName(const int64_t *axes, int64_t count) const;
+  /// Creates the group over every ordered choice of axes now. Splitting a
+  /// group off the world is collective over the whole world, so ranks that
+  /// run different programs (pipeline stages) cannot do it on first use.
+  void createGroups();
   /// The communicator of that group, split from the world on first use
   /// (collective: every rank asks for the same groups in the same order).
   Communicator &group(const int64_t *axes, int64_t count);

@@ -99,6 +99,9 @@ struct TensorSpec {
   int64_t shardDim = -1;
   std::vector<int64_t> shardAxes;
   int64_t shardOuter = 1;
+  /// A pipeline's parameter: the stage whose ranks hold and update it (-1:
+  /// every rank's copy is live).
+  int64_t stage = -1;
 };
 
 enum class ModelMode { Inference, Train };
@@ -110,6 +113,7 @@ struct ModelSignature {
   ModelMode mode = ModelMode::Inference; ///< "mode" (absent: inference)
   int64_t worldSize = 1;                 ///< "world_size"
   std::vector<int64_t> meshShape;        ///< "mesh"."shape"
+  int64_t pipelineAxis = -1;             ///< "pipeline_axis" (-1: none)
   std::vector<std::string> meshAxes;     ///< "mesh"."axes" (may be empty)
   std::vector<TensorSpec> params, inputs, outputs;
 

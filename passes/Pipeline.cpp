@@ -1,0 +1,303 @@
+//===- Pipeline.cpp - Stages, their transfers and their schedule ----------===//
+//
+// weft-pipeline (Passes.td). Runs on the partitioned, microbatched step of
+// a model cut into stages (weft-pipeline-stages, weft-autodiff,
+// weft-microbatch): every op already knows its stage, microbatch and
+// whether it is backward work, except what the later passes created.
+//   1. Those ops get a stage: from the parameter they update or the staged
+//      ops they read, else from their users (a constant or a slice of an
+//      input that several stages read is copied into each).
+//   2. A value one stage makes and another reads travels: weft.send_start
+//      right after it is made (waited for at the end of the step), a
+//      weft.recv before its first reader on the other stage. The loss goes
+//      to stage 0, whose first rank reports it.
+//   3. Each stage runs its microbatches in the order of the schedule:
+//      GPipe (every forward, then every backward) or 1F1B (stage s runs
+//      P - 1 - s forwards, then alternates a forward and a backward, then
+//      the remaining backwards). The ops are list-scheduled by that order.
+// The function then names its pipeline axis (weft.pipeline_axis), and the
+// lowering runs each op on the ranks of its stage only.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Passes.h"
+
+#include <limits>
+#include <map>
+#include <queue>
+
+namespace weft {
+#define GEN_PASS_DEF_PIPELINE
+#include "passes/Passes.h.inc"
+} // namespace weft
+
+using namespace mlir;
+using namespace weft;
+
+namespace {
+
+constexpr int64_t kEarliest = std::numeric_limits<int64_t>::min() / 2;
+constexpr int64_t kLatest = std::numeric_limits<int64_t>::max() / 2;
+
+std::optional<int64_t> stageOf(Operation *op) {
+  if (!op)
+    return std::nullopt;
+  if (auto s = op->getAttrOfType<IntegerAttr>("weft.stage"))
+    return s.getInt();
+  return std::nullopt;
+}
+
+void setStage(Operation *op, int64_t stage) {
+  op->setAttr("weft.stage",
+              IntegerAttr::get(IntegerType::get(op->getContext(), 64), stage));
+}
+
+/// Copies where in the schedule `from` runs (microbatch, backward) to `to`.
+void copyPlace(Operation *from, Operation *to) {
+  for (StringRef name : {"weft.microbatch", "weft.backward"})
+    if (Attribute a = from->getAttr(name))
+      to->setAttr(name, a);
+}
+
+/// Whether `op` is cheap and pure enough to repeat on every stage that
+/// reads it: a constant, or a view of an input.
+bool copyable(Operation *op) {
+  if (isa<ConstantOp>(op))
+    return true;
+  if (isa<SliceOp, ReshapeOp>(op))
+    return isa<BlockArgument>(op->getOperand(0));
+  return false;
+}
+
+struct PipelinePass : public weft::impl::PipelineBase<PipelinePass> {
+  using PipelineBase::PipelineBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto func = module.lookupSymbol<func::FuncOp>("main");
+    if (!func)
+      return;
+    auto stagesAttr = func->getAttrOfType<IntegerAttr>("weft.pipeline_stages");
+    if (!stagesAttr || stagesAttr.getInt() <= 1)
+      return;
+    stages = stagesAttr.getInt();
+    if (schedule != "gpipe" && schedule != "1f1b") {
+      func.emitError("unknown pipeline schedule '")
+          << schedule << "' (gpipe or 1f1b)";
+      return signalPassFailure();
+    }
+    auto grids = module.getOps<shard::GridOp>();
+    if (grids.empty()) {
+      func.emitError("a pipeline needs the mesh's \"pp\" axis "
+                     "(weft-annotate-sharding pp=...)");
+      return signalPassFailure();
+    }
+    grid = *grids.begin();
+    auto names = grid->getAttrOfType<ArrayAttr>("weft.mesh_axes");
+    for (auto [i, n] : llvm::enumerate(names ? names : ArrayAttr()))
+      if (cast<StringAttr>(n).getValue() == "pp")
+        ppAxis = i;
+    if (ppAxis < 0 || grid.getShape()[ppAxis] != stages) {
+      func.emitError("the mesh has no \"pp\" axis of ")
+          << stages << " stages for this pipeline";
+      return signalPassFailure();
+    }
+    Block &body = func.getBody().front();
+    for (Operation &op : body)
+      if (auto m = op.getAttrOfType<IntegerAttr>("weft.microbatch"))
+        microbatches = std::max(microbatches, m.getInt() + 1);
+    if (failed(place(body)))
+      return signalPassFailure();
+    transfer(body);
+    order(body);
+    func->setAttr(
+        "weft.pipeline_axis",
+        IntegerAttr::get(IntegerType::get(func.getContext(), 64), ppAxis));
+  }
+
+  /// 1. Stages for the ops later passes created.
+  LogicalResult place(Block &body) {
+    for (Operation &op : body.without_terminator()) {
+      if (stageOf(&op))
+        continue;
+      std::optional<int64_t> stage;
+      for (Value v : op.getOperands()) {
+        Operation *def = v.getDefiningOp();
+        std::optional<int64_t> s = stageOf(def);
+        if (!s)
+          continue;
+        if (isa<ParamOp>(def)) { // an optimizer step: the parameter's stage
+          stage = s;
+          break;
+        }
+        stage = std::max(stage.value_or(0), *s);
+      }
+      if (stage)
+        setStage(&op, *stage);
+    }
+    for (Operation &op :
+         llvm::make_early_inc_range(llvm::reverse(body.without_terminator()))) {
+      if (stageOf(&op))
+        continue;
+      std::map<int64_t, SmallVector<OpOperand *>> readers;
+      for (OpOperand &use : op.getUses())
+        if (std::optional<int64_t> s = stageOf(use.getOwner()))
+          readers[*s].push_back(&use);
+      if (readers.empty()) {
+        setStage(&op, 0);
+        continue;
+      }
+      if (readers.size() > 1 && isa<ParamOp>(op))
+        return op.emitError("parameter '")
+               << cast<ParamOp>(op).getName() << "' is read by stages "
+               << readers.begin()->first << " and " << readers.rbegin()->first;
+      auto it = readers.begin();
+      setStage(&op, it->first);
+      if (!copyable(&op))
+        continue; // made once, sent to the others
+      OpBuilder b(&op);
+      for (++it; it != readers.end(); ++it) {
+        Operation *copy = b.clone(op);
+        setStage(copy, it->first);
+        for (OpOperand *use : it->second)
+          use->set(copy->getResult(0));
+      }
+    }
+    return success();
+  }
+
+  /// 2. Sends and receives between stages.
+  void transfer(Block &body) {
+    Operation *ret = body.getTerminator();
+    SmallVector<Operation *> ops;
+    for (Operation &op : body.without_terminator())
+      ops.push_back(&op);
+    auto axes = DenseI16ArrayAttr::get(grid.getContext(),
+                                       {static_cast<int16_t>(ppAxis)});
+    auto gridRef = FlatSymbolRefAttr::get(grid.getSymNameAttr());
+    OpBuilder b(grid.getContext());
+    for (Operation *op : ops) {
+      int64_t from = *stageOf(op);
+      for (Value v : op->getResults()) {
+        // Readers per stage, in program order; the results go to stage 0.
+        std::map<int64_t, SmallVector<OpOperand *>> readers;
+        for (OpOperand &use : v.getUses()) {
+          Operation *user = use.getOwner();
+          int64_t to = user == ret ? 0 : stageOf(user).value_or(from);
+          if (to != from)
+            readers[to].push_back(&use);
+        }
+        for (auto &[to, uses] : readers) {
+          int64_t tag = nextTag++, slot = nextSlot++;
+          b.setInsertionPointAfter(op);
+          auto send = SendStartOp::create(
+              b, op->getLoc(), v, gridRef, axes, b.getI64IntegerAttr(to),
+              b.getI64IntegerAttr(tag), b.getI64IntegerAttr(slot));
+          setStage(send, from);
+          copyPlace(op, send);
+          b.setInsertionPoint(ret);
+          auto wait = CommWaitOp::create(b, op->getLoc(), v.getType(), send,
+                                         b.getI64IntegerAttr(slot));
+          setStage(wait, from);
+          wait->setAttr("weft.after_microbatches", b.getUnitAttr());
+          // Received right before the first reader.
+          Operation *first = uses.front()->getOwner();
+          for (OpOperand *use : uses)
+            if (use->getOwner()->isBeforeInBlock(first))
+              first = use->getOwner();
+          b.setInsertionPoint(first);
+          auto recv = RecvOp::create(b, op->getLoc(), v.getType(), gridRef,
+                                     axes, b.getI64IntegerAttr(from),
+                                     b.getI64IntegerAttr(tag));
+          setStage(recv, to);
+          copyPlace(first == ret ? op : first, recv);
+          if (first == ret)
+            recv->setAttr("weft.after_microbatches", b.getUnitAttr());
+          for (OpOperand *use : uses)
+            use->set(recv.getResult());
+        }
+      }
+    }
+  }
+
+  /// The position of (microbatch, backward) in stage `s`'s schedule.
+  int64_t slotOf(int64_t s, int64_t m, bool backward) const {
+    const int64_t M = microbatches;
+    if (schedule == "gpipe")
+      return backward ? M + m : m;
+    // 1F1B: F_0 .. F_{w-1}, then F_{w+i} B_i for each i.
+    const int64_t w = std::min(stages - 1 - s, M);
+    if (!backward)
+      return m < w ? m : w + 2 * (m - w);
+    return m + w < M ? w + 2 * m + 1 : w + (M - w) * 2 + (m - (M - w));
+  }
+
+  /// 3. Each stage's ops in its schedule's order.
+  void order(Block &body) {
+    SmallVector<Operation *> ops;
+    DenseMap<Operation *, int64_t> index, key;
+    for (Operation &op : body.without_terminator()) {
+      index[&op] = ops.size();
+      ops.push_back(&op);
+    }
+    // Work on a microbatch's gradients is backward work, whoever made it
+    // (the sum of a tied parameter's gradients, a partitioner's collective).
+    for (Operation *op : ops)
+      if (op->hasAttr("weft.microbatch") && !op->hasAttr("weft.backward") &&
+          llvm::any_of(op->getOperands(), [](Value v) {
+            Operation *def = v.getDefiningOp();
+            return def && def->hasAttr("weft.backward") &&
+                   def->hasAttr("weft.microbatch");
+          }))
+        op->setAttr("weft.backward", UnitAttr::get(op->getContext()));
+    for (Operation *op : ops) {
+      int64_t k = kEarliest;
+      if (auto m = op->getAttrOfType<IntegerAttr>("weft.microbatch"))
+        k = slotOf(*stageOf(op), m.getInt(), op->hasAttr("weft.backward"));
+      else if (!op->hasAttr("weft.after_microbatches"))
+        for (Value v : op->getOperands())
+          if (Operation *def = v.getDefiningOp())
+            if (key.count(def))
+              k = std::max(k, key[def]);
+      if (isa<ParamUpdateOp>(op) || op->hasAttr("weft.after_microbatches"))
+        k = kLatest;
+      key[op] = k;
+    }
+    // What an earlier slot needs runs for it: a label count every
+    // microbatch's loss divides by is counted before the first forward
+    // finishes (else that forward would wait for the last microbatch and
+    // break the schedule's order, which can deadlock the stages).
+    for (Operation *op : llvm::reverse(ops))
+      for (Operation *user : op->getUsers())
+        if (key.count(user))
+          key[op] = std::min(key[op], key[user]);
+    DenseMap<Operation *, int64_t> waiting;
+    using Entry = std::pair<std::pair<int64_t, int64_t>, Operation *>;
+    std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> ready;
+    for (Operation *op : ops) {
+      int64_t deps = 0;
+      for (Value v : op->getOperands())
+        if (Operation *def = v.getDefiningOp())
+          if (index.count(def))
+            ++deps;
+      waiting[op] = deps;
+      if (deps == 0)
+        ready.push({{key[op], index[op]}, op});
+    }
+    Operation *terminator = body.getTerminator();
+    while (!ready.empty()) {
+      Operation *op = ready.top().second;
+      ready.pop();
+      op->moveBefore(terminator);
+      for (Value r : op->getResults())
+        for (Operation *user : r.getUsers())
+          if (waiting.count(user) && --waiting[user] == 0)
+            ready.push({{key[user], index[user]}, user});
+    }
+  }
+
+  shard::GridOp grid;
+  int64_t stages = 1, microbatches = 1, ppAxis = -1;
+  int64_t nextTag = 0, nextSlot = 1000000;
+};
+
+} // namespace
