@@ -26,11 +26,9 @@
 
 #include "dialects/weft/GradientRules.h"
 #include "dialects/weft/Sharding.h"
+#include "passes/ScheduleByKey.h"
 
 #include "mlir/IR/IRMapping.h"
-
-#include <limits>
-#include <queue>
 
 namespace weft {
 #define GEN_PASS_DEF_MICROBATCH
@@ -41,9 +39,6 @@ using namespace mlir;
 using namespace weft;
 
 namespace {
-
-constexpr int64_t kEarliest = std::numeric_limits<int64_t>::min() / 2;
-constexpr int64_t kLatest = std::numeric_limits<int64_t>::max() / 2;
 
 class Unroller {
 public:
@@ -267,59 +262,15 @@ LogicalResult Unroller::unrollOp(Operation *op) {
 
 /// Orders the ops microbatch by microbatch (see the file comment).
 void Unroller::schedule() {
-  Block &body = func.getBody().front();
-  SmallVector<Operation *> ops;
-  DenseMap<Operation *, int64_t> index, key;
-  for (Operation &op : body.without_terminator()) {
-    index[&op] = ops.size();
-    ops.push_back(&op);
-  }
-  // Forward: clones their microbatch; sums the newest of their operands;
-  // the rest the latest microbatch they read (or before everything).
-  for (Operation *op : ops) {
-    int64_t k = kEarliest;
-    if (auto m = op->getAttrOfType<IntegerAttr>("weft.microbatch"))
-      k = m.getInt();
-    else
-      for (Value v : op->getOperands())
-        if (Operation *def = v.getDefiningOp())
-          if (key.count(def))
-            k = std::max(k, key[def]);
-    // A parameter's update overwrites it in place: after every read.
-    if (isa<ParamUpdateOp>(op))
-      k = kLatest;
-    key[op] = k;
-  }
-  // Backward: what an earlier microbatch needs is done for it (a label
-  // count every microbatch's loss divides by).
-  for (Operation *op : llvm::reverse(ops))
-    for (Operation *user : op->getUsers())
-      if (key.count(user))
-        key[op] = std::min(key[op], key[user]);
-  // List schedule: the ready op with the smallest (key, position).
-  DenseMap<Operation *, int64_t> waiting;
-  using Entry = std::pair<std::pair<int64_t, int64_t>, Operation *>;
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> ready;
-  for (Operation *op : ops) {
-    int64_t deps = 0;
-    for (Value v : op->getOperands())
-      if (Operation *def = v.getDefiningOp())
-        if (index.count(def))
-          ++deps;
-    waiting[op] = deps;
-    if (deps == 0)
-      ready.push({{key[op], index[op]}, op});
-  }
-  Operation *terminator = body.getTerminator();
-  while (!ready.empty()) {
-    Operation *op = ready.top().second;
-    ready.pop();
-    op->moveBefore(terminator);
-    for (Value r : op->getResults())
-      for (Operation *user : r.getUsers())
-        if (waiting.count(user) && --waiting[user] == 0)
-          ready.push({{key[user], index[user]}, user});
-  }
+  scheduleByKey(
+      func.getBody().front(), [](Operation *op) -> std::optional<int64_t> {
+        // A parameter's update overwrites it in place: last.
+        if (isa<ParamUpdateOp>(op))
+          return kScheduleLatest;
+        if (auto m = op->getAttrOfType<IntegerAttr>("weft.microbatch"))
+          return m.getInt();
+        return std::nullopt;
+      });
 }
 
 LogicalResult Unroller::run() {

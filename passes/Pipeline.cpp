@@ -21,9 +21,9 @@
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
 
-#include <limits>
+#include "passes/ScheduleByKey.h"
+
 #include <map>
-#include <queue>
 
 namespace weft {
 #define GEN_PASS_DEF_PIPELINE
@@ -34,9 +34,6 @@ using namespace mlir;
 using namespace weft;
 
 namespace {
-
-constexpr int64_t kEarliest = std::numeric_limits<int64_t>::min() / 2;
-constexpr int64_t kLatest = std::numeric_limits<int64_t>::max() / 2;
 
 std::optional<int64_t> stageOf(Operation *op) {
   if (!op)
@@ -234,11 +231,8 @@ struct PipelinePass : public weft::impl::PipelineBase<PipelinePass> {
   /// 3. Each stage's ops in its schedule's order.
   void order(Block &body) {
     SmallVector<Operation *> ops;
-    DenseMap<Operation *, int64_t> index, key;
-    for (Operation &op : body.without_terminator()) {
-      index[&op] = ops.size();
+    for (Operation &op : body.without_terminator())
       ops.push_back(&op);
-    }
     // Work on a microbatch's gradients is backward work, whoever made it
     // (the sum of a tied parameter's gradients, a partitioner's collective).
     for (Operation *op : ops)
@@ -249,50 +243,13 @@ struct PipelinePass : public weft::impl::PipelineBase<PipelinePass> {
                    def->hasAttr("weft.microbatch");
           }))
         op->setAttr("weft.backward", UnitAttr::get(op->getContext()));
-    for (Operation *op : ops) {
-      int64_t k = kEarliest;
-      if (auto m = op->getAttrOfType<IntegerAttr>("weft.microbatch"))
-        k = slotOf(*stageOf(op), m.getInt(), op->hasAttr("weft.backward"));
-      else if (!op->hasAttr("weft.after_microbatches"))
-        for (Value v : op->getOperands())
-          if (Operation *def = v.getDefiningOp())
-            if (key.count(def))
-              k = std::max(k, key[def]);
+    scheduleByKey(body, [&](Operation *op) -> std::optional<int64_t> {
       if (isa<ParamUpdateOp>(op) || op->hasAttr("weft.after_microbatches"))
-        k = kLatest;
-      key[op] = k;
-    }
-    // What an earlier slot needs runs for it: a label count every
-    // microbatch's loss divides by is counted before the first forward
-    // finishes (else that forward would wait for the last microbatch and
-    // break the schedule's order, which can deadlock the stages).
-    for (Operation *op : llvm::reverse(ops))
-      for (Operation *user : op->getUsers())
-        if (key.count(user))
-          key[op] = std::min(key[op], key[user]);
-    DenseMap<Operation *, int64_t> waiting;
-    using Entry = std::pair<std::pair<int64_t, int64_t>, Operation *>;
-    std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> ready;
-    for (Operation *op : ops) {
-      int64_t deps = 0;
-      for (Value v : op->getOperands())
-        if (Operation *def = v.getDefiningOp())
-          if (index.count(def))
-            ++deps;
-      waiting[op] = deps;
-      if (deps == 0)
-        ready.push({{key[op], index[op]}, op});
-    }
-    Operation *terminator = body.getTerminator();
-    while (!ready.empty()) {
-      Operation *op = ready.top().second;
-      ready.pop();
-      op->moveBefore(terminator);
-      for (Value r : op->getResults())
-        for (Operation *user : r.getUsers())
-          if (waiting.count(user) && --waiting[user] == 0)
-            ready.push({{key[user], index[user]}, user});
-    }
+        return kScheduleLatest;
+      if (auto m = op->getAttrOfType<IntegerAttr>("weft.microbatch"))
+        return slotOf(*stageOf(op), m.getInt(), op->hasAttr("weft.backward"));
+      return std::nullopt;
+    });
   }
 
   shard::GridOp grid;
