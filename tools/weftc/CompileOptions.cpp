@@ -302,6 +302,9 @@ bool weft::checkImplemented(const CompileOptions &opts, std::string &error) {
   }
   if (opts.schedule == "interleaved")
     return refuse("--schedule interleaved");
+  if (opts.sequenceParallel && (pp > 1 || opts.microbatches.value_or(1) > 1))
+    return refuse("--sequence-parallel with microbatches (--microbatches or "
+                  "--pp)");
   if (opts.microbatches.value_or(1) < 1) {
     error = "--microbatches must be at least 1, got " +
             std::to_string(*opts.microbatches);
