@@ -4,7 +4,9 @@
 // function's single block. Buffers are placed largest first, each at the
 // lowest aligned offset where it overlaps no placed buffer whose lifetime
 // overlaps its own. The arena size is the planned peak memory of the rank's
-// intermediates.
+// intermediates. In a pipeline, a buffer only one stage's launches use
+// (weftrt.stage) never meets another stage's on any rank, so the two may
+// share memory whatever their lifetimes: the arena is the largest stage's.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
@@ -29,6 +31,7 @@ struct Lifetime {
   int64_t first;
   int64_t last;
   int64_t offset = -1;
+  int64_t stage = -1; ///< the one pipeline stage using it; -1: any rank
 };
 
 int64_t alignUp(int64_t v) {
@@ -61,15 +64,24 @@ struct AssignBuffersPass
         return signalPassFailure();
       }
       int64_t last = position[alloc];
+      std::optional<int64_t> stage;
+      bool shared = false;
       for (Operation *user : alloc.getBuffer().getUsers()) {
         if (user->getBlock() != &block) {
           user->emitError("uses a buffer outside the function's block");
           return signalPassFailure();
         }
         last = std::max(last, position[user]);
+        auto s = user->getAttrOfType<IntegerAttr>("weftrt.stage");
+        if (!s || (stage && *stage != s.getInt()))
+          shared = true;
+        else
+          stage = s.getInt();
       }
-      buffers.push_back(
-          {alloc, alignUp(alloc.getBytes()), position[alloc], last});
+      Lifetime l{alloc, alignUp(alloc.getBytes()), position[alloc], last};
+      if (stage && !shared)
+        l.stage = *stage;
+      buffers.push_back(l);
     }
 
     // Largest first; ties by earlier start so the result is deterministic.
@@ -88,7 +100,8 @@ struct AssignBuffersPass
       // Placed buffers alive at the same time, by offset.
       std::vector<Lifetime *> live;
       for (Lifetime *p : placed)
-        if (p->first <= l->last && l->first <= p->last)
+        if (p->first <= l->last && l->first <= p->last &&
+            (p->stage < 0 || l->stage < 0 || p->stage == l->stage))
           live.push_back(p);
       llvm::sort(live, [](const Lifetime *a, const Lifetime *b) {
         return a->offset < b->offset;
