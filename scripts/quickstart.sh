@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds weft, then compiles the example MLP into a
-# bundle and runs it on CPU, checking the result against NumPy.
+# bundle and runs it on CPU, checking the result against NumPy; then trains
+# the example transformer on 4 CPU ranks (dp=2 x pp=2, 1F1B) and checks that
+# its loss falls.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 "$root/scripts/install-deps.sh"
@@ -17,3 +19,20 @@ cat "$work/mlp.bundle/plan.txt"
 echo "== weft run"
 "$build/bin/weft" run "$work/mlp.bundle" --input x="$work/x.npy" --output-dir "$work/out"
 /usr/bin/python3 "$root/examples/mlp/check_output.py" "$work"
+
+echo "== the example transformer (examples/transformer): weftc compile --train --dp 2 --pp 2"
+/usr/bin/python3 "$root/examples/transformer/make_model.py" "$work"
+"$build/bin/weftc" compile "$work/transformer.onnx" -o "$work/transformer.bundle" \
+  --train --dp 2 --pp 2 --schedule 1f1b
+sed -n '1,12p' "$work/transformer.bundle/plan.txt"
+echo "== weft train -n 4 (mpirun; 40 steps)"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+"$build/bin/weft" train "$work/transformer.bundle" -n 4 \
+  --data tokens="$work/tokens.npy" --data targets="$work/targets.npy" \
+  --steps 40 --metrics "$work/transformer.metrics.jsonl"
+/usr/bin/python3 - "$work/transformer.metrics.jsonl" <<'PY'
+import json, sys
+losses = [json.loads(line)["loss"] for line in open(sys.argv[1])]
+print(f"loss: step 1 {losses[0]:.4f} -> step {len(losses)} {losses[-1]:.4f}")
+sys.exit(0 if losses[-1] < 0.5 * losses[0] else "the loss did not fall")
+PY
