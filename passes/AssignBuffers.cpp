@@ -6,7 +6,9 @@
 // overlaps its own. The arena size is the planned peak memory of the rank's
 // intermediates. In a pipeline, a buffer only one stage's launches use
 // (weftrt.stage) never meets another stage's on any rank, so the two may
-// share memory whatever their lifetimes: the arena is the largest stage's.
+// share memory whatever their lifetimes: the arena is the largest stage's,
+// and weftrt.stage_arena_bytes gives each stage's extent (its ranks
+// allocate that much).
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
@@ -84,6 +86,21 @@ struct AssignBuffersPass
       buffers.push_back(l);
     }
 
+    // The pipeline's stages (weftrt.pipeline_axis of weftrt.mesh_shape).
+    SmallVector<int64_t> stageBytes;
+    auto axis = func->getAttrOfType<IntegerAttr>("weftrt.pipeline_axis");
+    auto mesh = func->getAttrOfType<DenseI64ArrayAttr>("weftrt.mesh_shape");
+    if (axis && mesh && axis.getInt() >= 0 &&
+        axis.getInt() < static_cast<int64_t>(mesh.size()))
+      stageBytes.resize(mesh[axis.getInt()], 0);
+    for (Lifetime &l : buffers)
+      if (l.stage >= static_cast<int64_t>(stageBytes.size())) {
+        l.alloc.emitError("is used by pipeline stage ")
+            << l.stage << " of a function with " << stageBytes.size()
+            << " pipeline stages";
+        return signalPassFailure();
+      }
+
     // Largest first; ties by earlier start so the result is deterministic.
     std::vector<Lifetime *> order;
     for (Lifetime &l : buffers)
@@ -127,6 +144,15 @@ struct AssignBuffersPass
     }
     Builder b(func.getContext());
     func->setAttr("weftrt.arena_bytes", b.getI64IntegerAttr(arenaBytes));
+    // Each stage's extent: what its ranks allocate.
+
+    for (Lifetime &l : buffers)
+      for (int64_t s = 0; s < static_cast<int64_t>(stageBytes.size()); ++s)
+        if (l.stage < 0 || l.stage == s)
+          stageBytes[s] = std::max(stageBytes[s], l.offset + l.bytes);
+    if (!stageBytes.empty())
+      func->setAttr("weftrt.stage_arena_bytes",
+                    b.getDenseI64ArrayAttr(stageBytes));
   }
 };
 

@@ -370,14 +370,25 @@ struct LowerToRuntimePass
     }
     for (Operation &op : oldBody.without_terminator()) {
       Operation *mark = body->empty() ? nullptr : &body->back();
-      llvm::scope_exit tagStage([&] {
-        auto stage = op.getAttrOfType<IntegerAttr>("weft.stage");
-        if (!stage)
+      // Where the op sits in the step (stage, microbatch, backward work,
+      // interleaved chunk) goes to its launches: the lowering guards
+      // stages, and traces and schedule diagrams label the work.
+      llvm::scope_exit tagPlace([&] {
+        SmallVector<NamedAttribute> place;
+        for (auto [from, to] :
+             {std::pair<StringRef, StringRef>{"weft.stage", "weftrt.stage"},
+              {"weft.microbatch", "weftrt.microbatch"},
+              {"weft.backward", "weftrt.backward"},
+              {"weft.chunk", "weftrt.chunk"}})
+          if (Attribute a = op.getAttr(from))
+            place.push_back(attrBuilder.getNamedAttr(to, a));
+        if (place.empty())
           return;
         for (Operation *o = mark ? mark->getNextNode() : &body->front(); o;
              o = o->getNextNode())
           if (isa<rt::LaunchOp, rt::CopyOp>(o))
-            o->setAttr("weftrt.stage", stage);
+            for (NamedAttribute a : place)
+              o->setAttr(a.getName(), a.getValue());
       });
       for (Type t : op.getResultTypes()) {
         auto type = dyn_cast<RankedTensorType>(t);

@@ -265,15 +265,21 @@ def Pipeline : Pass<"weft-pipeline", "mlir::ModuleOp"> {
     and received (weft.recv before its first reader there), the step's
     results going to stage 0; and the ops are ordered so that each stage
     runs its microbatches' forward and backward work in the `schedule`'s
-    order: gpipe (all forwards, then all backwards) or 1f1b (P - 1 - s
-    forwards first, then one forward and one backward in turn). Marks the
-    function with weft.pipeline_axis (the mesh's "pp" axis) for the
-    lowering. Errors: no "pp" axis of the right size, an unknown schedule, a
-    parameter read by two stages.
+    order: gpipe (all forwards, then all backwards), 1f1b (P - 1 - s
+    forwards first, then one forward and one backward in turn) or
+    interleaved (a model cut into V chunks per stage by weft-pipeline-stages
+    virtual-stages=V: chunk c runs on stage c mod P and its ops get
+    weft.chunk = c / P; 1F1B over the M x V units of a stage, with
+    2(P - 1 - s) + (V - 1)P forwards first, groups of P microbatches going
+    through the chunks in turn). Marks the function with weft.pipeline_axis
+    (the mesh's "pp" axis) for the lowering. Errors: no "pp" axis of the
+    right size, an unknown schedule, interleaved without virtual stages (or
+    virtual stages without it), interleaved with a microbatch count that is
+    not a multiple of the stages, a parameter read by two stages.
   }];
   let options = [
     Option<"schedule", "schedule", "std::string", "\"1f1b\"",
-           "Pipeline schedule: gpipe or 1f1b">,
+           "Pipeline schedule: gpipe, 1f1b or interleaved">,
   ];
 }
 
@@ -292,13 +298,18 @@ def PipelineStages : Pass<"weft-pipeline-stages", "mlir::ModuleOp"> {
     each stage after the first, where it starts: the first op whose name (the
     ONNX node's) or one of whose parameters' names starts with the string.
     A weft.param or weft.constant takes the stage of its users (a constant
-    used by several stages is copied). Errors: more stages than layers, a
+    used by several stages is copied). With `virtual-stages` V > 1 the model
+    is cut into stages x V chunks and `weft.stage` is the chunk (chunk c runs
+    on stage c mod stages; weft-pipeline maps it), the function being
+    marked with `weft.virtual_stages`. Errors: more stages than layers, a
     boundary that names nothing, repeats or goes backwards, a number of
     boundaries other than stages - 1, and a parameter read by two stages
     (tied weights across stages).
   }];
   let options = [
     Option<"stages", "stages", "int64_t", "1", "Number of pipeline stages">,
+    Option<"virtualStages", "virtual-stages", "int64_t", "1",
+           "Model chunks per stage (interleaved schedules)">,
     ListOption<"boundaries", "boundaries", "std::string",
                "Where stages 1, 2, ... start (op or parameter name prefixes)">,
   ];

@@ -14,7 +14,11 @@
 //   3. Each stage runs its microbatches in the order of the schedule:
 //      GPipe (every forward, then every backward) or 1F1B (stage s runs
 //      P - 1 - s forwards, then alternates a forward and a backward, then
-//      the remaining backwards). The ops are list-scheduled by that order.
+//      the remaining backwards), or interleaved 1F1B on a model cut into
+//      V chunks per stage (chunk c on stage c mod P, weft.chunk its index
+//      there): the same pattern over the M x V units of a stage, groups of
+//      P microbatches going through its chunks in turn. The ops are
+//      list-scheduled by that order.
 // The function then names its pipeline axis (weft.pipeline_axis), and the
 // lowering runs each op on the ranks of its stage only.
 //
@@ -77,9 +81,19 @@ struct PipelinePass : public weft::impl::PipelineBase<PipelinePass> {
     if (!stagesAttr || stagesAttr.getInt() <= 1)
       return;
     stages = stagesAttr.getInt();
-    if (schedule != "gpipe" && schedule != "1f1b") {
+    if (auto v = func->getAttrOfType<IntegerAttr>("weft.virtual_stages"))
+      virtualStages = v.getInt();
+    if (schedule != "gpipe" && schedule != "1f1b" &&
+        schedule != "interleaved") {
       func.emitError("unknown pipeline schedule '")
-          << schedule << "' (gpipe or 1f1b)";
+          << schedule << "' (gpipe, 1f1b or interleaved)";
+      return signalPassFailure();
+    }
+    if ((schedule == "interleaved") != (virtualStages > 1)) {
+      func.emitError("the interleaved schedule runs a model cut into "
+                     "virtual stages (weft-pipeline-stages virtual-stages "
+                     "> 1), and only it does; got schedule '")
+          << schedule << "' with " << virtualStages << " virtual stages";
       return signalPassFailure();
     }
     auto grids = module.getOps<shard::GridOp>();
@@ -102,8 +116,24 @@ struct PipelinePass : public weft::impl::PipelineBase<PipelinePass> {
     for (Operation &op : body)
       if (auto m = op.getAttrOfType<IntegerAttr>("weft.microbatch"))
         microbatches = std::max(microbatches, m.getInt() + 1);
+    if (schedule == "interleaved" && microbatches % stages != 0) {
+      func.emitError("the interleaved schedule runs microbatches in groups "
+                     "of the stage count: ")
+          << microbatches << " microbatches are not a multiple of " << stages
+          << " stages";
+      return signalPassFailure();
+    }
     if (failed(place(body)))
       return signalPassFailure();
+    // Chunk c of an interleaved model runs on stage c mod P.
+    for (Operation &op : body.without_terminator())
+      if (std::optional<int64_t> c = stageOf(&op)) {
+        setStage(&op, *c % stages);
+        if (virtualStages > 1)
+          op.setAttr("weft.chunk",
+                     IntegerAttr::get(IntegerType::get(op.getContext(), 64),
+                                      *c / stages));
+      }
     transfer(body);
     order(body);
     func->setAttr(
@@ -191,6 +221,8 @@ struct PipelinePass : public weft::impl::PipelineBase<PipelinePass> {
               b.getI64IntegerAttr(tag), b.getI64IntegerAttr(slot));
           setStage(send, from);
           copyPlace(op, send);
+          if (Attribute c = op->getAttr("weft.chunk"))
+            send->setAttr("weft.chunk", c);
           b.setInsertionPoint(ret);
           auto wait = CommWaitOp::create(b, op->getLoc(), v.getType(), send,
                                          b.getI64IntegerAttr(slot));
@@ -207,6 +239,8 @@ struct PipelinePass : public weft::impl::PipelineBase<PipelinePass> {
                                      b.getI64IntegerAttr(tag));
           setStage(recv, to);
           copyPlace(first == ret ? op : first, recv);
+          if (Attribute c = first->getAttr("weft.chunk"))
+            recv->setAttr("weft.chunk", c);
           if (first == ret)
             recv->setAttr("weft.after_microbatches", b.getUnitAttr());
           for (OpOperand *use : uses)
@@ -216,16 +250,26 @@ struct PipelinePass : public weft::impl::PipelineBase<PipelinePass> {
     }
   }
 
-  /// The position of (microbatch, backward) in stage `s`'s schedule.
-  int64_t slotOf(int64_t s, int64_t m, bool backward) const {
-    const int64_t M = microbatches;
+  /// The position of (microbatch, chunk, backward) in stage `s`'s
+  /// schedule.
+  int64_t slotOf(int64_t s, int64_t m, int64_t chunk, bool backward) const {
+    const int64_t M = microbatches, P = stages, V = virtualStages;
     if (schedule == "gpipe")
       return backward ? M + m : m;
-    // 1F1B: F_0 .. F_{w-1}, then F_{w+i} B_i for each i.
-    const int64_t w = std::min(stages - 1 - s, M);
+    // Units of work k = 0 .. MV-1 in each direction. Interleaved: groups of
+    // P microbatches go through chunk 0, then chunk 1, ... forwards and
+    // through the chunks in reverse backwards (Narayanan et al. 2021).
+    const int64_t U = M * V;
+    int64_t k = m;
+    if (V > 1)
+      k = (m / P) * P * V + (backward ? V - 1 - chunk : chunk) * P + m % P;
+    // F_0 .. F_{w-1}, then F_{w+i} B_i for each i, then the last B's; the
+    // warm-up is P - 1 - s forwards, interleaved 2(P - 1 - s) + (V - 1)P.
+    const int64_t w =
+        std::min(V > 1 ? 2 * (P - 1 - s) + (V - 1) * P : P - 1 - s, U);
     if (!backward)
-      return m < w ? m : w + 2 * (m - w);
-    return m + w < M ? w + 2 * m + 1 : w + (M - w) * 2 + (m - (M - w));
+      return k < w ? k : w + 2 * (k - w);
+    return k + w < U ? w + 2 * k + 1 : w + (U - w) * 2 + (k - (U - w));
   }
 
   /// 3. Each stage's ops in its schedule's order.
@@ -246,14 +290,17 @@ struct PipelinePass : public weft::impl::PipelineBase<PipelinePass> {
     scheduleByKey(body, [&](Operation *op) -> std::optional<int64_t> {
       if (isa<ParamUpdateOp>(op) || op->hasAttr("weft.after_microbatches"))
         return kScheduleLatest;
-      if (auto m = op->getAttrOfType<IntegerAttr>("weft.microbatch"))
-        return slotOf(*stageOf(op), m.getInt(), op->hasAttr("weft.backward"));
+      if (auto m = op->getAttrOfType<IntegerAttr>("weft.microbatch")) {
+        auto c = op->getAttrOfType<IntegerAttr>("weft.chunk");
+        return slotOf(*stageOf(op), m.getInt(), c ? c.getInt() : 0,
+                      op->hasAttr("weft.backward"));
+      }
       return std::nullopt;
     });
   }
 
   shard::GridOp grid;
-  int64_t stages = 1, microbatches = 1, ppAxis = -1;
+  int64_t stages = 1, virtualStages = 1, microbatches = 1, ppAxis = -1;
   int64_t nextTag = 0, nextSlot = 1000000;
 };
 

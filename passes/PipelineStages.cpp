@@ -66,6 +66,11 @@ struct PipelineStagesPass
           << static_cast<int64_t>(stages);
       return signalPassFailure();
     }
+    if (virtualStages < 1) {
+      func.emitError("the number of virtual stages must be at least 1, got ")
+          << static_cast<int64_t>(virtualStages);
+      return signalPassFailure();
+    }
     if (failed(run(func)))
       signalPassFailure();
   }
@@ -80,7 +85,9 @@ struct PipelineStagesPass
         ops.push_back(&op);
       }
     const int64_t n = ops.size();
-    const int64_t p = stages;
+    // Interleaving cuts the model into V chunks per stage (chunk c runs on
+    // stage c mod P); ops carry their chunk until weft-pipeline.
+    const int64_t p = stages * virtualStages;
 
     // Per cut i (between ops i and i + 1): the values crossing it.
     SmallVector<int64_t> crossing(n + 1, 0), crossingBytes(n + 1, 0);
@@ -118,7 +125,11 @@ struct PipelineStagesPass
           layers.push_back(c);
       if (static_cast<int64_t>(layers.size()) < p - 1)
         return func.emitError("cannot cut @main into ")
-               << p << " pipeline stages: it has " << layers.size()
+               << p
+               << (virtualStages > 1 ? " model chunks (pipeline stages x "
+                                       "virtual stages)"
+                                     : " pipeline stages")
+               << ": it has " << layers.size()
                << " layer boundaries (places where exactly one activation "
                   "crosses), so at most "
                << layers.size() + 1
@@ -143,7 +154,9 @@ struct PipelineStagesPass
     for (Operation &op : llvm::make_early_inc_range(block.without_terminator()))
       if (isHolder(&op) && failed(placeHolder(&op, position, stageOf)))
         return failure();
-    func->setAttr("weft.pipeline_stages", b.getI64IntegerAttr(p));
+    func->setAttr("weft.pipeline_stages", b.getI64IntegerAttr(stages));
+    if (virtualStages > 1)
+      func->setAttr("weft.virtual_stages", b.getI64IntegerAttr(virtualStages));
     func->setAttr("weft.stage_flops", b.getDenseI64ArrayAttr(flops));
     SmallVector<int64_t> cutBytes;
     for (int64_t c : cuts)
@@ -200,11 +213,14 @@ struct PipelineStagesPass
   /// The cuts the `boundaries` option names.
   LogicalResult namedCuts(func::FuncOp func, ArrayRef<Operation *> ops,
                           SmallVectorImpl<int64_t> &cuts) {
-    const int64_t p = stages;
+    const int64_t p = stages * virtualStages;
     if (static_cast<int64_t>(boundaries.size()) != p - 1)
       return func.emitError()
              << boundaries.size() << " stage boundaries for " << p
-             << " stages: give one per stage after the first (" << p - 1 << ")";
+             << (virtualStages > 1 ? " model chunks (pipeline stages x "
+                                     "virtual stages)"
+                                   : " stages")
+             << ": give one per stage after the first (" << p - 1 << ")";
     auto matches = [](Operation *op, StringRef prefix) {
       if (nodeName(op).starts_with(prefix))
         return true;
@@ -248,7 +264,7 @@ struct PipelineStagesPass
     std::map<int64_t, SmallVector<OpOperand *>> uses;
     for (OpOperand &use : op->getResult(0).getUses()) {
       Operation *at = block->findAncestorOpInBlock(*use.getOwner());
-      int64_t stage = stages - 1; // returned: the last stage's
+      int64_t stage = stages * virtualStages - 1; // returned: the last's
       if (at && !isa<func::ReturnOp>(at))
         stage = stageOf[position.lookup(at)];
       uses[stage].push_back(&use);

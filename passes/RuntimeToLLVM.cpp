@@ -2,6 +2,9 @@
 //
 //   weft_model_run(ptr arena, ptr params, ptr inputs, ptr outputs)
 //
+// After each launch, weft_trace_launch(i64 index) marks its end (the index
+// is the launch's position in the signature's "launches" table).
+//
 // Buffers become pointers (arena + offset, or loaded from the params /
 // inputs / outputs tables), each launch stores its buffers in a stack array
 // and calls weft_k_<kernel>(array, descriptor). Descriptors and constants are
@@ -148,9 +151,32 @@ struct RuntimeToLLVMPass
       signature["world_size"] = worldSize;
       if (auto axis = func->getAttrOfType<IntegerAttr>("weftrt.pipeline_axis"))
         signature["pipeline_axis"] = axis.getInt();
+      if (auto stages = func->getAttrOfType<DenseI64ArrayAttr>(
+              "weftrt.stage_arena_bytes")) {
+        llvm::json::Array bytes;
+        for (int64_t b : stages.asArrayRef())
+          bytes.push_back(b);
+        signature["stage_arena_bytes"] = std::move(bytes);
+      }
       signature["mesh"] = llvm::json::Object{{"axes", std::move(axes)},
                                              {"shape", std::move(shape)}};
     }
+    // The launches in program order, for traces (weft train --trace): the
+    // kernel and where in the step it runs.
+    llvm::json::Array launches;
+    func.walk([&](rt::LaunchOp launch) {
+      llvm::json::Object entry{{"kernel", launch.getKernel()}};
+      for (auto [attr, key] :
+           {std::pair<StringRef, StringRef>{"weftrt.stage", "stage"},
+            {"weftrt.microbatch", "microbatch"},
+            {"weftrt.chunk", "chunk"}})
+        if (auto v = launch->getAttrOfType<IntegerAttr>(attr))
+          entry[key] = v.getInt();
+      if (launch->hasAttr("weftrt.backward"))
+        entry["backward"] = true;
+      launches.push_back(std::move(entry));
+    });
+    signature["launches"] = std::move(launches);
     std::string json;
     llvm::raw_string_ostream(json) << llvm::json::Value(std::move(signature));
     json.push_back('\0');
@@ -187,6 +213,10 @@ struct RuntimeToLLVMPass
       return global;
     };
 
+    auto traceDecl = LLVM::LLVMFuncOp::create(
+        mb, loc, "weft_trace_launch",
+        LLVM::LLVMFunctionType::get(voidType, {i64Type}));
+    int64_t launchCount = 0;
     auto fnType = LLVM::LLVMFunctionType::get(
         voidType, {ptrType, ptrType, ptrType, ptrType});
     auto llvmFunc = LLVM::LLVMFuncOp::create(mb, loc, "weft_model_run", fnType);
@@ -299,6 +329,11 @@ struct RuntimeToLLVMPass
             LLVM::AddressOfOp::create(b, opLoc, descGlobal(launch.getDesc()));
         LLVM::CallOp::create(b, opLoc, kernelDecl(launch.getKernel()),
                              ValueRange{bufferArray, desc});
+        // Marks the launch's end for traces (a load and a branch when
+        // tracing is off).
+        Value index = LLVM::ConstantOp::create(
+            b, opLoc, i64Type, b.getI64IntegerAttr(launchCount++));
+        LLVM::CallOp::create(b, opLoc, traceDecl, ValueRange{index});
         if (launch->hasAttr("weftrt.stage_index"))
           stageIndex = LLVM::LoadOp::create(
               b, opLoc, i64Type, pointers.lookup(launch.getBuffers()[0]));

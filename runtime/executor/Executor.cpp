@@ -6,6 +6,7 @@
 #include "weft/runtime/Diagnostics.h"
 #include "weft/runtime/FileUtil.h"
 #include "weft/runtime/Json.h"
+#include "weft/runtime/MeshIndex.h"
 #include "weft/runtime/Npy.h"
 #include "weft/runtime/Safetensors.h"
 #include "weft/runtime/Sha256.h"
@@ -351,7 +352,16 @@ Status Executor::prepare() {
     if (!params_[i].data.data())
       return Status::badInput("parameter '" + sig_.params[i].name +
                               "' was not loaded");
-  uint64_t arenaBytes = std::max<uint64_t>(sig_.arenaBytes, 64);
+  // A pipeline stage's ranks need only that stage's part of the arena.
+  uint64_t planned = sig_.arenaBytes;
+  int64_t stage =
+      sig_.pipelineAxis < 0
+          ? -1
+          : meshGroupIndex(comm::active() ? comm::rank() : 0, sig_.meshShape,
+                           &sig_.pipelineAxis, 1);
+  if (stage >= 0 && static_cast<size_t>(stage) < sig_.stageArenaBytes.size())
+    planned = sig_.stageArenaBytes[static_cast<size_t>(stage)];
+  uint64_t arenaBytes = std::max<uint64_t>(planned, 64);
   if (!arena_.allocate(arenaBytes, sig_.arenaAlignment, /*zero=*/true))
     return Status::failure("out of memory allocating the " +
                            std::to_string(arenaBytes) + "-byte arena");

@@ -290,6 +290,40 @@ bool parseModelSignature(std::string_view json, ModelSignature &out,
       return fail("\"pipeline_axis\" is not an axis of the mesh");
     sig.pipelineAxis = axis->asInt();
   }
+  if (const JsonValue *stages = root.get("stage_arena_bytes")) {
+    if (!stages->isArray() || sig.pipelineAxis < 0)
+      return fail("\"stage_arena_bytes\" needs a pipeline axis and is an "
+                  "array");
+    for (size_t i = 0; i < stages->size(); ++i) {
+      const JsonValue &b = stages->at(i);
+      if (!b.isInteger() || b.asInt() < 0 ||
+          static_cast<uint64_t>(b.asInt()) > sig.arenaBytes)
+        return fail("invalid \"stage_arena_bytes\" entry " +
+                    std::to_string(i));
+      sig.stageArenaBytes.push_back(static_cast<uint64_t>(b.asInt()));
+    }
+  }
+  if (const JsonValue *launches = root.get("launches")) {
+    if (!launches->isArray())
+      return fail("\"launches\" is not an array");
+    for (size_t i = 0; i < launches->size(); ++i) {
+      const JsonValue &entry = launches->at(i);
+      const JsonValue *kernel = entry.get("kernel");
+      if (!entry.isObject() || !kernel || !kernel->isString())
+        return fail("launch " + std::to_string(i) + " has no \"kernel\"");
+      LaunchSpec launch;
+      launch.kernel = kernel->asString();
+      for (auto [key, field] :
+           {std::pair<const char *, int64_t *>{"stage", &launch.stage},
+            {"microbatch", &launch.microbatch},
+            {"chunk", &launch.chunk}})
+        if (const JsonValue *v = entry.get(key))
+          *field = v->asInt();
+      if (const JsonValue *b = entry.get("backward"))
+        launch.backward = b->asBool();
+      sig.launches.push_back(std::move(launch));
+    }
+  }
   if (!parseTensorList(root, "params", sig.params, reason) ||
       !parseTensorList(root, "inputs", sig.inputs, reason) ||
       !parseTensorList(root, "outputs", sig.outputs, reason))

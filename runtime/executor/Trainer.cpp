@@ -2,12 +2,15 @@
 
 #include "Trainer.h"
 
+#include "Trace.h"
+
 #include "Checkpoint.h"
 #include "DataLoader.h"
 #include "Progress.h"
 #include "RankStart.h"
 
 #include "weft/runtime/Comm.h"
+#include "weft/runtime/Diagnostics.h"
 #include "weft/runtime/FileUtil.h"
 #include "weft/runtime/Float16.h"
 #include "weft/runtime/Json.h"
@@ -31,7 +34,7 @@ std::string trainUsage(const std::string &prog) {
   return "usage: " + prog +
          " --train [--bundle DIR] --data NAME=FILE.npy ... --steps K "
          "[--metrics FILE.jsonl] [--checkpoint-dir DIR] [--save-every K] "
-         "[--resume]";
+         "[--resume] [--trace FILE.json]";
 }
 
 Status parseTrainOptions(int argc, char *const *argv, TrainOptions &out) {
@@ -59,7 +62,7 @@ Status parseTrainOptions(int argc, char *const *argv, TrainOptions &out) {
                                      "NAME=FILE.npy");
     if (flag != "--bundle" && flag != "--data" && flag != "--steps" &&
         flag != "--metrics" && flag != "--checkpoint-dir" &&
-        flag != "--save-every")
+        flag != "--save-every" && flag != "--trace")
       return Status::badUsage("unknown option '" + arg + "'");
     if (!inlineValue) {
       if (i + 1 >= argc)
@@ -89,6 +92,10 @@ Status parseTrainOptions(int argc, char *const *argv, TrainOptions &out) {
       if (value.empty())
         return Status::badUsage("--metrics needs a file name");
       out.metricsFile = value;
+    } else if (flag == "--trace") {
+      if (value.empty())
+        return Status::badUsage("--trace needs a file name");
+      out.traceFile = value;
     } else { // --checkpoint-dir
       if (value.empty())
         return Status::badUsage("--checkpoint-dir needs a directory");
@@ -260,12 +267,22 @@ int trainMain(int argc, char **argv, const char *signatureJson,
   if (status.ok() && leader && !options.metricsFile.empty())
     status = metrics.open(options.metricsFile,
                           options.resume ? setup.startStep : -1);
+  if (status.ok() && leader && !options.traceFile.empty()) {
+    std::string dir = parentPath(options.traceFile);
+    if (!isDirectory(dir.empty() ? "." : dir))
+      status = Status::badInput("--trace: directory '" + dir +
+                                "' does not exist");
+  }
   if (status.ok())
     status = executor.allocateInputs();
   if (status.ok())
     status = executor.prepare();
   if (!(status = agreeAcrossRanks(status)).ok())
     return finish(status);
+  if (!options.traceFile.empty())
+    trace::start(executor.signature(),
+                 trace::stageOf(executor.signature(), comm::rank()),
+                 executor.arenaBytes());
   std::vector<HostTensor *> inputs;
   for (size_t i = 0; i < executor.signature().inputs.size(); ++i)
     inputs.push_back(&executor.mutableInput(i));
@@ -283,7 +300,9 @@ int trainMain(int argc, char **argv, const char *signatureJson,
   for (int64_t step = setup.startStep + 1; step <= total; ++step) {
     auto start = std::chrono::steady_clock::now();
     setup.data.fill(position, inputs);
+    trace::beginStep(step);
     executor.run();
+    trace::endStep();
     auto end = std::chrono::steady_clock::now();
     position += batch;
     double seconds = std::chrono::duration<double>(end - start).count();
@@ -324,6 +343,10 @@ int trainMain(int argc, char **argv, const char *signatureJson,
   getrusage(RUSAGE_SELF, &usage_);
   int64_t peak =
       comm::maxOverRanks(static_cast<int64_t>(usage_.ru_maxrss) * 1024);
+  trace::Breakdown time;
+  std::string traceError;
+  bool traced = !options.traceFile.empty();
+  bool traceWritten = trace::finish(options.traceFile, time, traceError);
   comm::barrier();
   comm::finalize();
   if (!leader)
@@ -336,8 +359,29 @@ int trainMain(int argc, char **argv, const char *signatureJson,
   summary.set("mean_step_time_s", finiteOrNull(mean));
   summary.set("samples_per_s",
               finiteOrNull(mean > 0 ? static_cast<double>(batch) / mean : NAN));
+  if (traced) {
+    JsonValue t = JsonValue::object();
+    t.set("compute_ms", JsonValue::number(time.computeMs));
+    t.set("p2p_ms", JsonValue::number(time.p2pMs));
+    t.set("collectives_ms", JsonValue::number(time.collectiveMs));
+    t.set("waiting_ms", JsonValue::number(time.waitMs));
+    t.set("step_ms", JsonValue::number(time.stepMs));
+    JsonValue arenas = JsonValue::array();
+    for (uint64_t b : time.arenaBytes)
+      arenas.push(JsonValue::integer(static_cast<int64_t>(b)));
+    t.set("arena_bytes_per_rank", std::move(arenas));
+    if (time.bubble >= 0) {
+      t.set("bubble_measured", JsonValue::number(time.bubble));
+      t.set("bubble_theory", JsonValue::number(time.bubbleTheory));
+    }
+    summary.set("time_per_step", std::move(t));
+  }
   std::printf("%s\n", summary.dump().c_str());
   std::fflush(stdout);
+  if (!traceWritten) {
+    std::fprintf(stderr, "weft: error: %s\n", traceError.c_str());
+    return kExitFailure;
+  }
   return 0;
 }
 

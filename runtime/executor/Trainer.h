@@ -46,6 +46,7 @@ struct TrainOptions {
   std::vector<std::pair<std::string, std::string>> data; ///< name, file
   int64_t steps = 0;
   std::string metricsFile;
+  std::string traceFile; ///< --trace: Chrome trace of every rank (Trace.h)
   std::string checkpointDir;
   int64_t saveEvery = 0; ///< 0: only after the last step
   bool resume = false;

@@ -10,8 +10,14 @@
 // RT: weftrt.launch "unary"({{.*}}) {desc = {{.*}}, weftrt.stage = 0 : i64}
 // RT: weftrt.launch "unary"({{.*}}) {desc = {{.*}}, weftrt.stage = 0 : i64}
 // RT: weftrt.launch "unary"({{.*}}) {desc = {{.*}}, weftrt.stage = 1 : i64}
+// The signature lists the launches with their stages (for traces) and each
+// stage's extent of the arena (what its ranks allocate).
+// CHECK: @weft_model_signature("{{.*}}\22launches\22:[{\22kernel\22:\22mesh_offset\22},{\22kernel\22:\22unary\22,\22stage\22:0},{\22kernel\22:\22unary\22,\22stage\22:0},{\22kernel\22:\22unary\22,\22stage\22:1}]
+// CHECK-SAME: \22stage_arena_bytes\22:[128,128]
 // CHECK-LABEL: llvm.func @weft_model_run
 // CHECK: llvm.call @weft_k_mesh_offset
+// CHECK-NEXT: llvm.mlir.constant(0 : i64)
+// CHECK-NEXT: llvm.call @weft_trace_launch
 // CHECK-NEXT: %[[STAGE:.*]] = llvm.load %{{.*}} : !llvm.ptr -> i64
 // CHECK: %[[IS0:.*]] = llvm.icmp "eq" %[[STAGE]], %{{.*}} : i64
 // CHECK: llvm.cond_br %[[IS0]], ^[[S0:.*]], ^[[AFTER0:.*]]

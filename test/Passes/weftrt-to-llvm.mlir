@@ -1,7 +1,8 @@
 // RUN: weft-opt %s -weftrt-to-llvm | FileCheck %s
 
 // CHECK-LABEL: module
-// CHECK: llvm.mlir.global external constant @weft_model_signature("{\22arena_alignment\22:64,\22arena_bytes\22:64,\22format_version\22:1,\22inputs\22:[{\22dtype\22:\22f32\22,\22name\22:\22x\22,\22shape\22:[4]}],\22mode\22:\22inference\22,\22outputs\22:[{\22dtype\22:\22f32\22,\22name\22:\22y\22,\22shape\22:[4]}],\22params\22:[{\22dtype\22:\22f32\22,\22name\22:\22p\22,\22shape\22:[4]}]}\00")
+// CHECK: llvm.mlir.global external constant @weft_model_signature("{\22arena_alignment\22:64,\22arena_bytes\22:64,\22format_version\22:1,\22inputs\22:[{\22dtype\22:\22f32\22,\22name\22:\22x\22,\22shape\22:[4]}],\22launches\22:[{\22kernel\22:\22binary\22}],\22mode\22:\22inference\22,\22outputs\22:[{\22dtype\22:\22f32\22,\22name\22:\22y\22,\22shape\22:[4]}],\22params\22:[{\22dtype\22:\22f32\22,\22name\22:\22p\22,\22shape\22:[4]}]}\00")
+// CHECK: llvm.func @weft_trace_launch(i64)
 // CHECK: llvm.func @weft_model_run(%[[ARENA:.*]]: !llvm.ptr, %[[PARAMS:.*]]: !llvm.ptr, %[[INPUTS:.*]]: !llvm.ptr, %[[OUTPUTS:.*]]: !llvm.ptr)
 // CHECK: %[[ARRAY:.*]] = llvm.alloca %{{.*}} x !llvm.ptr
 // CHECK: %[[XP:.*]] = llvm.getelementptr %[[INPUTS]][0]
@@ -12,6 +13,9 @@
 // CHECK: llvm.store %[[X]], %{{.*}} : !llvm.ptr, !llvm.ptr
 // CHECK: %[[DESC:.*]] = llvm.mlir.addressof @__weft_desc_0
 // CHECK: llvm.call @weft_k_binary(%[[ARRAY]], %[[DESC]])
+// Each launch's end is marked for traces, by its index in "launches".
+// CHECK-NEXT: %[[I0:.*]] = llvm.mlir.constant(0 : i64) : i64
+// CHECK-NEXT: llvm.call @weft_trace_launch(%[[I0]]) : (i64) -> ()
 // CHECK: %[[C:.*]] = llvm.mlir.addressof @__weft_const_1
 // CHECK: "llvm.intr.memcpy"
 // CHECK: llvm.return

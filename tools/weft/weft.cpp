@@ -4,7 +4,7 @@
 //            [--repeat N] [--warmup W] [--quiet]
 //   weft train BUNDLE [-n N] --data NAME=FILE.npy ... --steps K
 //            [--metrics FILE.jsonl] [--checkpoint-dir DIR] [--save-every K]
-//            [--resume]
+//            [--resume] [--trace FILE.json]
 //   weft export BUNDLE --checkpoint DIR -o TRAINED.onnx
 //   weft --help | --version
 //
@@ -66,7 +66,7 @@ const char *const kUsage =
     "                 run a compiled bundle on .npy inputs\n"
     "  train BUNDLE [-n N] --data NAME=FILE.npy ... --steps K\n"
     "      [--metrics FILE.jsonl] [--checkpoint-dir DIR] [--save-every K]\n"
-    "      [--resume]\n"
+    "      [--resume] [--trace FILE.json]\n"
     "                 train a bundle compiled with --train\n"
     "  export BUNDLE --checkpoint DIR -o TRAINED.onnx\n"
     "                 write the bundle's source model with the trained\n"
@@ -83,7 +83,7 @@ const char *const kRunUsage =
 const char *const kTrainUsage =
     "usage: weft train BUNDLE [-n N] --data NAME=FILE.npy ... --steps K "
     "[--metrics FILE.jsonl] [--checkpoint-dir DIR] [--save-every K] "
-    "[--resume]";
+    "[--resume] [--trace FILE.json]";
 
 const char *const kExportUsage =
     "usage: weft export BUNDLE --checkpoint DIR -o TRAINED.onnx";
@@ -216,7 +216,8 @@ int launchCommand(bool train, int argc, char **argv) {
                    usage);
     bool takesValue =
         train ? (arg == "--data" || arg == "--steps" || arg == "--metrics" ||
-                 arg == "--checkpoint-dir" || arg == "--save-every")
+                 arg == "--checkpoint-dir" || arg == "--save-every" ||
+                 arg == "--trace")
               : (arg == "--input" || arg == "--output-dir" ||
                  arg == "--repeat" || arg == "--warmup");
     if (takesValue) {

@@ -330,6 +330,7 @@ bool BundleWriter::writeManifest(const std::string &modelPath,
                                   {"pp", summary.pp},
                                   {"zero", summary.zero},
                                   {"schedule", summary.schedule},
+                                  {"virtual_stages", summary.virtualStages},
                                   {"microbatches", summary.microbatches},
                                   {"compute_dtype", summary.computeDType},
                                   {"stage_boundaries", llvm::json::Array{}}}},
@@ -346,6 +347,8 @@ bool BundleWriter::writeManifest(const std::string &modelPath,
                 {"optimizer_state", summary.optimizerBytes},
                 {"gradients", summary.gradientBytes},
                 {"intermediates_arena", summary.arenaBytes},
+                {"intermediates_arena_per_stage",
+                 llvm::json::Array(summary.stageArenaBytes)},
                 {"inputs_outputs", summary.ioBytes}}},
            {"step_time_s", nullptr}}}};
   if (!sourceModelFile.empty())
@@ -427,7 +430,11 @@ bool BundleWriter::writePlanText(const std::string &modelPath,
      << (summary.microbatches > 1
              ? ", " + std::to_string(summary.microbatches) +
                    " microbatches per step (gradients accumulated)" +
-                   (summary.pp > 1 ? ", schedule " + summary.schedule : "")
+                   (summary.pp > 1 ? ", schedule " + summary.schedule : "") +
+                   (summary.virtualStages > 1
+                        ? " with " + std::to_string(summary.virtualStages) +
+                              " virtual stages per rank"
+                        : "")
              : std::string())
      << "\n"
      << "compute dtype: " << summary.computeDType
@@ -441,6 +448,12 @@ bool BundleWriter::writePlanText(const std::string &modelPath,
      << "  optimizer state       " << humanBytes(summary.optimizerBytes) << "\n"
      << "  intermediates arena   " << humanBytes(summary.arenaBytes)
      << " (static liveness-based buffer plan)\n";
+  if (!summary.stageArenaBytes.empty()) {
+    os << "    per pipeline stage  ";
+    for (auto [s, bytes] : llvm::enumerate(summary.stageArenaBytes))
+      os << (s ? ", " : "") << "stage " << s << " " << humanBytes(bytes);
+    os << " (what its ranks allocate)\n";
+  }
   if (summary.gradientBytes > 0)
     os << "  gradients             " << humanBytes(summary.gradientBytes)
        << " (as the optimizer reads them; they live in the arena)\n";

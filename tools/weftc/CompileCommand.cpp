@@ -53,6 +53,10 @@ static ProgramSummary summarize(mlir::ModuleOp module) {
   summary.outputs = func->getAttrOfType<mlir::ArrayAttr>("weftrt.outputs");
   if (auto arena = func->getAttrOfType<mlir::IntegerAttr>("weftrt.arena_bytes"))
     summary.arenaBytes = arena.getInt();
+  if (auto stages = func->getAttrOfType<mlir::DenseI64ArrayAttr>(
+          "weftrt.stage_arena_bytes"))
+    summary.stageArenaBytes.assign(stages.asArrayRef().begin(),
+                                   stages.asArrayRef().end());
   auto bytesOf = [](mlir::ArrayAttr slots) {
     int64_t total = 0;
     for (mlir::Attribute a : slots) {
@@ -193,6 +197,7 @@ int weft::runCompileCommand(int argc, char **argv) {
   if (pp > 1) {
     PipelineStagesOptions stagesOpts;
     stagesOpts.stages = pp;
+    stagesOpts.virtualStages = pipelineVirtualStages(opts);
     stagesOpts.boundaries.assign(opts.stageBoundaries.begin(),
                                  opts.stageBoundaries.end());
     lowerPm.addPass(createPipelineStages(stagesOpts));
@@ -235,7 +240,7 @@ int weft::runCompileCommand(int argc, char **argv) {
     lowerPm.addPass(createMicrobatch());
     if (pp > 1) {
       PipelineOptions pipeline;
-      pipeline.schedule = opts.schedule.empty() ? "1f1b" : opts.schedule;
+      pipeline.schedule = pipelineSchedule(opts);
       lowerPm.addPass(createPipeline(pipeline));
     }
     // ZeRO-1 reduce-scatters gradients where the update reads them; the
@@ -263,8 +268,8 @@ int weft::runCompileCommand(int argc, char **argv) {
   summary.zero = opts.zero.value_or(0);
   summary.microbatches = microbatches;
   summary.pp = pp;
-  summary.schedule =
-      pp > 1 ? (opts.schedule.empty() ? "1f1b" : opts.schedule) : "none";
+  summary.schedule = pipelineSchedule(opts);
+  summary.virtualStages = pipelineVirtualStages(opts);
   if (opts.train)
     addInitialState(summary, imported->params);
 

@@ -273,6 +273,20 @@ bool weft::parseCompileOptions(int argc, char **argv, CompileOptions &opts,
   return true;
 }
 
+std::string weft::pipelineSchedule(const CompileOptions &opts) {
+  if (opts.pp.value_or(1) <= 1)
+    return "none";
+  if (!opts.schedule.empty())
+    return opts.schedule;
+  return opts.virtualStages.value_or(1) > 1 ? "interleaved" : "1f1b";
+}
+
+int64_t weft::pipelineVirtualStages(const CompileOptions &opts) {
+  if (pipelineSchedule(opts) != "interleaved")
+    return 1;
+  return opts.virtualStages.value_or(2);
+}
+
 bool weft::checkImplemented(const CompileOptions &opts, std::string &error) {
   auto refuse = [&](const std::string &what) {
     error = what + " is not implemented yet";
@@ -300,8 +314,36 @@ bool weft::checkImplemented(const CompileOptions &opts, std::string &error) {
             "need --pp > 1";
     return false;
   }
-  if (opts.schedule == "interleaved")
-    return refuse("--schedule interleaved");
+  const int64_t virtualStages = opts.virtualStages.value_or(1);
+  if (virtualStages < 1) {
+    error = "--virtual-stages must be at least 1, got " +
+            std::to_string(virtualStages);
+    return false;
+  }
+  if (virtualStages > 1 && pp == 1) {
+    error = "--virtual-stages cuts each pipeline stage into chunks: it "
+            "needs --pp > 1";
+    return false;
+  }
+  if (virtualStages > 1 && !opts.schedule.empty() &&
+      opts.schedule != "interleaved") {
+    error = "--virtual-stages " + std::to_string(virtualStages) +
+            " needs --schedule interleaved, not " + opts.schedule;
+    return false;
+  }
+  if (opts.schedule == "interleaved" && opts.virtualStages &&
+      virtualStages == 1) {
+    error = "--schedule interleaved needs --virtual-stages of at least 2";
+    return false;
+  }
+  if (pipelineSchedule(opts) == "interleaved" &&
+      opts.microbatches.value_or(pp) % pp != 0) {
+    error = "--schedule interleaved runs microbatches in groups of --pp: "
+            "--microbatches " +
+            std::to_string(*opts.microbatches) + " is not a multiple of " +
+            std::to_string(pp);
+    return false;
+  }
   if (opts.sequenceParallel && (pp > 1 || opts.microbatches.value_or(1) > 1))
     return refuse("--sequence-parallel with microbatches (--microbatches or "
                   "--pp)");
@@ -314,8 +356,6 @@ bool weft::checkImplemented(const CompileOptions &opts, std::string &error) {
     error = "--microbatches splits a training step's batch: it needs --train";
     return false;
   }
-  if (opts.virtualStages.value_or(1) != 1)
-    return refuse("--virtual-stages");
   if (opts.recompute != "none")
     return refuse("--recompute");
   // Training options only mean something with --train (--freeze also

@@ -55,6 +55,14 @@ struct CompileOptions {
 bool parseCompileOptions(int argc, char **argv, CompileOptions &opts,
                          std::string &error);
 
+/// The pipeline schedule the options ask for: "none" without --pp, else
+/// --schedule, by default interleaved with --virtual-stages, else 1f1b.
+std::string pipelineSchedule(const CompileOptions &opts);
+
+/// Model chunks per pipeline stage: --virtual-stages (2 by default) for the
+/// interleaved schedule, else 1.
+int64_t pipelineVirtualStages(const CompileOptions &opts);
+
 /// Refuses, with the reason, options whose feature is not implemented yet.
 bool checkImplemented(const CompileOptions &opts, std::string &error);
 

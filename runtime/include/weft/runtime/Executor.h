@@ -106,6 +106,16 @@ struct TensorSpec {
 
 enum class ModelMode { Inference, Train };
 
+/// One kernel launch of the compiled step ("launches", in program order):
+/// what traces label it with.
+struct LaunchSpec {
+  std::string kernel;
+  int64_t stage = -1;      ///< pipeline stage (-1: every rank runs it)
+  int64_t microbatch = -1; ///< -1: not a microbatch's work
+  int64_t chunk = -1;      ///< interleaved pipelines: the stage's chunk
+  bool backward = false;
+};
+
 struct ModelSignature {
   int64_t formatVersion = 0;
   uint64_t arenaBytes = 0;
@@ -114,8 +124,11 @@ struct ModelSignature {
   int64_t worldSize = 1;                 ///< "world_size"
   std::vector<int64_t> meshShape;        ///< "mesh"."shape"
   int64_t pipelineAxis = -1;             ///< "pipeline_axis" (-1: none)
+  /// "stage_arena_bytes": the arena a pipeline stage's ranks allocate.
+  std::vector<uint64_t> stageArenaBytes;
   std::vector<std::string> meshAxes;     ///< "mesh"."axes" (may be empty)
   std::vector<TensorSpec> params, inputs, outputs;
+  std::vector<LaunchSpec> launches; ///< "launches" (may be absent)
 
   bool isTraining() const { return mode == ModelMode::Train; }
   /// Training signatures: this rank's batch, shape[0] of every input.
@@ -168,6 +181,9 @@ public:
   /// Parses the signature (a bad one is a failure, exit code 1).
   Status init(std::string_view signatureJson, WeftModelRunFn run);
   const ModelSignature &signature() const { return sig_; }
+  /// The arena this rank allocated (after prepare()): its pipeline stage's
+  /// part of the plan, else all of it.
+  uint64_t arenaBytes() const { return arena_.size(); }
 
   /// Reads every parameter from a safetensors file, checking presence,
   /// dtype and shape. A model without parameters needs no file.
