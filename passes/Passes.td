@@ -293,8 +293,10 @@ def PipelineStages : Pass<"weft-pipeline-stages", "mlir::ModuleOp"> {
     lies between two ops in program order; the automatic cuts are the
     layer boundaries, where exactly one activation crosses (the residual
     stream between transformer blocks, the activation between MLP layers),
-    chosen so that the costliest stage (floating-point work) is as cheap as
-    possible, fewer crossing bytes breaking ties. `boundaries` names, for
+    chosen so that the costliest stage (floating-point work of the forward
+    ops and of their backward, estimated as one more forward per operand
+    that needs a gradient) is as cheap as possible, fewer crossing bytes
+    breaking ties. `boundaries` names, for
     each stage after the first, where it starts: the first op whose name (the
     ONNX node's) or one of whose parameters' names starts with the string.
     A weft.param or weft.constant takes the stage of its users (a constant

@@ -5,8 +5,9 @@
 // defined before it and used after it (returned values are used at the
 // end); a layer boundary is a cut where exactly one such value crosses.
 // The automatic cut minimizes the costliest stage over the layer boundaries
-// by dynamic programming (stage cost: CostOpInterface flops, at least 1 per
-// op), then the bytes crossing the cuts.
+// by dynamic programming (stage cost: CostOpInterface flops of the forward
+// op and of its backward, one more forward's worth per operand that needs a
+// gradient; at least 1 per op), then the bytes crossing the cuts.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
@@ -106,12 +107,26 @@ struct PipelineStagesPass
           crossingBytes[c] += bytesOf(v.getType());
         }
       }
+    // An op's cost: its forward work, plus about as much again for each
+    // operand whose gradient the backward computes (one that depends on a
+    // parameter): the first layer, whose input needs no gradient, is
+    // cheaper to train than the others.
+    DenseSet<Value> active;
+    for (Operation &op : block.without_terminator())
+      if (isa<ParamOp>(op) ||
+          llvm::any_of(op.getOperands(),
+                       [&](Value v) { return active.contains(v); }))
+        for (Value r : op.getResults())
+          if (isa<FloatType>(getElementTypeOrSelf(r.getType())))
+            active.insert(r);
     SmallVector<int64_t> cost(n + 1, 0); // prefix sums of op costs
     for (int64_t i = 0; i < n; ++i) {
       int64_t flops = 0;
       if (auto c = dyn_cast<CostOpInterface>(ops[i]))
         flops = c.getFlops();
-      cost[i + 1] = cost[i] + std::max<int64_t>(1, flops);
+      int64_t backward = llvm::count_if(
+          ops[i]->getOperands(), [&](Value v) { return active.contains(v); });
+      cost[i + 1] = cost[i] + std::max<int64_t>(1, flops * (1 + backward));
     }
 
     SmallVector<int64_t> cuts; // stage k + 1 starts after op cuts[k]

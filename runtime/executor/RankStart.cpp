@@ -6,7 +6,15 @@
 #include "weft/runtime/Safetensors.h"
 #include "weft/runtime/Sha256.h"
 
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <unistd.h>
 
 namespace weft {
 
@@ -49,6 +57,26 @@ bool paramsHeaderSha256(const std::string &path, std::string &hexDigest,
   return true;
 }
 
+/// Ranks on one host share its cores: unless WEFT_NUM_THREADS says
+/// otherwise, each one's kernels get cores / (ranks on the host) threads
+/// (every core would oversubscribe them: N ranks x all cores). Collective.
+static void shareCoresWithLocalRanks() {
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) != 0)
+    std::snprintf(host, sizeof host, "unknown");
+  std::vector<uint8_t> all = comm::allGatherBytes(host, sizeof host);
+  int64_t local = 0;
+  for (size_t at = 0; at < all.size(); at += sizeof host)
+    local += std::strncmp(reinterpret_cast<const char *>(all.data() + at),
+                          host, sizeof host) == 0;
+  const char *given = std::getenv("WEFT_NUM_THREADS");
+  if ((given && *given) || local < 1)
+    return;
+  int64_t cores = static_cast<int64_t>(std::thread::hardware_concurrency());
+  int64_t threads = std::max<int64_t>(1, cores / local);
+  setenv("WEFT_NUM_THREADS", std::to_string(threads).c_str(), 1);
+}
+
 Status startRanks(const ModelSignature &sig, const std::string &bundleDir,
                   int64_t &rank) {
   comm::Context &context = comm::context();
@@ -63,6 +91,7 @@ Status startRanks(const ModelSignature &sig, const std::string &bundleDir,
   if (!context.active())
     return currentRank(rank);
   rank = context.rank();
+  shareCoresWithLocalRanks();
 
   // What this rank runs: its executable and its parameter file's header.
   std::string exe = kUnknown, params = kUnknown, digest;

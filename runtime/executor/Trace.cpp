@@ -12,6 +12,8 @@
 #include <cstring>
 #include <vector>
 
+#include <unistd.h>
+
 namespace weft::trace {
 namespace {
 
@@ -81,7 +83,7 @@ Tracer *active = nullptr;
 struct StepStats {
   double begin = 0, end = 0;
   double windowBegin = 1e300, windowEnd = -1e300; // its microbatch launches
-  double busy = 0;                                // compute on microbatches
+  double busy = 0; // compute from its first microbatch launch to its last
   double perCategory[4] = {0, 0, 0, 0};
 };
 constexpr size_t kStatDoubles = sizeof(StepStats) / sizeof(double);
@@ -131,6 +133,7 @@ void analyze(const Tracer &t, int64_t rank, std::string &events,
   out.push_back(metadata("thread_name", rank, 0, "launches"));
   out.push_back(metadata("thread_name", rank, 1, "schedule"));
   StepStats cur;
+  double computed = 0, computedAtWindow = 0; // compute time in the step
   int64_t stepIndex = -1;
   double last = 0;
   // The schedule track: runs of launches of one unit (microbatch, forward
@@ -147,6 +150,7 @@ void analyze(const Tracer &t, int64_t rank, std::string &events,
     double now = static_cast<double>(m.ns) * 1e-6;
     if (m.index == kStepBegin) {
       cur = StepStats();
+      computed = computedAtWindow = 0;
       cur.begin = now;
       ++stepIndex;
       last = now;
@@ -182,13 +186,22 @@ void analyze(const Tracer &t, int64_t rank, std::string &events,
       args.set("backward", JsonValue::boolean(true));
     e.set("args", std::move(args));
     out.push_back(std::move(e));
+    if (c == Category::Wait)
+      closeUnit(); // a unit's block shows its work, not the waits inside
+    double computedBefore = computed;
+    if (c == Category::Compute)
+      computed += end - begin;
     if (l.microbatch < 0)
       continue;
+    // Busy: all compute from this rank's first microbatch launch to the end
+    // of its last (gradient sums between microbatches are work too).
+    if (cur.windowBegin > cur.windowEnd)
+      computedAtWindow = computedBefore;
     cur.windowBegin = std::min(cur.windowBegin, begin);
     cur.windowEnd = std::max(cur.windowEnd, end);
+    cur.busy = computed - computedAtWindow;
     if (c != Category::Compute)
       continue;
-    cur.busy += end - begin;
     bool same = unit && unit->microbatch == l.microbatch &&
                 unit->backward == l.backward && unit->chunk == l.chunk;
     if (!same) {
@@ -242,9 +255,34 @@ void start(const ModelSignature &sig, int64_t stage, uint64_t arenaBytes) {
   for (const LaunchSpec &l : sig.launches)
     tracer.categories.push_back(categoryOf(l.kernel));
   tracer.marks.reserve(1 << 16);
+  // A common time origin. Ranks on one host share the steady clock
+  // (CLOCK_MONOTONIC): the origin is the earliest rank's start. Across
+  // hosts each rank starts its clock after a barrier (clocks then agree to
+  // within the barrier's skew).
   if (comm::active())
     comm::barrier();
   tracer.origin = std::chrono::steady_clock::now();
+  if (comm::active()) {
+    struct Start {
+      char host[120];
+      int64_t ns;
+    } mine{};
+    if (gethostname(mine.host, sizeof mine.host - 1) != 0)
+      mine.host[0] = '\0';
+    mine.ns = tracer.origin.time_since_epoch().count();
+    std::vector<uint8_t> all = comm::allGatherBytes(&mine, sizeof mine);
+    bool oneHost = true;
+    int64_t earliest = mine.ns;
+    for (size_t at = 0; at < all.size(); at += sizeof mine) {
+      Start other;
+      std::memcpy(&other, all.data() + at, sizeof other);
+      oneHost &= std::strncmp(other.host, mine.host, sizeof mine.host) == 0;
+      earliest = std::min(earliest, other.ns);
+    }
+    if (oneHost)
+      tracer.origin = std::chrono::steady_clock::time_point(
+          std::chrono::steady_clock::duration(earliest));
+  }
   active = &tracer;
 }
 
