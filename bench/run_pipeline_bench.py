@@ -8,12 +8,12 @@ cores: one rank per core), and trained STEPS steps under GPipe, 1F1B and
 interleaved 1F1B (2 chunks per stage) with M microbatches. From each trace:
 the measured bubble (1 - a stage's compute on microbatches / the span from
 the first microbatch launch on any rank to the last one's end, averaged
-over stages and steps after the first) against the theory, (p-1)/(m+p-1)
+over stages; the median over the steps after the first) against the theory, (p-1)/(m+p-1)
 for GPipe and 1F1B and (p-1)/(v m + p - 1) interleaved; and each rank's
 allocated activation arena (its stage's part of the static plan).
 
 usage: /usr/bin/python3 bench/run_pipeline_bench.py [--out FILE.json]
-       [--layers 8] [--width 512] [--batch 256] [--steps 12]
+       [--layers 8] [--width 512] [--batch 256] [--steps 30]
 Needs build/bin on PATH (weftc, weft) and mpirun.
 """
 import argparse
@@ -85,7 +85,7 @@ def main():
     parser.add_argument("--layers", type=int, default=8)
     parser.add_argument("--width", type=int, default=512)
     parser.add_argument("--batch", type=int, default=256)
-    parser.add_argument("--steps", type=int, default=12)
+    parser.add_argument("--steps", type=int, default=30)
     args = parser.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as work:

@@ -349,7 +349,7 @@ bool finish(const std::string &path, Breakdown &total, std::string &error) {
   }
   const int64_t first = steps > 1 ? 1 : 0;
   std::vector<StepStats> mean(static_cast<size_t>(ranks));
-  double bubbleSum = 0;
+  std::vector<double> bubbles; // per step
   for (int64_t s = first; s < steps; ++s) {
     double wb = 1e300, we = -1e300;
     for (int64_t r = 0; r < ranks; ++r) {
@@ -364,7 +364,7 @@ bool finish(const std::string &path, Breakdown &total, std::string &error) {
     double idle = 0;
     for (int64_t r = 0; r < ranks; ++r)
       idle += we > wb ? 1.0 - at(r, s).busy / (we - wb) : 0.0;
-    bubbleSum += idle / static_cast<double>(ranks);
+    bubbles.push_back(idle / static_cast<double>(ranks));
   }
   const int64_t measured = steps - first;
   total = Breakdown();
@@ -375,7 +375,12 @@ bool finish(const std::string &path, Breakdown &total, std::string &error) {
     total.arenaBytes.push_back(bytes);
   }
   if (p > 1 && measured > 0) {
-    total.bubble = bubbleSum / static_cast<double>(measured);
+    // The median step: a step the OS took a core from says little.
+    std::sort(bubbles.begin(), bubbles.end());
+    size_t mid = bubbles.size() / 2;
+    total.bubble = bubbles.size() % 2
+                       ? bubbles[mid]
+                       : 0.5 * (bubbles[mid - 1] + bubbles[mid]);
     total.bubbleTheory = static_cast<double>(p - 1) /
                          static_cast<double>(v * m + p - 1);
   }
