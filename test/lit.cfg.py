@@ -19,4 +19,6 @@ config.environment["PYTHONDONTWRITEBYTECODE"] = "1"
 
 config.substitutions.append(("%pyref", config.python_ref))
 config.substitutions.append(("%weft_src", config.weft_src_root))
+config.substitutions.append(
+    ("%expect_exit", "bash " + os.path.join(config.weft_src_root, "test", "tools", "expect-exit")))
 config.substitutions.append(("%testtools", os.path.join(config.weft_src_root, "test", "tools")))

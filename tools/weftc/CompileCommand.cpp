@@ -31,8 +31,7 @@ static int fail(int code, const std::string &message) {
   return code;
 }
 
-/// Hands --mlir-* flags (IR printing, timing) to MLIR's own options.
-static bool applyMlirFlags(const std::vector<std::string> &flags) {
+bool weft::applyMlirFlags(const std::vector<std::string> &flags) {
   registerAllPasses(); // so --mlir-print-ir-after=<pass> knows the names
   mlir::registerMLIRContextCLOptions();
   mlir::registerPassManagerCLOptions();
@@ -130,6 +129,104 @@ static void addInitialState(const ProgramSummary &summary, ParamTable &params) {
   }
 }
 
+mlir::LogicalResult weft::printDiagnostic(mlir::Diagnostic &diag) {
+  llvm::errs() << diag.getLocation() << ": "
+               << (diag.getSeverity() == mlir::DiagnosticSeverity::Error
+                       ? "error: "
+                       : "note: ")
+               << diag << "\n";
+  return mlir::success();
+}
+
+void weft::addLoweringPasses(mlir::PassManager &pm, const CompileOptions &opts,
+                             LowerUntil until) {
+  if (opts.train) {
+    AppendLossOptions loss;
+    loss.loss = opts.loss;
+    loss.target = opts.lossTarget;
+    pm.addPass(createAppendLoss(loss));
+  }
+  // Mixed precision rewrites the forward graph, so autodiff differentiates
+  // the casts; canonicalizing first folds transposes into the products.
+  if (opts.dtype == "bf16") {
+    pm.addPass(mlir::createCanonicalizerPass());
+    MixedPrecisionOptions precision;
+    precision.dtype = opts.dtype;
+    pm.addPass(createMixedPrecision(precision));
+  }
+  // Pipeline stages are cut in the forward model; autodiff puts each
+  // gradient op in the stage of the op it differentiates.
+  const int64_t pp = opts.pp.value_or(1);
+  if (pp > 1) {
+    PipelineStagesOptions stagesOpts;
+    stagesOpts.stages = pp;
+    stagesOpts.virtualStages = pipelineVirtualStages(opts);
+    stagesOpts.boundaries.assign(opts.stageBoundaries.begin(),
+                                 opts.stageBoundaries.end());
+    pm.addPass(createPipelineStages(stagesOpts));
+  }
+  if (opts.emitGradients || opts.train) {
+    AutodiffOptions autodiff;
+    autodiff.freeze.assign(opts.freeze.begin(), opts.freeze.end());
+    pm.addPass(createAutodiff(autodiff));
+  }
+  if (opts.train) {
+    BuildTrainStepOptions step;
+    step.optimizer = opts.optimizer.empty() ? "adamw" : opts.optimizer;
+    step.lr = opts.lr.value_or(1e-3);
+    step.beta1 = opts.beta1.value_or(0.9);
+    step.beta2 = opts.beta2.value_or(0.999);
+    step.eps = opts.eps.value_or(1e-8);
+    step.weightDecay = opts.weightDecay.value_or(-1.0);
+    step.momentum = opts.momentum.value_or(0.0);
+    step.clipGradNorm = opts.clipGradNorm.value_or(0.0);
+    pm.addPass(createBuildTrainStep(step));
+  }
+  pm.addPass(mlir::createCanonicalizerPass());
+  pm.addPass(mlir::createCSEPass());
+  // One program per rank: the mesh and the inputs' splits, then the
+  // partitioned step with its collectives.
+  // A pipeline runs at least one microbatch per stage by default.
+  const int64_t microbatches = opts.microbatches.value_or(pp);
+  if (opts.devices > 1 || microbatches > 1) {
+    AnnotateShardingOptions mesh;
+    mesh.dp = opts.dp.value_or(1);
+    mesh.tp = opts.tp.value_or(1);
+    mesh.zero = opts.zero.value_or(0);
+    mesh.sequenceParallel = opts.sequenceParallel;
+    mesh.microbatches = microbatches;
+    mesh.pp = pp;
+    pm.addPass(createAnnotateSharding(mesh));
+    pm.addPass(createPartition());
+    // Microbatches are a mesh axis to the partitioner; here they become
+    // repetition, one microbatch after the other.
+    pm.addPass(createMicrobatch());
+    if (pp > 1) {
+      PipelineOptions pipeline;
+      pipeline.schedule = pipelineSchedule(opts);
+      pm.addPass(createPipeline(pipeline));
+    }
+    if (until == LowerUntil::Pipeline)
+      return;
+    // ZeRO-1 reduce-scatters gradients where the update reads them; the
+    // other plans reduce each gradient as soon as it is complete.
+    if (mesh.zero != 1)
+      pm.addPass(createScheduleCollectives());
+    BucketCollectivesOptions buckets;
+    buckets.bucketMb = opts.bucketMb;
+    pm.addPass(createBucketCollectives(buckets));
+    // Each (bucketed) reduction starts where its operand is complete and is
+    // waited for where first needed, so the work between overlaps it.
+    pm.addPass(createAsyncCollectives());
+    pm.addPass(mlir::createCanonicalizerPass());
+    pm.addPass(mlir::createCSEPass());
+  }
+  if (until == LowerUntil::Pipeline)
+    return;
+  pm.addPass(createLowerToRuntime());
+  pm.addNestedPass<mlir::func::FuncOp>(createAssignBuffers());
+}
+
 int weft::runCompileCommand(int argc, char **argv) {
   CompileOptions opts;
   std::string error;
@@ -160,104 +257,16 @@ int weft::runCompileCommand(int argc, char **argv) {
   mlir::ModuleOp module = imported->module.get();
 
   // Diagnostics from the passes name the op; they go to stderr as they come.
-  bool diagnosed = false;
-  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &diag) {
-    if (diag.getSeverity() == mlir::DiagnosticSeverity::Error)
-      diagnosed = true;
-    llvm::errs() << diag.getLocation() << ": "
-                 << (diag.getSeverity() == mlir::DiagnosticSeverity::Error
-                         ? "error: "
-                         : "note: ")
-                 << diag << "\n";
-    return mlir::success();
-  });
+  mlir::ScopedDiagnosticHandler handler(&context, printDiagnostic);
 
   // Up to buffer assignment first: the bundle's manifest needs the program's
   // signature and memory plan; then to LLVM.
   mlir::PassManager lowerPm(&context);
   if (mlir::failed(mlir::applyPassManagerCLOptions(lowerPm)))
     return fail(kExitBadInput, "invalid pass manager options");
-  if (opts.train) {
-    AppendLossOptions loss;
-    loss.loss = opts.loss;
-    loss.target = opts.lossTarget;
-    lowerPm.addPass(createAppendLoss(loss));
-  }
-  // Mixed precision rewrites the forward graph, so autodiff differentiates
-  // the casts; canonicalizing first folds transposes into the products.
-  if (opts.dtype == "bf16") {
-    lowerPm.addPass(mlir::createCanonicalizerPass());
-    MixedPrecisionOptions precision;
-    precision.dtype = opts.dtype;
-    lowerPm.addPass(createMixedPrecision(precision));
-  }
-  // Pipeline stages are cut in the forward model; autodiff puts each
-  // gradient op in the stage of the op it differentiates.
+  addLoweringPasses(lowerPm, opts, LowerUntil::Buffers);
   const int64_t pp = opts.pp.value_or(1);
-  if (pp > 1) {
-    PipelineStagesOptions stagesOpts;
-    stagesOpts.stages = pp;
-    stagesOpts.virtualStages = pipelineVirtualStages(opts);
-    stagesOpts.boundaries.assign(opts.stageBoundaries.begin(),
-                                 opts.stageBoundaries.end());
-    lowerPm.addPass(createPipelineStages(stagesOpts));
-  }
-  if (opts.emitGradients || opts.train) {
-    AutodiffOptions autodiff;
-    autodiff.freeze.assign(opts.freeze.begin(), opts.freeze.end());
-    lowerPm.addPass(createAutodiff(autodiff));
-  }
-  if (opts.train) {
-    BuildTrainStepOptions step;
-    step.optimizer = opts.optimizer.empty() ? "adamw" : opts.optimizer;
-    step.lr = opts.lr.value_or(1e-3);
-    step.beta1 = opts.beta1.value_or(0.9);
-    step.beta2 = opts.beta2.value_or(0.999);
-    step.eps = opts.eps.value_or(1e-8);
-    step.weightDecay = opts.weightDecay.value_or(-1.0);
-    step.momentum = opts.momentum.value_or(0.0);
-    step.clipGradNorm = opts.clipGradNorm.value_or(0.0);
-    lowerPm.addPass(createBuildTrainStep(step));
-  }
-  lowerPm.addPass(mlir::createCanonicalizerPass());
-  lowerPm.addPass(mlir::createCSEPass());
-  // One program per rank: the mesh and the inputs' splits, then the
-  // partitioned step with its collectives.
-  // A pipeline runs at least one microbatch per stage by default.
   const int64_t microbatches = opts.microbatches.value_or(pp);
-  if (opts.devices > 1 || microbatches > 1) {
-    AnnotateShardingOptions mesh;
-    mesh.dp = opts.dp.value_or(1);
-    mesh.tp = opts.tp.value_or(1);
-    mesh.zero = opts.zero.value_or(0);
-    mesh.sequenceParallel = opts.sequenceParallel;
-    mesh.microbatches = microbatches;
-    mesh.pp = pp;
-    lowerPm.addPass(createAnnotateSharding(mesh));
-    lowerPm.addPass(createPartition());
-    // Microbatches are a mesh axis to the partitioner; here they become
-    // repetition, one microbatch after the other.
-    lowerPm.addPass(createMicrobatch());
-    if (pp > 1) {
-      PipelineOptions pipeline;
-      pipeline.schedule = pipelineSchedule(opts);
-      lowerPm.addPass(createPipeline(pipeline));
-    }
-    // ZeRO-1 reduce-scatters gradients where the update reads them; the
-    // other plans reduce each gradient as soon as it is complete.
-    if (mesh.zero != 1)
-      lowerPm.addPass(createScheduleCollectives());
-    BucketCollectivesOptions buckets;
-    buckets.bucketMb = opts.bucketMb;
-    lowerPm.addPass(createBucketCollectives(buckets));
-    // Each (bucketed) reduction starts where its operand is complete and is
-    // waited for where first needed, so the work between overlaps it.
-    lowerPm.addPass(createAsyncCollectives());
-    lowerPm.addPass(mlir::createCanonicalizerPass());
-    lowerPm.addPass(mlir::createCSEPass());
-  }
-  lowerPm.addPass(createLowerToRuntime());
-  lowerPm.addNestedPass<mlir::func::FuncOp>(createAssignBuffers());
   if (mlir::failed(lowerPm.run(module)))
     return fail(kExitBadInput,
                 "cannot compile " + opts.model + " for the cpu target");
@@ -279,7 +288,6 @@ int weft::runCompileCommand(int argc, char **argv) {
   llvmPm.addPass(createRuntimeToLLVM());
   if (mlir::failed(llvmPm.run(module)))
     return fail(kExitFailure, "lowering to LLVM failed");
-  (void)diagnosed;
 
   BundleWriter bundle;
   if (!bundle.begin(opts.output, error))

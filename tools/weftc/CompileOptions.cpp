@@ -89,7 +89,7 @@ bool weft::parseInputShape(const std::string &spec, std::string &name,
 }
 
 bool weft::parseCompileOptions(int argc, char **argv, CompileOptions &opts,
-                               std::string &error) {
+                               std::string &error, bool needOutput) {
   using Setter = std::function<bool(const std::string &)>;
   auto intFlag = [&](std::optional<int64_t> &slot, int64_t min) -> Setter {
     return [&slot, min](const std::string &v) {
@@ -259,7 +259,7 @@ bool weft::parseCompileOptions(int argc, char **argv, CompileOptions &opts,
     error = "no model given";
     return false;
   }
-  if (opts.output.empty()) {
+  if (needOutput && opts.output.empty()) {
     error = "no output bundle given (-o BUNDLE)";
     return false;
   }

@@ -16,6 +16,13 @@
 #include <string>
 #include <vector>
 
+#include "mlir/Support/LogicalResult.h"
+
+namespace mlir {
+class Diagnostic;
+class PassManager;
+} // namespace mlir
+
 namespace weft {
 
 struct CompileOptions {
@@ -53,7 +60,23 @@ struct CompileOptions {
 /// Parses argv (argv[0] is the program name). On failure returns false with
 /// the reason in `error`.
 bool parseCompileOptions(int argc, char **argv, CompileOptions &opts,
-                         std::string &error);
+                         std::string &error, bool needOutput = true);
+
+/// How far addLoweringPasses goes: through weft-pipeline (the scheduled,
+/// partitioned step: what a schedule diagram reads), or through buffer
+/// assignment (what the bundle is made of).
+enum class LowerUntil { Pipeline, Buffers };
+
+/// Prints a pass's diagnostic to stderr ("LOC: error: ..."); the handler
+/// weftc's commands install.
+mlir::LogicalResult printDiagnostic(mlir::Diagnostic &diag);
+
+/// Hands --mlir-* flags (IR printing, timing) to MLIR's own options.
+bool applyMlirFlags(const std::vector<std::string> &flags);
+
+/// The passes from the imported model to the options' program.
+void addLoweringPasses(mlir::PassManager &pm, const CompileOptions &opts,
+                       LowerUntil until);
 
 /// The pipeline schedule the options ask for: "none" without --pp, else
 /// --schedule, by default interleaved with --virtual-stages, else 1f1b.

@@ -1,22 +1,165 @@
 //===- PlanCommand.cpp - weftc plan ---------------------------------------===//
 //
-// The cost model and plan search arrive with their own issue; until then the
-// command exists, documents itself and says so.
+//   weftc plan MODEL.onnx [compile flags] --schedule-diagram FILE.svg
+//
+// With a pipeline the flags pin (--train --pp N ...), draws its schedule:
+// the step is lowered through weft-pipeline and simulated
+// (ScheduleDiagram.h). The cost model's plan search (--explain, --json, a
+// plan the flags leave open) arrives with its own issue.
 //
 //===----------------------------------------------------------------------===//
 #include "tools/weftc/Commands.h"
+#include "tools/weftc/CompileOptions.h"
+#include "tools/weftc/ScheduleDiagram.h"
 
+#include "frontends/onnx/OnnxImporter.h"
+#include "tools/Registration.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstring>
+#include <string>
+#include <vector>
+
+using namespace weft;
+
+static const char *const kPlanUsage =
+    "usage: weftc plan MODEL.onnx --devices N [--cluster PRESET|FILE.json] "
+    "[--train ...] [--explain] [--json]\n"
+    "       weftc plan MODEL.onnx --train --pp N [--dp N] [--tp N] "
+    "[--microbatches M]\n"
+    "          [--schedule gpipe|1f1b|interleaved] [--virtual-stages V] "
+    "[compile flags]\n"
+    "          --schedule-diagram FILE.svg\n";
+
+static int fail(int code, const std::string &message) {
+  llvm::errs() << "weftc: error: " << message << "\n";
+  return code;
+}
+
+/// Writes `text` to `path` through a temporary file renamed over it.
+static bool writeAtomically(const std::string &path, const std::string &text,
+                            std::string &error) {
+  std::string temp = path + ".tmp";
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(temp, ec);
+    if (ec) {
+      error = "cannot write " + path + ": " + ec.message();
+      return false;
+    }
+    os << text;
+    os.close();
+    if (os.has_error()) {
+      error = "cannot write " + path + ": " + os.error().message();
+      os.clear_error();
+      llvm::sys::fs::remove(temp);
+      return false;
+    }
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(temp, path)) {
+    llvm::sys::fs::remove(temp);
+    error = "cannot write " + path + ": " + ec.message();
+    return false;
+  }
+  return true;
+}
 
 int weft::runPlanCommand(int argc, char **argv) {
-  for (int i = 1; i < argc; ++i)
+  // The plan command's own flags; the rest are weftc compile's.
+  std::string diagram;
+  bool search = false;
+  std::vector<char *> rest = {argv[0]};
+  for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
-      llvm::outs() << "usage: weftc plan MODEL.onnx --devices N [--cluster "
-                      "PRESET|FILE.json] [--train ...] [--explain] [--json]\n";
+      llvm::outs() << kPlanUsage;
       return kExitOk;
     }
-  llvm::errs() << "weftc: error: 'weftc plan' is not implemented yet\n";
-  return kExitBadInput;
+    if (!std::strcmp(argv[i], "--schedule-diagram")) {
+      if (i + 1 >= argc)
+        return fail(kExitBadInput, "--schedule-diagram needs a file name");
+      diagram = argv[++i];
+      continue;
+    }
+    if (!std::strncmp(argv[i], "--schedule-diagram=", 19)) {
+      diagram = argv[i] + 19;
+      continue;
+    }
+    if (!std::strcmp(argv[i], "--explain") || !std::strcmp(argv[i], "--json")) {
+      search = true;
+      continue;
+    }
+    rest.push_back(argv[i]);
+  }
+  if (diagram.empty() || search)
+    return fail(kExitBadInput,
+                "'weftc plan' searches plans with the cost model, which is "
+                "not implemented yet; it draws a pinned pipeline's schedule "
+                "with --schedule-diagram FILE.svg");
+  CompileOptions opts;
+  std::string error;
+  if (!parseCompileOptions(static_cast<int>(rest.size()), rest.data(), opts,
+                           error, /*needOutput=*/false)) {
+    llvm::errs() << kPlanUsage;
+    return fail(kExitBadInput, error);
+  }
+  if (!opts.output.empty())
+    return fail(kExitBadInput, "weftc plan writes no bundle: drop -o");
+  if (!checkImplemented(opts, error) || !resolveDevices(opts, error))
+    return fail(kExitBadInput, error);
+  if (opts.pp.value_or(1) <= 1)
+    return fail(kExitBadInput,
+                "--schedule-diagram draws a pipeline: give --train --pp N "
+                "(N > 1)");
+  if (!applyMlirFlags(opts.mlirFlags))
+    return fail(kExitBadInput, "invalid --mlir-* option");
+
+  mlir::DialectRegistry registry;
+  registerAllDialects(registry);
+  mlir::MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  OnnxImportOptions importOptions;
+  importOptions.inputShapes = opts.inputShapes;
+  std::optional<OnnxImportResult> imported =
+      importOnnxFile(context, opts.model, importOptions, error);
+  if (!imported)
+    return fail(kExitBadInput, error);
+  mlir::ModuleOp module = imported->module.get();
+  mlir::ScopedDiagnosticHandler handler(&context, printDiagnostic);
+  mlir::PassManager pm(&context);
+  if (mlir::failed(mlir::applyPassManagerCLOptions(pm)))
+    return fail(kExitBadInput, "invalid pass manager options");
+  addLoweringPasses(pm, opts, LowerUntil::Pipeline);
+  if (mlir::failed(pm.run(module)))
+    return fail(kExitBadInput, "cannot plan " + opts.model);
+
+  ScheduleSimulation sim;
+  const std::string schedule = pipelineSchedule(opts);
+  if (!simulateSchedule(module, schedule, sim, error))
+    return fail(kExitFailure, error);
+  std::string title =
+      llvm::sys::path::filename(opts.model).str() + ": pp=" +
+      std::to_string(sim.stages) + ", " + schedule +
+      (sim.virtualStages > 1
+           ? " (" + std::to_string(sim.virtualStages) + " chunks per stage)"
+           : "") +
+      ", " + std::to_string(sim.microbatches) + " microbatches";
+  if (!writeAtomically(diagram, scheduleSvg(sim, title), error))
+    return fail(kExitBadInput, error);
+  double theory =
+      static_cast<double>(sim.stages - 1) /
+      static_cast<double>(sim.virtualStages * sim.microbatches + sim.stages -
+                          1);
+  llvm::outs() << "weftc: wrote " << diagram << ": " << title
+               << "; estimated bubble "
+               << llvm::format("%.1f", 100 * sim.bubble) << "% ((p-1)/("
+               << (sim.virtualStages > 1 ? "v" : "") << "m+p-1) = "
+               << llvm::format("%.1f", 100 * theory) << "%)\n";
+  return kExitOk;
 }
