@@ -253,6 +253,28 @@ def Microbatch : Pass<"weft-microbatch", "mlir::ModuleOp"> {
   }];
 }
 
+def Recompute : Pass<"weft-recompute", "mlir::ModuleOp"> {
+  let summary = "Recompute forward activations for the backward instead of keeping them";
+  let description = [{
+    On the training step (after weft-microbatch, before weft-pipeline). The
+    forward ops are those @main's first result (the loss) depends on; a
+    forward value the backward reads is kept (`mode` none), recomputed
+    unless a matmul or a convolution made it (selective), or recomputed
+    from the stage's inputs (full). Recomputation is per group of forward
+    ops of one stage (weft.stage) and one microbatch (weft.microbatch): the
+    clones go right before the group's first backward reader, marked
+    weft.backward and weft.recompute, and the backward reads them, so the
+    forward's results die when the forward is done with them. Only kernels
+    are recomputed (not collectives, transfers or constants), and a stage
+    never recomputes another stage's work. Errors: an unknown mode, no
+    single-block @main, a first result that is not a float loss.
+  }];
+  let options = [
+    Option<"mode", "mode", "std::string", "\"full\"",
+           "What to recompute: none, selective or full">,
+  ];
+}
+
 def Pipeline : Pass<"weft-pipeline", "mlir::ModuleOp"> {
   let summary = "Send values between pipeline stages and order each stage's schedule";
   let description = [{

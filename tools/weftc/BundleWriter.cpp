@@ -331,6 +331,7 @@ bool BundleWriter::writeManifest(const std::string &modelPath,
                                   {"zero", summary.zero},
                                   {"schedule", summary.schedule},
                                   {"virtual_stages", summary.virtualStages},
+                                  {"recompute", summary.recompute},
                                   {"microbatches", summary.microbatches},
                                   {"compute_dtype", summary.computeDType},
                                   {"stage_boundaries", llvm::json::Array{}}}},
@@ -437,6 +438,11 @@ bool BundleWriter::writePlanText(const std::string &modelPath,
                         : "")
              : std::string())
      << "\n"
+     << (summary.recompute != "none"
+             ? "activation recomputation: " + summary.recompute +
+                   " (forward activations the backward reads are made "
+                   "again, per segment of about sqrt(n) layers)\n"
+             : std::string())
      << "compute dtype: " << summary.computeDType
      << (summary.computeDType == "fp32"
              ? "\n\n"

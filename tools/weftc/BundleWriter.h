@@ -29,6 +29,7 @@ struct ProgramSummary {
   int64_t dp = 1, tp = 1, pp = 1, zero = 0, microbatches = 1;
   std::string schedule = "none";
   int64_t virtualStages = 1; // model chunks per stage (interleaved)
+  std::string recompute = "none"; // activation recomputation (--recompute)
   int64_t worldSize() const {
     int64_t n = 1;
     for (int64_t d : meshShape)

@@ -188,7 +188,8 @@ void weft::addLoweringPasses(mlir::PassManager &pm, const CompileOptions &opts,
   // partitioned step with its collectives.
   // A pipeline runs at least one microbatch per stage by default.
   const int64_t microbatches = opts.microbatches.value_or(pp);
-  if (opts.devices > 1 || microbatches > 1) {
+  const bool sharded = opts.devices > 1 || microbatches > 1;
+  if (sharded) {
     AnnotateShardingOptions mesh;
     mesh.dp = opts.dp.value_or(1);
     mesh.tp = opts.tp.value_or(1);
@@ -201,6 +202,11 @@ void weft::addLoweringPasses(mlir::PassManager &pm, const CompileOptions &opts,
     // Microbatches are a mesh axis to the partitioner; here they become
     // repetition, one microbatch after the other.
     pm.addPass(createMicrobatch());
+    if (opts.recompute != "none") {
+      RecomputeOptions recompute;
+      recompute.mode = opts.recompute;
+      pm.addPass(createRecompute(recompute));
+    }
     if (pp > 1) {
       PipelineOptions pipeline;
       pipeline.schedule = pipelineSchedule(opts);
@@ -220,6 +226,11 @@ void weft::addLoweringPasses(mlir::PassManager &pm, const CompileOptions &opts,
     pm.addPass(createAsyncCollectives());
     pm.addPass(mlir::createCanonicalizerPass());
     pm.addPass(mlir::createCSEPass());
+  }
+  if (!sharded && opts.recompute != "none") {
+    RecomputeOptions recompute;
+    recompute.mode = opts.recompute;
+    pm.addPass(createRecompute(recompute));
   }
   if (until == LowerUntil::Pipeline)
     return;
@@ -279,6 +290,7 @@ int weft::runCompileCommand(int argc, char **argv) {
   summary.pp = pp;
   summary.schedule = pipelineSchedule(opts);
   summary.virtualStages = pipelineVirtualStages(opts);
+  summary.recompute = opts.recompute;
   if (opts.train)
     addInitialState(summary, imported->params);
 

@@ -356,8 +356,11 @@ bool weft::checkImplemented(const CompileOptions &opts, std::string &error) {
     error = "--microbatches splits a training step's batch: it needs --train";
     return false;
   }
-  if (opts.recompute != "none")
-    return refuse("--recompute");
+  if (opts.recompute != "none" && !opts.train) {
+    error = "--recompute trades compute for activation memory in training: "
+            "it needs --train";
+    return false;
+  }
   // Training options only mean something with --train (--freeze also
   // selects what --emit-gradients differentiates).
   bool trainingOptions = !opts.loss.empty() || !opts.lossTarget.empty() ||
