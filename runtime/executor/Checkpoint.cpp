@@ -309,6 +309,8 @@ Status CheckpointStore::verify(const std::string &name,
                               "' is not state of this model");
   }
   for (const TensorSpec &spec : sig.params) {
+    if (!paramHeldBy(sig, spec, rank_))
+      continue; // another pipeline stage's: its ranks' files hold it
     const SafetensorsEntry *entry = reader.find(spec.name);
     if (!entry)
       return Status::badInput(statePath + ": " + stateRoleName(spec.role) +
@@ -366,10 +368,13 @@ Status CheckpointStore::loadStep(Executor &executor, const std::string &name,
     return Status::badInput(error);
   std::vector<HostTensor> tensors(sig.params.size());
   for (size_t i = 0; i < sig.params.size(); ++i)
-    if (!reader.readTensor(*reader.find(sig.params[i].name), tensors[i], error))
+    if (paramHeldBy(sig, sig.params[i], rank_) &&
+        !reader.readTensor(*reader.find(sig.params[i].name), tensors[i],
+                           error))
       return Status::badInput(error);
   for (size_t i = 0; i < sig.params.size(); ++i)
-    executor.mutableParam(i) = std::move(tensors[i]);
+    if (paramHeldBy(sig, sig.params[i], rank_))
+      executor.mutableParam(i) = std::move(tensors[i]);
   return Status::success();
 }
 
@@ -449,8 +454,9 @@ Status CheckpointStore::save(const Executor &executor, int64_t step,
   // 2. Every rank writes and hashes its own state file.
   std::vector<SafetensorsTensorRef> refs;
   for (size_t i = 0; i < sig.params.size(); ++i)
-    refs.push_back({sig.params[i].name, sig.params[i].dtype,
-                    sig.params[i].shape, executor.param(i).data.data()});
+    if (paramHeldBy(sig, sig.params[i], rank_))
+      refs.push_back({sig.params[i].name, sig.params[i].dtype,
+                      sig.params[i].shape, executor.param(i).data.data()});
   SafetensorsMetadata metadata = {
       {"format", "weft-checkpoint"},
       {"step", std::to_string(step)},

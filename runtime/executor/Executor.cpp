@@ -228,8 +228,11 @@ Status Executor::loadParams(const std::string &path) {
     return Status::badInput("cannot read parameters: " + error +
                             " (needed for " + needed + ")");
   }
+  const int64_t rank = comm::active() ? comm::rank() : 0;
   for (size_t i = 0; i < sig_.params.size(); ++i) {
     const TensorSpec &spec = sig_.params[i];
+    if (!paramHeldBy(sig_, spec, rank))
+      continue; // another pipeline stage's
     const SafetensorsEntry *entry = reader.find(spec.name);
     if (!entry)
       return Status::badInput(path + ": parameter '" + spec.name +
@@ -348,8 +351,9 @@ Status Executor::prepare() {
   for (size_t i = 0; i < sig_.inputs.size(); ++i)
     if (!inputSet_[i])
       return Status::badInput("missing input '" + sig_.inputs[i].name + "'");
+  const int64_t rank = comm::active() ? comm::rank() : 0;
   for (size_t i = 0; i < sig_.params.size(); ++i)
-    if (!params_[i].data.data())
+    if (!params_[i].data.data() && paramHeldBy(sig_, sig_.params[i], rank))
       return Status::badInput("parameter '" + sig_.params[i].name +
                               "' was not loaded");
   // A pipeline stage's ranks need only that stage's part of the arena.

@@ -3,6 +3,7 @@
 
 #include "weft/runtime/Comm.h"
 #include "weft/runtime/FileUtil.h"
+#include "weft/runtime/MeshIndex.h"
 #include "weft/runtime/Safetensors.h"
 #include "weft/runtime/Sha256.h"
 
@@ -108,13 +109,25 @@ Status startRanks(const ModelSignature &sig, const std::string &bundleDir,
         reinterpret_cast<const char *>(all.data() + (r * 2 + which) * kDigest),
         kDigest);
   };
+  // Parameter files agree within a pipeline stage (each stage's ranks hold
+  // its parameters only): each is compared with its stage's first rank's.
+  auto reference = [&](int64_t r) -> int64_t {
+    if (sig.pipelineAxis < 0)
+      return 0;
+    int64_t stage = meshGroupIndex(r, sig.meshShape, &sig.pipelineAxis, 1);
+    for (int64_t q = 0; q < r; ++q)
+      if (meshGroupIndex(q, sig.meshShape, &sig.pipelineAxis, 1) == stage)
+        return q;
+    return r;
+  };
   std::vector<int64_t> otherExe, otherParams;
   for (int64_t r = 1; r < context.size(); ++r) {
+    int64_t ref = reference(r);
     if (field(r, 0) != field(0, 0) && field(r, 0) != kUnknown &&
         field(0, 0) != kUnknown)
       otherExe.push_back(r);
-    else if (field(r, 1) != field(0, 1) && field(r, 1) != kUnknown &&
-             field(0, 1) != kUnknown)
+    else if (field(r, 1) != field(ref, 1) && field(r, 1) != kUnknown &&
+             field(ref, 1) != kUnknown)
       otherParams.push_back(r);
   }
   if (!otherExe.empty()) {
@@ -128,11 +141,13 @@ Status startRanks(const ModelSignature &sig, const std::string &bundleDir,
   }
   if (!otherParams.empty()) {
     int64_t r = otherParams.front();
+    int64_t ref = reference(r);
     return Status::badInput(
                "the parameter file of " + rankList(otherParams) + " (" +
                paramsFileName(r) + (otherParams.size() > 1 ? ", ..." : "") +
-               ") belongs to another program than rank 0's (header SHA-256 " +
-               shortDigest(field(r, 1)) + " vs " + shortDigest(field(0, 1)) +
+               ") belongs to another program than rank " +
+               std::to_string(ref) + "'s (header SHA-256 " +
+               shortDigest(field(r, 1)) + " vs " + shortDigest(field(ref, 1)) +
                "): every rank must run the same bundle")
         .everyRank();
   }

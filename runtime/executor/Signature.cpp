@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "weft/runtime/Executor.h"
+#include "weft/runtime/MeshIndex.h"
 
 #include "weft/runtime/Json.h"
 
@@ -341,6 +342,14 @@ bool parseModelSignature(std::string_view json, ModelSignature &out,
     return fail(reason);
   out = std::move(sig);
   return true;
+}
+
+bool paramHeldBy(const ModelSignature &sig, const TensorSpec &spec,
+                 int64_t rank) {
+  if (spec.stage < 0 || sig.pipelineAxis < 0)
+    return true;
+  return meshGroupIndex(rank, sig.meshShape, &sig.pipelineAxis, 1) ==
+         spec.stage;
 }
 
 } // namespace weft

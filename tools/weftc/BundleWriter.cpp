@@ -61,6 +61,7 @@ bool BundleWriter::writeParams(const ProgramSummary &summary,
     std::vector<int64_t> localShape;
     int64_t dim = -1, outer = 1;
     std::vector<int64_t> axes;
+    int64_t stage = -1; // a pipeline's: only its stage's ranks hold it
   };
   std::vector<Slot> slots;
   bool anySplit = false;
@@ -76,6 +77,10 @@ bool BundleWriter::writeParams(const ProgramSummary &summary,
         mlir::cast<mlir::TypeAttr>(dict.get("type")).getValue());
     Slot slot{entry, std::vector<int64_t>(type.getShape().begin(),
                                           type.getShape().end())};
+    if (auto stage = dict.getAs<mlir::IntegerAttr>("stage")) {
+      slot.stage = stage.getInt();
+      anySplit = true; // the stages' files differ
+    }
     if (auto shard = dict.getAs<mlir::DictionaryAttr>("shard")) {
       slot.dim = shard.getAs<mlir::IntegerAttr>("dim").getInt();
       if (auto outer = shard.getAs<mlir::IntegerAttr>("outer"))
@@ -88,6 +93,10 @@ bool BundleWriter::writeParams(const ProgramSummary &summary,
     slots.push_back(std::move(slot));
   }
   int64_t ranks = summary.worldSize();
+  int64_t pipelineAxis = -1;
+  for (auto [i, axis] : llvm::enumerate(summary.meshAxes))
+    if (axis == "pp")
+      pipelineAxis = static_cast<int64_t>(i);
   for (int64_t rank = 0; rank < ranks; ++rank) {
     std::string name = "params.rank" + std::to_string(rank) + ".safetensors";
     if (rank > 0 && !anySplit) {
@@ -105,6 +114,10 @@ bool BundleWriter::writeParams(const ProgramSummary &summary,
     blocks.reserve(slots.size());
     for (const Slot &slot : slots) {
       const ParamEntry *entry = slot.entry;
+      if (slot.stage >= 0 && pipelineAxis >= 0 &&
+          meshGroupIndex(rank, summary.meshShape, &pipelineAxis, 1) !=
+              slot.stage)
+        continue; // another pipeline stage's parameter
       if (slot.dim < 0 || entry->shape == slot.localShape) {
         tensors.push_back(
             {entry->name, entry->dtype, entry->shape, entry->data.data()});

@@ -24,6 +24,8 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <map>
+
 using namespace weft;
 
 static int fail(int code, const std::string &message) {
@@ -67,7 +69,29 @@ static ProgramSummary summarize(mlir::ModuleOp module) {
     }
     return total;
   };
-  summary.paramBytes = bytesOf(summary.params);
+  // A pipeline stage's ranks hold its parameters (and their optimizer
+  // state and gradients) only: per rank, the largest stage's share.
+  std::map<int64_t, int64_t> paramsPerStage, optimizerPerStage,
+      gradientsPerStage;
+  auto largestStage = [](const std::map<int64_t, int64_t> &perStage) {
+    int64_t common = perStage.count(-1) ? perStage.at(-1) : 0, most = 0;
+    for (auto [stage, bytes] : perStage)
+      if (stage >= 0)
+        most = std::max(most, bytes);
+    return common + most;
+  };
+  for (mlir::Attribute a : summary.params) {
+    auto dict = mlir::cast<mlir::DictionaryAttr>(a);
+    auto stage = dict.getAs<mlir::IntegerAttr>("stage");
+    int64_t bytes = getTensorBytes(mlir::cast<mlir::RankedTensorType>(
+        mlir::cast<mlir::TypeAttr>(dict.get("type")).getValue()));
+    paramsPerStage[stage ? stage.getInt() : -1] += bytes;
+    auto role = dict.getAs<mlir::StringAttr>("role");
+    if (role && role.getValue() != "param")
+      optimizerPerStage[stage ? stage.getInt() : -1] += bytes;
+  }
+  summary.paramBytes = largestStage(paramsPerStage);
+  summary.optimizerBytes = largestStage(optimizerPerStage);
   if (auto mesh =
           func->getAttrOfType<mlir::DenseI64ArrayAttr>("weftrt.mesh_shape")) {
     summary.meshShape.assign(mesh.asArrayRef().begin(),
@@ -78,14 +102,6 @@ static ProgramSummary summarize(mlir::ModuleOp module) {
   }
   if (auto mode = func->getAttrOfType<mlir::StringAttr>("weftrt.mode"))
     summary.mode = mode.str();
-  for (mlir::Attribute a : summary.params) {
-    auto dict = mlir::cast<mlir::DictionaryAttr>(a);
-    auto role = dict.getAs<mlir::StringAttr>("role");
-    if (role && role.getValue() != "param")
-      summary.optimizerBytes +=
-          getTensorBytes(mlir::cast<mlir::RankedTensorType>(
-              mlir::cast<mlir::TypeAttr>(dict.get("type")).getValue()));
-  }
   summary.ioBytes = bytesOf(summary.inputs) + bytesOf(summary.outputs);
   func.walk([&](rt::LaunchOp launch) {
     ++summary.kernelCounts[launch.getKernel().str()];
@@ -101,11 +117,14 @@ static ProgramSummary summarize(mlir::ModuleOp module) {
       int64_t bytes = weftDTypeSize(dtype);
       for (int64_t d = 0; d < rank; ++d)
         bytes *= desc[pos + 2 + d];
-      if (t == 1)
-        summary.gradientBytes += bytes;
+      if (t == 1) {
+        auto stage = launch->getAttrOfType<mlir::IntegerAttr>("weftrt.stage");
+        gradientsPerStage[stage ? stage.getInt() : -1] += bytes;
+      }
       pos += 2 + rank;
     }
   });
+  summary.gradientBytes = largestStage(gradientsPerStage);
   return summary;
 }
 

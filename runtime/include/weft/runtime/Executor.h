@@ -140,6 +140,11 @@ struct ModelSignature {
   int64_t globalBatch() const;
 };
 
+/// Whether `rank` holds parameter slot `spec`: in a pipeline only the ranks
+/// of its stage do (they load, update and checkpoint it); otherwise all.
+bool paramHeldBy(const ModelSignature &sig, const TensorSpec &spec,
+                 int64_t rank);
+
 /// Parses and validates weft_model_signature (see ModelABI.h). A training
 /// signature ("mode": "train") must also give every params entry a role,
 /// every input "batch_dim": 0 and the same non-zero dim 0, and have a float
