@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds weft, then compiles the example MLP into a
 # bundle and runs it on CPU, checking the result against NumPy; then trains
-# the example transformer on 4 CPU ranks (dp=2 x pp=2, 1F1B) and checks that
-# its loss falls.
+# the example transformer on 4 CPU ranks (dp=2 x pp=2, 1F1B), prints where the
+# time went (from its trace) and checks that its loss falls.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 "$root/scripts/install-deps.sh"
@@ -25,11 +25,14 @@ echo "== the example transformer (examples/transformer): weftc compile --train -
 "$build/bin/weftc" compile "$work/transformer.onnx" -o "$work/transformer.bundle" \
   --train --dp 2 --pp 2 --schedule 1f1b
 sed -n '1,12p' "$work/transformer.bundle/plan.txt"
-echo "== weft train -n 4 (mpirun; 40 steps)"
+"$build/bin/weftc" plan "$work/transformer.onnx" --train --dp 2 --pp 2 --schedule 1f1b \
+  --schedule-diagram "$work/transformer.schedule.svg"
+echo "== weft train -n 4 (mpirun; 40 steps; the trace opens in https://ui.perfetto.dev)"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 "$build/bin/weft" train "$work/transformer.bundle" -n 4 \
   --data tokens="$work/tokens.npy" --data targets="$work/targets.npy" \
-  --steps 40 --metrics "$work/transformer.metrics.jsonl"
+  --steps 40 --metrics "$work/transformer.metrics.jsonl" \
+  --trace "$work/transformer.trace.json"
 /usr/bin/python3 - "$work/transformer.metrics.jsonl" <<'PY'
 import json, sys
 losses = [json.loads(line)["loss"] for line in open(sys.argv[1])]
