@@ -4,12 +4,13 @@ A balanced model (an MLP of LAYERS Linear+Tanh layers of WIDTH, the MSE loss
 in the last one; the first layer's input is 1.5 x WIDTH wide, because its
 backward computes no input gradient: so every layer costs the same to train)
 is cut into P = 2 stages, one rank each (this machine has 2
-cores: one rank per core), and trained STEPS steps under GPipe, 1F1B and
-interleaved 1F1B (2 chunks per stage) with M microbatches. From each trace:
+cores: one rank per core), and trained STEPS steps under GPipe, 1F1B,
+interleaved 1F1B (2 chunks per stage) and ZB-H1 with M microbatches. From each trace:
 the measured bubble (1 - a stage's compute on microbatches / the span from
 the first microbatch launch on any rank to the last one's end, averaged
 over stages; the median over the steps after the first) against the theory, (p-1)/(m+p-1)
-for GPipe and 1F1B and (p-1)/(v m + p - 1) interleaved; and each rank's
+for GPipe and 1F1B and (p-1)/(v m + p - 1) interleaved (ZB-H1 is compared
+with the 1F1B figure it improves on); and each rank's
 allocated activation arena (its stage's part of the static plan).
 
 usage: /usr/bin/python3 bench/run_pipeline_bench.py [--out FILE.json]
@@ -92,7 +93,8 @@ def main():
         model = export(work, args.layers, args.width, args.batch)
         for m in (2, 4, 8):
             for schedule, extra in (("gpipe", []), ("1f1b", []),
-                                    ("interleaved", ["--virtual-stages", "2"])):
+                                    ("interleaved", ["--virtual-stages", "2"]),
+                                    ("zb-h1", [])):
                 name = f"{schedule}_m{m}"
                 flags = ["--pp", "2", "--microbatches", str(m),
                          "--schedule", schedule, *extra]

@@ -179,6 +179,7 @@ private:
         return op.emitOpError()
                << "gradient rule gave " << operandGrads.size()
                << " gradients for " << op.getNumOperands() << " operands";
+      markWeightGradients(last, end, op, operandGrads);
       for (auto [index, operand, grad] :
            llvm::enumerate(op.getOperands(), operandGrads)) {
         if (!grad || !active.contains(operand))
@@ -187,7 +188,12 @@ private:
           return op.emitOpError()
                  << "gradient rule gave " << grad.getType() << " for operand #"
                  << index << " of type " << operand.getType();
+        Value before = grads.lookup(operand);
         accumulate(b, op.getLoc(), operand, grad);
+        if (before && operand.getDefiningOp<ParamOp>() &&
+            op.hasAttr("weft.stage"))
+          grads[operand].getDefiningOp()->setAttr(
+              "weft.weight_grad", UnitAttr::get(op.getContext()));
       }
       // In a pipeline (weft-pipeline-stages ran), gradient ops join the
       // stage of the op they differentiate and are marked as backward work,
@@ -200,6 +206,45 @@ private:
         }
     }
     return success();
+  }
+
+  /// Marks the ops a gradient rule built (after `last`, before `end`) that
+  /// only compute parameters' gradients (a product's weight gradient, a
+  /// bias's reduction) with weft.weight_grad: the rest carries the
+  /// gradient on to earlier activations. In a pipeline only (the op has a
+  /// stage): a zero-bubble schedule runs the former later, in the bubbles.
+  void markWeightGradients(Operation *last, Operation *end, Operation &op,
+                           ArrayRef<Value> operandGrads) {
+    if (!op.hasAttr("weft.stage"))
+      return; // only pipelines schedule them apart
+    Block *block = end->getBlock();
+    DenseSet<Operation *> built;
+    for (Operation *g = last ? last->getNextNode() : &block->front(); g != end;
+         g = g->getNextNode())
+      built.insert(g);
+    // What the activations' gradients need, then what the parameters' do.
+    auto ancestors = [&](bool ofParams) {
+      DenseSet<Operation *> seen;
+      SmallVector<Operation *> work;
+      for (auto [operand, grad] : llvm::zip(op.getOperands(), operandGrads))
+        if (grad && active.contains(operand) &&
+            bool(operand.getDefiningOp<ParamOp>()) == ofParams)
+          if (Operation *def = grad.getDefiningOp())
+            work.push_back(def);
+      while (!work.empty()) {
+        Operation *g = work.pop_back_val();
+        if (!built.contains(g) || !seen.insert(g).second)
+          continue;
+        for (Value v : g->getOperands())
+          if (Operation *def = v.getDefiningOp())
+            work.push_back(def);
+      }
+      return seen;
+    };
+    DenseSet<Operation *> carried = ancestors(/*ofParams=*/false);
+    for (Operation *g : ancestors(/*ofParams=*/true))
+      if (!carried.contains(g))
+        g->setAttr("weft.weight_grad", UnitAttr::get(g->getContext()));
   }
 
   /// Adds `grad` to the gradient `value` has collected from its other uses.

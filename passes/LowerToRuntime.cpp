@@ -379,7 +379,8 @@ struct LowerToRuntimePass
              {std::pair<StringRef, StringRef>{"weft.stage", "weftrt.stage"},
               {"weft.microbatch", "weftrt.microbatch"},
               {"weft.backward", "weftrt.backward"},
-              {"weft.chunk", "weftrt.chunk"}})
+              {"weft.chunk", "weftrt.chunk"},
+              {"weft.weight_grad", "weftrt.weight_grad"}})
           if (Attribute a = op.getAttr(from))
             place.push_back(attrBuilder.getNamedAttr(to, a));
         if (place.empty())

@@ -293,7 +293,11 @@ def Pipeline : Pass<"weft-pipeline", "mlir::ModuleOp"> {
     virtual-stages=V: chunk c runs on stage c mod P and its ops get
     weft.chunk = c / P; 1F1B over the M x V units of a stage, with
     2(P - 1 - s) + (V - 1)P forwards first, groups of P microbatches going
-    through the chunks in turn). Marks the function with weft.pipeline_axis
+    through the chunks in turn) or zb-h1 (1F1B whose backward's
+    weight-gradient ops, marked weft.weight_grad by weft-autodiff, run as a
+    unit W of their own, stage s running W of microbatch i after B of
+    i + P - 1 - s and the last ones at the end; the mark is dropped under
+    the other schedules). Marks the function with weft.pipeline_axis
     (the mesh's "pp" axis) for the lowering. Errors: no "pp" axis of the
     right size, an unknown schedule, interleaved without virtual stages (or
     virtual stages without it), interleaved with a microbatch count that is
@@ -301,7 +305,7 @@ def Pipeline : Pass<"weft-pipeline", "mlir::ModuleOp"> {
   }];
   let options = [
     Option<"schedule", "schedule", "std::string", "\"1f1b\"",
-           "Pipeline schedule: gpipe, 1f1b or interleaved">,
+           "Pipeline schedule: gpipe, 1f1b, interleaved or zb-h1">,
   ];
 }
 

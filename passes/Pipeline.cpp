@@ -17,8 +17,10 @@
 //      the remaining backwards), or interleaved 1F1B on a model cut into
 //      V chunks per stage (chunk c on stage c mod P, weft.chunk its index
 //      there): the same pattern over the M x V units of a stage, groups of
-//      P microbatches going through its chunks in turn. The ops are
-//      list-scheduled by that order.
+//      P microbatches going through its chunks in turn; or ZB-H1, 1F1B
+//      with each backward's weight-gradient ops (weft.weight_grad, from
+//      weft-autodiff) run P - 1 - s units later. The ops are list-scheduled
+//      by that order.
 // The function then names its pipeline axis (weft.pipeline_axis), and the
 // lowering runs each op on the ranks of its stage only.
 //
@@ -84,9 +86,9 @@ struct PipelinePass : public weft::impl::PipelineBase<PipelinePass> {
     if (auto v = func->getAttrOfType<IntegerAttr>("weft.virtual_stages"))
       virtualStages = v.getInt();
     if (schedule != "gpipe" && schedule != "1f1b" &&
-        schedule != "interleaved") {
+        schedule != "interleaved" && schedule != "zb-h1") {
       func.emitError("unknown pipeline schedule '")
-          << schedule << "' (gpipe, 1f1b or interleaved)";
+          << schedule << "' (gpipe, 1f1b, interleaved or zb-h1)";
       return signalPassFailure();
     }
     if ((schedule == "interleaved") != (virtualStages > 1)) {
@@ -250,12 +252,36 @@ struct PipelinePass : public weft::impl::PipelineBase<PipelinePass> {
     }
   }
 
-  /// The position of (microbatch, chunk, backward) in stage `s`'s
-  /// schedule.
-  int64_t slotOf(int64_t s, int64_t m, int64_t chunk, bool backward) const {
+  /// The position of (microbatch, chunk, backward, weight gradient) in
+  /// stage `s`'s schedule.
+  int64_t slotOf(int64_t s, int64_t m, int64_t chunk, bool backward,
+                 bool weight) const {
     const int64_t M = microbatches, P = stages, V = virtualStages;
     if (schedule == "gpipe")
       return backward ? M + m : m;
+    if (schedule == "zb-h1") {
+      // 1F1B's forwards and input-gradient backwards (B); stage s runs the
+      // weight-gradient part (W) of microbatch i after B of i + P - 1 - s,
+      // the last P - 1 - s at the end: they fill the cool-down's bubbles
+      // (Qi et al. 2023, ZB-H1), with 1F1B's microbatches in flight.
+      const int64_t w = std::min(P - 1 - s, M);
+      int64_t slot = 0;
+      for (int64_t i = 0; i < w; ++i, ++slot)
+        if (!backward && m == i)
+          return slot;
+      for (int64_t i = 0; i < M; ++i) {
+        if (w + i < M && !backward && m == w + i)
+          return slot;
+        slot += w + i < M;
+        if (backward && !weight && m == i)
+          return slot;
+        ++slot;
+        if (i >= w && backward && weight && m == i - w)
+          return slot;
+        slot += i >= w;
+      }
+      return slot + (m - (M - w)); // the last W's
+    }
     // Units of work k = 0 .. MV-1 in each direction. Interleaved: groups of
     // P microbatches go through chunk 0, then chunk 1, ... forwards and
     // through the chunks in reverse backwards (Narayanan et al. 2021).
@@ -287,13 +313,35 @@ struct PipelinePass : public weft::impl::PipelineBase<PipelinePass> {
                    def->hasAttr("weft.microbatch");
           }))
         op->setAttr("weft.backward", UnitAttr::get(op->getContext()));
+    // Weight-gradient work is a unit of its own in ZB-H1 only; elsewhere it
+    // is part of the backward.
+    if (schedule != "zb-h1")
+      for (Operation *op : ops)
+        op->removeAttr("weft.weight_grad");
+    // What only a weight gradient reads is weight-gradient work too.
+    for (Operation *op : ops) {
+      if (!op->hasAttr("weft.microbatch") || !op->hasAttr("weft.backward") ||
+          op->hasAttr("weft.weight_grad"))
+        continue;
+      bool readsWeight = false, readsOther = false;
+      for (Value v : op->getOperands()) {
+        Operation *def = v.getDefiningOp();
+        if (!def || !def->hasAttr("weft.backward") ||
+            !def->hasAttr("weft.microbatch"))
+          continue;
+        (def->hasAttr("weft.weight_grad") ? readsWeight : readsOther) = true;
+      }
+      if (readsWeight && !readsOther)
+        op->setAttr("weft.weight_grad", UnitAttr::get(op->getContext()));
+    }
     scheduleByKey(body, [&](Operation *op) -> std::optional<int64_t> {
       if (isa<ParamUpdateOp>(op) || op->hasAttr("weft.after_microbatches"))
         return kScheduleLatest;
       if (auto m = op->getAttrOfType<IntegerAttr>("weft.microbatch")) {
         auto c = op->getAttrOfType<IntegerAttr>("weft.chunk");
         return slotOf(*stageOf(op), m.getInt(), c ? c.getInt() : 0,
-                      op->hasAttr("weft.backward"));
+                      op->hasAttr("weft.backward"),
+                      op->hasAttr("weft.weight_grad"));
       }
       return std::nullopt;
     });

@@ -113,9 +113,9 @@ struct PipelineStagesPass
     // cheaper to train than the others.
     DenseSet<Value> active;
     for (Operation &op : block.without_terminator())
-      if (isa<ParamOp>(op) ||
-          llvm::any_of(op.getOperands(),
-                       [&](Value v) { return active.contains(v); }))
+      if (isa<ParamOp>(op) || llvm::any_of(op.getOperands(), [&](Value v) {
+            return active.contains(v);
+          }))
         for (Value r : op.getResults())
           if (isa<FloatType>(getElementTypeOrSelf(r.getType())))
             active.insert(r);

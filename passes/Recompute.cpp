@@ -213,8 +213,9 @@ struct RecomputePass : public weft::impl::RecomputeBase<RecomputePass> {
       }
     }
     SmallVector<Operation *> ordered(again.begin(), again.end());
-    llvm::sort(ordered,
-               [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+    llvm::sort(ordered, [](Operation *a, Operation *b) {
+      return a->isBeforeInBlock(b);
+    });
     IRMapping map;
     OpBuilder b(at);
     for (Operation *op : ordered) {
@@ -231,8 +232,7 @@ struct RecomputePass : public weft::impl::RecomputeBase<RecomputePass> {
           Operation *user = use.getOwner();
           return !forward.contains(user) && !again.contains(user) &&
                  user->getBlock() == at->getBlock() &&
-                 !user->isBeforeInBlock(at) &&
-                 user != copy.getDefiningOp() &&
+                 !user->isBeforeInBlock(at) && user != copy.getDefiningOp() &&
                  !isa<func::ReturnOp>(user);
         });
       }

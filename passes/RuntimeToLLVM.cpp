@@ -174,6 +174,8 @@ struct RuntimeToLLVMPass
           entry[key] = v.getInt();
       if (launch->hasAttr("weftrt.backward"))
         entry["backward"] = true;
+      if (launch->hasAttr("weftrt.weight_grad"))
+        entry["weight_grad"] = true;
       launches.push_back(std::move(entry));
     });
     signature["launches"] = std::move(launches);

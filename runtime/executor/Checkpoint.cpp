@@ -369,8 +369,7 @@ Status CheckpointStore::loadStep(Executor &executor, const std::string &name,
   std::vector<HostTensor> tensors(sig.params.size());
   for (size_t i = 0; i < sig.params.size(); ++i)
     if (paramHeldBy(sig, sig.params[i], rank_) &&
-        !reader.readTensor(*reader.find(sig.params[i].name), tensors[i],
-                           error))
+        !reader.readTensor(*reader.find(sig.params[i].name), tensors[i], error))
       return Status::badInput(error);
   for (size_t i = 0; i < sig.params.size(); ++i)
     if (paramHeldBy(sig, sig.params[i], rank_))

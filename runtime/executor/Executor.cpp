@@ -358,11 +358,10 @@ Status Executor::prepare() {
                               "' was not loaded");
   // A pipeline stage's ranks need only that stage's part of the arena.
   uint64_t planned = sig_.arenaBytes;
-  int64_t stage =
-      sig_.pipelineAxis < 0
-          ? -1
-          : meshGroupIndex(comm::active() ? comm::rank() : 0, sig_.meshShape,
-                           &sig_.pipelineAxis, 1);
+  int64_t stage = sig_.pipelineAxis < 0
+                      ? -1
+                      : meshGroupIndex(comm::active() ? comm::rank() : 0,
+                                       sig_.meshShape, &sig_.pipelineAxis, 1);
   if (stage >= 0 && static_cast<size_t>(stage) < sig_.stageArenaBytes.size())
     planned = sig_.stageArenaBytes[static_cast<size_t>(stage)];
   uint64_t arenaBytes = std::max<uint64_t>(planned, 64);

@@ -68,8 +68,8 @@ static void shareCoresWithLocalRanks() {
   std::vector<uint8_t> all = comm::allGatherBytes(host, sizeof host);
   int64_t local = 0;
   for (size_t at = 0; at < all.size(); at += sizeof host)
-    local += std::strncmp(reinterpret_cast<const char *>(all.data() + at),
-                          host, sizeof host) == 0;
+    local += std::strncmp(reinterpret_cast<const char *>(all.data() + at), host,
+                          sizeof host) == 0;
   const char *given = std::getenv("WEFT_NUM_THREADS");
   if ((given && *given) || local < 1)
     return;
@@ -145,9 +145,9 @@ Status startRanks(const ModelSignature &sig, const std::string &bundleDir,
     return Status::badInput(
                "the parameter file of " + rankList(otherParams) + " (" +
                paramsFileName(r) + (otherParams.size() > 1 ? ", ..." : "") +
-               ") belongs to another program than rank " +
-               std::to_string(ref) + "'s (header SHA-256 " +
-               shortDigest(field(r, 1)) + " vs " + shortDigest(field(ref, 1)) +
+               ") belongs to another program than rank " + std::to_string(ref) +
+               "'s (header SHA-256 " + shortDigest(field(r, 1)) + " vs " +
+               shortDigest(field(ref, 1)) +
                "): every rank must run the same bundle")
         .everyRank();
   }

@@ -299,8 +299,7 @@ bool parseModelSignature(std::string_view json, ModelSignature &out,
       const JsonValue &b = stages->at(i);
       if (!b.isInteger() || b.asInt() < 0 ||
           static_cast<uint64_t>(b.asInt()) > sig.arenaBytes)
-        return fail("invalid \"stage_arena_bytes\" entry " +
-                    std::to_string(i));
+        return fail("invalid \"stage_arena_bytes\" entry " + std::to_string(i));
       sig.stageArenaBytes.push_back(static_cast<uint64_t>(b.asInt()));
     }
   }
@@ -322,6 +321,8 @@ bool parseModelSignature(std::string_view json, ModelSignature &out,
           *field = v->asInt();
       if (const JsonValue *b = entry.get("backward"))
         launch.backward = b->asBool();
+      if (const JsonValue *w = entry.get("weight_grad"))
+        launch.weightGrad = w->asBool();
       sig.launches.push_back(std::move(launch));
     }
   }

@@ -89,7 +89,10 @@ struct StepStats {
 constexpr size_t kStatDoubles = sizeof(StepStats) / sizeof(double);
 
 std::string unitName(const LaunchSpec &l) {
-  std::string name = (l.backward ? "B" : "F") + std::to_string(l.microbatch);
+  std::string name = (l.weightGrad ? "W"
+                      : l.backward ? "B"
+                                   : "F") +
+                     std::to_string(l.microbatch);
   if (l.chunk >= 0)
     name += ".c" + std::to_string(l.chunk);
   return name;
@@ -142,8 +145,9 @@ void analyze(const Tracer &t, int64_t rank, std::string &events,
   double unitBegin = 0, unitEnd = 0;
   auto closeUnit = [&] {
     if (unit)
-      out.push_back(event(unitName(*unit), unit->backward ? "backward" : "forward",
-                          rank, 1, unitBegin, unitEnd));
+      out.push_back(event(unitName(*unit),
+                          unit->backward ? "backward" : "forward", rank, 1,
+                          unitBegin, unitEnd));
     unit = nullptr;
   };
   for (const Mark &m : t.marks) {
@@ -203,7 +207,8 @@ void analyze(const Tracer &t, int64_t rank, std::string &events,
     if (c != Category::Compute)
       continue;
     bool same = unit && unit->microbatch == l.microbatch &&
-                unit->backward == l.backward && unit->chunk == l.chunk;
+                unit->backward == l.backward &&
+                unit->weightGrad == l.weightGrad && unit->chunk == l.chunk;
     if (!same) {
       closeUnit();
       unit = &l;
@@ -331,8 +336,9 @@ bool finish(const std::string &path, Breakdown &total, std::string &error) {
   const int64_t ranks = static_cast<int64_t>(allStats.size());
   auto at = [&](int64_t r, int64_t s) {
     StepStats st;
-    std::memcpy(&st, allStats[static_cast<size_t>(r)].data() +
-                         static_cast<size_t>(s) * sizeof(StepStats),
+    std::memcpy(&st,
+                allStats[static_cast<size_t>(r)].data() +
+                    static_cast<size_t>(s) * sizeof(StepStats),
                 sizeof st);
     return st;
   };
@@ -378,11 +384,10 @@ bool finish(const std::string &path, Breakdown &total, std::string &error) {
     // The median step: a step the OS took a core from says little.
     std::sort(bubbles.begin(), bubbles.end());
     size_t mid = bubbles.size() / 2;
-    total.bubble = bubbles.size() % 2
-                       ? bubbles[mid]
-                       : 0.5 * (bubbles[mid - 1] + bubbles[mid]);
-    total.bubbleTheory = static_cast<double>(p - 1) /
-                         static_cast<double>(v * m + p - 1);
+    total.bubble = bubbles.size() % 2 ? bubbles[mid]
+                                      : 0.5 * (bubbles[mid - 1] + bubbles[mid]);
+    total.bubbleTheory =
+        static_cast<double>(p - 1) / static_cast<double>(v * m + p - 1);
   }
 
   // The file: every rank's events.
@@ -452,9 +457,8 @@ bool finish(const std::string &path, Breakdown &total, std::string &error) {
                  "  pipeline bubble: %.1f%% measured (stages idle between the "
                  "first and the last microbatch), %.1f%% in theory "
                  "((p-1)/(%sm+p-1), p=%lld m=%lld%s)\n",
-                 100 * total.bubble, 100 * total.bubbleTheory,
-                 v > 1 ? "v" : "", static_cast<long long>(p),
-                 static_cast<long long>(m),
+                 100 * total.bubble, 100 * total.bubbleTheory, v > 1 ? "v" : "",
+                 static_cast<long long>(p), static_cast<long long>(m),
                  v > 1 ? (" v=" + std::to_string(v)).c_str() : "");
   std::fflush(stderr);
   return ok;

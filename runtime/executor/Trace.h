@@ -9,7 +9,8 @@
 //
 // At the end rank 0 gathers every rank's events and writes a Chrome /
 // Perfetto trace (one process per rank; a track of launches, a track of
-// schedule units "F3", "B3" (".c1": interleaved chunk 1) and idle spans),
+// schedule units "F3", "B3", "W3" (zero-bubble weight gradients; ".c1":
+// interleaved chunk 1) and a track of steps),
 // and prints where the time went: per rank, mean milliseconds per step in
 // compute, point-to-point transfers, collectives, and waiting (blocked in
 // a receive or a wait for another rank), then the pipeline bubble.
@@ -46,8 +47,8 @@ void endStep();
 struct Breakdown {
   int64_t steps = 0; ///< steps measured
   double computeMs = 0, p2pMs = 0, collectiveMs = 0, waitMs = 0, stepMs = 0;
-  double bubble = -1;       ///< measured, -1 without a pipeline
-  double bubbleTheory = -1; ///< (p-1)/(m+p-1) or (p-1)/(v m + p - 1)
+  double bubble = -1;               ///< measured, -1 without a pipeline
+  double bubbleTheory = -1;         ///< (p-1)/(m+p-1) or (p-1)/(v m + p - 1)
   std::vector<uint64_t> arenaBytes; ///< per rank
 };
 

@@ -270,8 +270,8 @@ int trainMain(int argc, char **argv, const char *signatureJson,
   if (status.ok() && leader && !options.traceFile.empty()) {
     std::string dir = parentPath(options.traceFile);
     if (!isDirectory(dir.empty() ? "." : dir))
-      status = Status::badInput("--trace: directory '" + dir +
-                                "' does not exist");
+      status =
+          Status::badInput("--trace: directory '" + dir + "' does not exist");
   }
   if (status.ok())
     status = executor.allocateInputs();

@@ -1,6 +1,6 @@
 // RUN: weft-opt %s -split-input-file -weft-pipeline -verify-diagnostics
 // RUN: not weft-opt %s -split-input-file -weft-pipeline="schedule=zigzag" 2>&1 | FileCheck %s --check-prefix=SCHEDULE
-// SCHEDULE: unknown pipeline schedule 'zigzag' (gpipe, 1f1b or interleaved)
+// SCHEDULE: unknown pipeline schedule 'zigzag' (gpipe, 1f1b, interleaved or zb-h1)
 
 // expected-error @+1 {{the mesh has no "pp" axis of 2 stages for this pipeline}}
 func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> attributes {weft.pipeline_stages = 2 : i64} {

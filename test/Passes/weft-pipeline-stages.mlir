@@ -28,7 +28,9 @@
 // A named boundary ("l3": the first op named l3... or reading a parameter
 // named so) starts stage 1 there. weft-autodiff gives every gradient op the
 // stage of the op it differentiates (and marks it weft.backward): the seed
-// and l3's gradients in stage 1, l1's and l2's in stage 0.
+// and l3's gradients in stage 1, l1's and l2's in stage 0. The ops that
+// only compute a parameter's gradient (the weight products) are also marked
+// weft.weight_grad (a zero-bubble schedule runs them later).
 // NAMED-LABEL: func.func @main
 // NAMED-SAME: weft.stage_flops = array<i64: 2752, 1826>
 // NAMED: %[[W3:.*]] = weft.param "l3.weight" {weft.stage = 1 : i64}
@@ -36,10 +38,10 @@
 // NAMED: weft.matmul {{.*}}weft.stage = 1 : i64
 // NAMED: weft.constant {weft.backward, weft.stage = 1 : i64} dense<1.000000e+00> : tensor<f32>
 // NAMED: %[[D3:.*]] = weft.matmul %{{.*}}, %[[W3]] {transpose_b = true, weft.backward, weft.stage = 1 : i64}
-// NAMED: %[[G3:.*]] = weft.matmul %{{.*}}, %{{.*}} {transpose_a = true, weft.backward, weft.stage = 1 : i64}
+// NAMED: %[[G3:.*]] = weft.matmul %{{.*}}, %{{.*}} {transpose_a = true, weft.backward, weft.stage = 1 : i64, weft.weight_grad}
 // NAMED: weft.mul %[[D3]], %{{.*}} {weft.backward, weft.stage = 0 : i64}
-// NAMED: %[[G2:.*]] = weft.matmul {{.*}} {transpose_a = true, weft.backward, weft.stage = 0 : i64}
-// NAMED: %[[G1:.*]] = weft.matmul %arg0, %{{.*}} {transpose_a = true, weft.backward, weft.stage = 0 : i64}
+// NAMED: %[[G2:.*]] = weft.matmul {{.*}} {transpose_a = true, weft.backward, weft.stage = 0 : i64, weft.weight_grad}
+// NAMED: %[[G1:.*]] = weft.matmul %arg0, %{{.*}} {transpose_a = true, weft.backward, weft.stage = 0 : i64, weft.weight_grad}
 // NAMED: return %{{.*}}, %[[G1]], %[[G2]], %[[G3]]
 func.func @main(%x: tensor<4x8xf32> {weft.name = "x"}, %y: tensor<4x8xf32> {weft.name = "y"}) -> (tensor<f32> {weft.name = "loss"}) {
   %w1 = weft.param "l1.weight" : tensor<8x8xf32>

@@ -214,12 +214,12 @@ int launchCommand(bool train, int argc, char **argv) {
                                "'weft ") +
                        command + "', not with --bundle",
                    usage);
-    bool takesValue =
-        train ? (arg == "--data" || arg == "--steps" || arg == "--metrics" ||
-                 arg == "--checkpoint-dir" || arg == "--save-every" ||
-                 arg == "--trace")
-              : (arg == "--input" || arg == "--output-dir" ||
-                 arg == "--repeat" || arg == "--warmup");
+    bool takesValue = train
+                          ? (arg == "--data" || arg == "--steps" ||
+                             arg == "--metrics" || arg == "--checkpoint-dir" ||
+                             arg == "--save-every" || arg == "--trace")
+                          : (arg == "--input" || arg == "--output-dir" ||
+                             arg == "--repeat" || arg == "--warmup");
     if (takesValue) {
       if (i + 1 >= argc)
         return error(kExitBadInput, "option '" + arg + "' needs a value",

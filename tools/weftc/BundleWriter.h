@@ -28,7 +28,7 @@ struct ProgramSummary {
   std::vector<std::string> meshAxes;
   int64_t dp = 1, tp = 1, pp = 1, zero = 0, microbatches = 1;
   std::string schedule = "none";
-  int64_t virtualStages = 1; // model chunks per stage (interleaved)
+  int64_t virtualStages = 1;      // model chunks per stage (interleaved)
   std::string recompute = "none"; // activation recomputation (--recompute)
   int64_t worldSize() const {
     int64_t n = 1;
@@ -38,8 +38,8 @@ struct ProgramSummary {
   }
   int64_t arenaBytes = 0;
   std::vector<int64_t> stageArenaBytes; // a pipeline: each stage's part
-  int64_t paramBytes = 0;     // every persistent buffer
-  int64_t optimizerBytes = 0; // of which optimizer state and step
+  int64_t paramBytes = 0;               // every persistent buffer
+  int64_t optimizerBytes = 0;           // of which optimizer state and step
   int64_t ioBytes = 0;
   int64_t gradientBytes = 0; // read by the optimizer (inside the arena)
   std::map<std::string, int64_t> kernelCounts;

@@ -17,7 +17,7 @@ const char *const weft::kCompileUsage =
     "          [--cluster PRESET|FILE.json] [--auto] [--dp N] [--tp N] [--pp "
     "N]\n"
     "          [--zero 0|1|2|3] [--microbatches M] [--schedule "
-    "gpipe|1f1b|interleaved]\n"
+    "gpipe|1f1b|interleaved|zb-h1]\n"
     "          [--virtual-stages V] [--stage-boundaries NAME,NAME...]\n"
     "          [--recompute none|selective|full]\n"
     "          [--train] [--loss NAME|mse|cross_entropy] [--loss-target "
@@ -144,7 +144,8 @@ bool weft::parseCompileOptions(int argc, char **argv, CompileOptions &opts,
          return true;
        }},
       {"--microbatches", intFlag(opts.microbatches, 1)},
-      {"--schedule", oneOf(opts.schedule, {"gpipe", "1f1b", "interleaved"})},
+      {"--schedule",
+       oneOf(opts.schedule, {"gpipe", "1f1b", "interleaved", "zb-h1"})},
       {"--virtual-stages", intFlag(opts.virtualStages, 1)},
       {"--stage-boundaries",
        [&](const std::string &v) {

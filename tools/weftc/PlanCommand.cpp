@@ -144,22 +144,21 @@ int weft::runPlanCommand(int argc, char **argv) {
   if (!simulateSchedule(module, schedule, sim, error))
     return fail(kExitFailure, error);
   std::string title =
-      llvm::sys::path::filename(opts.model).str() + ": pp=" +
-      std::to_string(sim.stages) + ", " + schedule +
+      llvm::sys::path::filename(opts.model).str() +
+      ": pp=" + std::to_string(sim.stages) + ", " + schedule +
       (sim.virtualStages > 1
            ? " (" + std::to_string(sim.virtualStages) + " chunks per stage)"
            : "") +
       ", " + std::to_string(sim.microbatches) + " microbatches";
   if (!writeAtomically(diagram, scheduleSvg(sim, title), error))
     return fail(kExitBadInput, error);
-  double theory =
-      static_cast<double>(sim.stages - 1) /
-      static_cast<double>(sim.virtualStages * sim.microbatches + sim.stages -
-                          1);
+  double theory = static_cast<double>(sim.stages - 1) /
+                  static_cast<double>(sim.virtualStages * sim.microbatches +
+                                      sim.stages - 1);
   llvm::outs() << "weftc: wrote " << diagram << ": " << title
                << "; estimated bubble "
                << llvm::format("%.1f", 100 * sim.bubble) << "% ((p-1)/("
-               << (sim.virtualStages > 1 ? "v" : "") << "m+p-1) = "
-               << llvm::format("%.1f", 100 * theory) << "%)\n";
+               << (sim.virtualStages > 1 ? "v" : "")
+               << "m+p-1) = " << llvm::format("%.1f", 100 * theory) << "%)\n";
   return kExitOk;
 }

@@ -47,7 +47,10 @@ std::string escape(const std::string &text) {
 }
 
 std::string unitName(const ScheduledUnit &u) {
-  std::string name = (u.backward ? "B" : "F") + std::to_string(u.microbatch);
+  std::string name = (u.weight     ? "W"
+                      : u.backward ? "B"
+                                   : "F") +
+                     std::to_string(u.microbatch);
   if (u.chunk >= 0)
     name += ".c" + std::to_string(u.chunk);
   return name;
@@ -69,7 +72,7 @@ bool weft::simulateSchedule(ModuleOp module, const std::string &schedule,
   // Each stage's units in program order; a send's unit per tag; a unit's
   // incoming tags.
   std::vector<std::vector<size_t>> order(static_cast<size_t>(out.stages));
-  std::map<std::tuple<int64_t, int64_t, bool, int64_t>, size_t> unitOf;
+  std::map<std::tuple<int64_t, int64_t, bool, int64_t, bool>, size_t> unitOf;
   std::map<int64_t, size_t> sentBy;
   std::vector<std::vector<int64_t>> receives;
   std::vector<int64_t> current(static_cast<size_t>(out.stages), -1);
@@ -90,7 +93,8 @@ bool weft::simulateSchedule(ModuleOp module, const std::string &schedule,
     }
     out.microbatches = std::max(out.microbatches, mb + 1);
     auto key = std::make_tuple(stage, mb, op.hasAttr("weft.backward"),
-                               intAttr(&op, "weft.chunk", -1));
+                               intAttr(&op, "weft.chunk", -1),
+                               op.hasAttr("weft.weight_grad"));
     auto [it, fresh] = unitOf.try_emplace(key, out.units.size());
     if (fresh) {
       ScheduledUnit u;
@@ -98,6 +102,7 @@ bool weft::simulateSchedule(ModuleOp module, const std::string &schedule,
       u.microbatch = mb;
       u.backward = std::get<2>(key);
       u.chunk = std::get<3>(key);
+      u.weight = std::get<4>(key);
       out.units.push_back(u);
       receives.emplace_back();
       order[static_cast<size_t>(stage)].push_back(it->second);
@@ -109,8 +114,8 @@ bool weft::simulateSchedule(ModuleOp module, const std::string &schedule,
     else if (auto recv = dyn_cast<RecvOp>(op))
       receives[unit].push_back(recv.getTag());
     else if (auto cost = dyn_cast<CostOpInterface>(op))
-      out.units[unit].work += std::max<double>(
-          1.0, static_cast<double>(cost.getFlops()));
+      out.units[unit].work +=
+          std::max<double>(1.0, static_cast<double>(cost.getFlops()));
   }
 
   // List simulation: a stage runs its next unit once what it receives has
@@ -159,10 +164,10 @@ bool weft::simulateSchedule(ModuleOp module, const std::string &schedule,
     out.makespan = std::max(out.makespan, u.end);
     busy += u.work;
   }
-  out.bubble = out.makespan > 0
-                   ? 1.0 - busy / (static_cast<double>(out.stages) *
-                                   out.makespan)
-                   : 0.0;
+  out.bubble =
+      out.makespan > 0
+          ? 1.0 - busy / (static_cast<double>(out.stages) * out.makespan)
+          : 0.0;
   return true;
 }
 
@@ -170,8 +175,8 @@ std::string weft::scheduleSvg(const ScheduleSimulation &sim,
                               const std::string &title) {
   const double left = 70, top = 48, rowHeight = 30, gap = 8, width = 960;
   const double scale = sim.makespan > 0 ? width / sim.makespan : 0;
-  const double height = top + static_cast<double>(sim.stages) *
-                                   (rowHeight + gap) + 40;
+  const double height =
+      top + static_cast<double>(sim.stages) * (rowHeight + gap) + 40;
   std::string svg;
   llvm::raw_string_ostream os(svg);
   auto num = [](double v) { return llvm::format("%.1f", v); };
@@ -180,18 +185,17 @@ std::string weft::scheduleSvg(const ScheduleSimulation &sim,
      << "\" font-family=\"sans-serif\" font-size=\"11\">\n"
      << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
      << "<text x=\"" << num(left) << "\" y=\"20\" font-size=\"14\">"
-     << escape(title)
-     << "</text>\n"
+     << escape(title) << "</text>\n"
      << "<text x=\"" << num(left) << "\" y=\"36\" fill=\"#555\">estimated "
      << "bubble " << llvm::format("%.1f", 100 * sim.bubble)
-     << "% (time: estimated work; F = forward, B = backward of microbatch "
-        "n"
+     << "% (time: estimated work; F = forward, B = backward, W = weight "
+        "gradients of microbatch n"
      << (sim.virtualStages > 1 ? ", .cK = the stage's chunk K" : "")
      << "; blank = idle)</text>\n";
   for (int64_t s = 0; s < sim.stages; ++s) {
     double y = top + static_cast<double>(s) * (rowHeight + gap);
-    os << "<text x=\"8\" y=\"" << num(y + rowHeight / 2 + 4)
-       << "\">stage " << s << "</text>\n"
+    os << "<text x=\"8\" y=\"" << num(y + rowHeight / 2 + 4) << "\">stage " << s
+       << "</text>\n"
        << "<rect x=\"" << num(left) << "\" y=\"" << num(y) << "\" width=\""
        << num(width) << "\" height=\"" << num(rowHeight)
        << "\" fill=\"#f2f2f2\"/>\n";
@@ -199,8 +203,9 @@ std::string weft::scheduleSvg(const ScheduleSimulation &sim,
   for (const ScheduledUnit &u : sim.units) {
     double x = left + u.begin * scale, w = (u.end - u.begin) * scale;
     double y = top + static_cast<double>(u.stage) * (rowHeight + gap);
-    const char *fill = u.backward ? (u.chunk > 0 ? "#8cc97f" : "#59a14f")
-                                  : (u.chunk > 0 ? "#86a9d1" : "#4c78a8");
+    const char *fill = u.weight     ? "#b07aa1"
+                       : u.backward ? (u.chunk > 0 ? "#8cc97f" : "#59a14f")
+                                    : (u.chunk > 0 ? "#86a9d1" : "#4c78a8");
     std::string name = unitName(u);
     os << "<g><title>stage " << u.stage << " " << name << "</title><rect x=\""
        << num(x) << "\" y=\"" << num(y) << "\" width=\"" << num(w)
@@ -209,14 +214,13 @@ std::string weft::scheduleSvg(const ScheduleSimulation &sim,
     if (w >= 5.5 * static_cast<double>(name.size()))
       os << "<text x=\"" << num(x + w / 2) << "\" y=\""
          << num(y + rowHeight / 2 + 3)
-         << "\" text-anchor=\"middle\" font-size=\"9\" fill=\"white\">"
-         << name << "</text>";
+         << "\" text-anchor=\"middle\" font-size=\"9\" fill=\"white\">" << name
+         << "</text>";
     os << "</g>\n";
   }
   double axis = top + static_cast<double>(sim.stages) * (rowHeight + gap);
   os << "<line x1=\"" << num(left) << "\" y1=\"" << num(axis) << "\" x2=\""
-     << num(left + width) << "\" y2=\"" << num(axis)
-     << "\" stroke=\"#333\"/>\n"
+     << num(left + width) << "\" y2=\"" << num(axis) << "\" stroke=\"#333\"/>\n"
      << "<text x=\"" << num(left) << "\" y=\"" << num(axis + 16)
      << "\">0</text>\n"
      << "<text x=\"" << num(left + width) << "\" y=\"" << num(axis + 16)

@@ -24,7 +24,8 @@ namespace weft {
 struct ScheduledUnit {
   int64_t stage = 0, microbatch = 0, chunk = -1;
   bool backward = false;
-  double work = 0;         ///< estimated floating-point operations
+  bool weight = false;       ///< weight-gradient work (zero-bubble "W")
+  double work = 0;           ///< estimated floating-point operations
   double begin = 0, end = 0; ///< simulated, in the same unit
 };
 
@@ -43,7 +44,8 @@ bool simulateSchedule(mlir::ModuleOp module, const std::string &schedule,
                       ScheduleSimulation &out, std::string &error);
 
 /// The simulation as an SVG picture.
-std::string scheduleSvg(const ScheduleSimulation &sim, const std::string &title);
+std::string scheduleSvg(const ScheduleSimulation &sim,
+                        const std::string &title);
 
 } // namespace weft
 

@@ -114,6 +114,7 @@ struct LaunchSpec {
   int64_t microbatch = -1; ///< -1: not a microbatch's work
   int64_t chunk = -1;      ///< interleaved pipelines: the stage's chunk
   bool backward = false;
+  bool weightGrad = false; ///< a weight gradient's work (zero-bubble "W")
 };
 
 struct ModelSignature {
@@ -126,7 +127,7 @@ struct ModelSignature {
   int64_t pipelineAxis = -1;             ///< "pipeline_axis" (-1: none)
   /// "stage_arena_bytes": the arena a pipeline stage's ranks allocate.
   std::vector<uint64_t> stageArenaBytes;
-  std::vector<std::string> meshAxes;     ///< "mesh"."axes" (may be empty)
+  std::vector<std::string> meshAxes; ///< "mesh"."axes" (may be empty)
   std::vector<TensorSpec> params, inputs, outputs;
   std::vector<LaunchSpec> launches; ///< "launches" (may be absent)
 
