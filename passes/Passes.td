@@ -295,9 +295,8 @@ def Pipeline : Pass<"weft-pipeline", "mlir::ModuleOp"> {
     2(P - 1 - s) + (V - 1)P forwards first, groups of P microbatches going
     through the chunks in turn) or zb-h1 (1F1B whose backward's
     weight-gradient ops, marked weft.weight_grad by weft-autodiff, run as a
-    unit W of their own, stage s running W of microbatch i after B of
-    i + P - 1 - s and the last ones at the end; the mark is dropped under
-    the other schedules). Marks the function with weft.pipeline_axis
+    unit W of their own, W of microbatch i right before B of i + 1 and the
+    last at the end; the mark is dropped under the other schedules). Marks the function with weft.pipeline_axis
     (the mesh's "pp" axis) for the lowering. Errors: no "pp" axis of the
     right size, an unknown schedule, interleaved without virtual stages (or
     virtual stages without it), interleaved with a microbatch count that is

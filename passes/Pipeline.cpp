@@ -19,8 +19,8 @@
 //      there): the same pattern over the M x V units of a stage, groups of
 //      P microbatches going through its chunks in turn; or ZB-H1, 1F1B
 //      with each backward's weight-gradient ops (weft.weight_grad, from
-//      weft-autodiff) run P - 1 - s units later. The ops are list-scheduled
-//      by that order.
+//      weft-autodiff) run as a unit of their own right before the next
+//      backward. The ops are list-scheduled by that order.
 // The function then names its pipeline axis (weft.pipeline_axis), and the
 // lowering runs each op on the ranks of its stage only.
 //
@@ -260,27 +260,23 @@ struct PipelinePass : public weft::impl::PipelineBase<PipelinePass> {
     if (schedule == "gpipe")
       return backward ? M + m : m;
     if (schedule == "zb-h1") {
-      // 1F1B's forwards and input-gradient backwards (B); stage s runs the
-      // weight-gradient part (W) of microbatch i after B of i + P - 1 - s,
-      // the last P - 1 - s at the end: they fill the cool-down's bubbles
-      // (Qi et al. 2023, ZB-H1), with 1F1B's microbatches in flight.
+      // 1F1B's forwards and input-gradient backwards (B), each backward's
+      // weight-gradient part (W) run later, right before the next B, so a
+      // stage waiting for the next B's gradient computes W meanwhile and
+      // the gradients travel back through B's alone (Qi et al. 2023,
+      // ZB-H1): F_0 .. F_{w-1}, then F_{w+i} W_{i-1} B_i for each i, then
+      // W_{M-1}; 1F1B's microbatches in flight.
       const int64_t w = std::min(P - 1 - s, M);
-      int64_t slot = 0;
-      for (int64_t i = 0; i < w; ++i, ++slot)
-        if (!backward && m == i)
-          return slot;
-      for (int64_t i = 0; i < M; ++i) {
-        if (w + i < M && !backward && m == w + i)
-          return slot;
-        slot += w + i < M;
-        if (backward && !weight && m == i)
-          return slot;
-        ++slot;
-        if (i >= w && backward && weight && m == i - w)
-          return slot;
-        slot += i >= w;
-      }
-      return slot + (m - (M - w)); // the last W's
+      if (!backward)
+        return m < w ? m : w + 3 * (m - w);
+      auto blockStart = [&](int64_t i) { // where F_{w+i} (or W_{i-1}) is
+        return w + 3 * std::min(i, M - w) +
+               2 * std::max<int64_t>(0, i - (M - w));
+      };
+      auto fAt = [&](int64_t i) { return w + i < M ? 1 : 0; };
+      if (!weight)
+        return blockStart(m) + fAt(m) + (m >= 1 ? 1 : 0);
+      return m + 1 < M ? blockStart(m + 1) + fAt(m + 1) : blockStart(M) + 1;
     }
     // Units of work k = 0 .. MV-1 in each direction. Interleaved: groups of
     // P microbatches go through chunk 0, then chunk 1, ... forwards and

@@ -4,11 +4,13 @@
 // ZB-H1 on two stages (l1 l2 | l3 l4 and the loss), four microbatches.
 // weft-autodiff marks the ops that only make a weight's gradient (the
 // transpose_a products) weft.weight_grad: the zero-bubble schedule runs
-// them as their own unit W, stage s the W of microbatch i after the B of
-// i + P - 1 - s (the last ones at the end), while B (the gradient carried to
-// the earlier layers: transpose_b products) keeps 1F1B's place. Stage 0:
-// F0 F1 B0 F2 B1 W0 F3 B2 W1 B3 W2 W3 (its forward and weight units have a
-// product per layer; l1's input needs no gradient, so B has one).
+// them as a unit W of their own, W of microbatch i right before B of i + 1
+// (the last at the end), so a stage waiting for B's gradient computes W
+// meanwhile, and the gradient travels back through the B's alone (the
+// transpose_b products: the gradient carried to the earlier layer).
+// Stage 0: F0 F1 B0 F2 W0 B1 F3 W1 B2 W2 B3 W3 (its forward and weight
+// units have a product per layer; l1's input needs no gradient, so B has
+// one).
 // S0: {weft.microbatch = 0 : i64, weft.stage = 0 : i64}
 // S0-NEXT: {weft.microbatch = 0 : i64, weft.stage = 0 : i64}
 // S0-NEXT: {weft.microbatch = 1 : i64, weft.stage = 0 : i64}
@@ -16,25 +18,30 @@
 // S0-NEXT: {transpose_b = true, weft.backward, weft.microbatch = 0 : i64, weft.stage = 0 : i64}
 // S0-NEXT: {weft.microbatch = 2 : i64, weft.stage = 0 : i64}
 // S0-NEXT: {weft.microbatch = 2 : i64, weft.stage = 0 : i64}
+// S0-NEXT: {transpose_a = true, weft.backward, weft.microbatch = 0 : i64, weft.stage = 0 : i64, weft.weight_grad}
+// S0-NEXT: {transpose_a = true, weft.backward, weft.microbatch = 0 : i64, weft.stage = 0 : i64, weft.weight_grad}
 // S0-NEXT: {transpose_b = true, weft.backward, weft.microbatch = 1 : i64, weft.stage = 0 : i64}
-// S0-NEXT: {transpose_a = true, weft.backward, weft.microbatch = 0 : i64, weft.stage = 0 : i64, weft.weight_grad}
-// S0-NEXT: {transpose_a = true, weft.backward, weft.microbatch = 0 : i64, weft.stage = 0 : i64, weft.weight_grad}
 // S0-NEXT: {weft.microbatch = 3 : i64, weft.stage = 0 : i64}
 // S0-NEXT: {weft.microbatch = 3 : i64, weft.stage = 0 : i64}
+// S0-NEXT: {transpose_a = true, weft.backward, weft.microbatch = 1 : i64, weft.stage = 0 : i64, weft.weight_grad}
+// S0-NEXT: {transpose_a = true, weft.backward, weft.microbatch = 1 : i64, weft.stage = 0 : i64, weft.weight_grad}
 // S0-NEXT: {transpose_b = true, weft.backward, weft.microbatch = 2 : i64, weft.stage = 0 : i64}
-// S0-NEXT: {transpose_a = true, weft.backward, weft.microbatch = 1 : i64, weft.stage = 0 : i64, weft.weight_grad}
-// S0-NEXT: {transpose_a = true, weft.backward, weft.microbatch = 1 : i64, weft.stage = 0 : i64, weft.weight_grad}
+// S0-NEXT: {transpose_a = true, weft.backward, weft.microbatch = 2 : i64, weft.stage = 0 : i64, weft.weight_grad}
+// S0-NEXT: {transpose_a = true, weft.backward, weft.microbatch = 2 : i64, weft.stage = 0 : i64, weft.weight_grad}
 // S0-NEXT: {transpose_b = true, weft.backward, weft.microbatch = 3 : i64, weft.stage = 0 : i64}
-// S0-NEXT: {transpose_a = true, weft.backward, weft.microbatch = 2 : i64, weft.stage = 0 : i64, weft.weight_grad}
-// S0-NEXT: {transpose_a = true, weft.backward, weft.microbatch = 2 : i64, weft.stage = 0 : i64, weft.weight_grad}
 // S0-NEXT: {transpose_a = true, weft.backward, weft.microbatch = 3 : i64, weft.stage = 0 : i64, weft.weight_grad}
 // S0-NEXT: {transpose_a = true, weft.backward, weft.microbatch = 3 : i64, weft.stage = 0 : i64, weft.weight_grad}
-// The last stage runs each W right after its B: F B W per microbatch.
+// The last stage: F0 B0 F1 W0 B1 F2 W1 B2 ... (its B's filtered out here).
 // S1: {weft.microbatch = 0 : i64, weft.stage = 1 : i64}
 // S1-NEXT: {weft.microbatch = 0 : i64, weft.stage = 1 : i64}
-// S1-NEXT: {transpose_a = true, weft.backward, weft.microbatch = 0 : i64, weft.stage = 1 : i64, weft.weight_grad}
-// S1-NEXT: {transpose_a = true, weft.backward, weft.microbatch = 0 : i64, weft.stage = 1 : i64, weft.weight_grad}
 // S1-NEXT: {weft.microbatch = 1 : i64, weft.stage = 1 : i64}
+// S1-NEXT: {weft.microbatch = 1 : i64, weft.stage = 1 : i64}
+// S1-NEXT: {transpose_a = true, weft.backward, weft.microbatch = 0 : i64, weft.stage = 1 : i64, weft.weight_grad}
+// S1-NEXT: {transpose_a = true, weft.backward, weft.microbatch = 0 : i64, weft.stage = 1 : i64, weft.weight_grad}
+// S1-NEXT: {weft.microbatch = 2 : i64, weft.stage = 1 : i64}
+// S1-NEXT: {weft.microbatch = 2 : i64, weft.stage = 1 : i64}
+// S1-NEXT: {transpose_a = true, weft.backward, weft.microbatch = 1 : i64, weft.stage = 1 : i64, weft.weight_grad}
+// S1-NEXT: {transpose_a = true, weft.backward, weft.microbatch = 1 : i64, weft.stage = 1 : i64, weft.weight_grad}
 func.func @main(%x: tensor<8x8xf32> {weft.name = "x"}, %y: tensor<8x8xf32> {weft.name = "y"}) -> (tensor<f32> {weft.name = "loss"}) {
   %w1 = weft.param "l1.weight" : tensor<8x8xf32>
   %w2 = weft.param "l2.weight" : tensor<8x8xf32>
