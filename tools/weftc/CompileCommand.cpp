@@ -157,6 +157,23 @@ mlir::LogicalResult weft::printDiagnostic(mlir::Diagnostic &diag) {
   return mlir::success();
 }
 
+bool weft::importForLowering(const CompileOptions &opts, LoweringInput &input,
+                             std::string &error) {
+  if (!applyMlirFlags(opts.mlirFlags)) {
+    error = "invalid --mlir-* option";
+    return false;
+  }
+  mlir::DialectRegistry registry;
+  registerAllDialects(registry);
+  input.context = std::make_unique<mlir::MLIRContext>(registry);
+  input.context->loadAllAvailableDialects();
+  OnnxImportOptions importOptions;
+  importOptions.inputShapes = opts.inputShapes;
+  input.imported =
+      importOnnxFile(*input.context, opts.model, importOptions, error);
+  return input.imported.has_value();
+}
+
 void weft::addLoweringPasses(mlir::PassManager &pm, const CompileOptions &opts,
                              LowerUntil until) {
   if (opts.train) {
@@ -271,19 +288,11 @@ int weft::runCompileCommand(int argc, char **argv) {
   if (!checkImplemented(opts, error) || !resolveDevices(opts, error))
     return fail(kExitBadInput, error);
 
-  if (!applyMlirFlags(opts.mlirFlags))
-    return fail(kExitBadInput, "invalid --mlir-* option");
-  mlir::DialectRegistry registry;
-  registerAllDialects(registry);
-  mlir::MLIRContext context(registry);
-  context.loadAllAvailableDialects();
-
-  OnnxImportOptions importOptions;
-  importOptions.inputShapes = opts.inputShapes;
-  std::optional<OnnxImportResult> imported =
-      importOnnxFile(context, opts.model, importOptions, error);
-  if (!imported)
+  LoweringInput input;
+  if (!importForLowering(opts, input, error))
     return fail(kExitBadInput, error);
+  mlir::MLIRContext &context = *input.context;
+  std::optional<OnnxImportResult> &imported = input.imported;
   mlir::ModuleOp module = imported->module.get();
 
   // Diagnostics from the passes name the op; they go to stderr as they come.

@@ -10,13 +10,17 @@
 #ifndef WEFT_TOOLS_WEFTC_COMPILEOPTIONS_H
 #define WEFT_TOOLS_WEFTC_COMPILEOPTIONS_H
 
+#include "frontends/onnx/OnnxImporter.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Support/LogicalResult.h"
+
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include "mlir/Support/LogicalResult.h"
 
 namespace mlir {
 class Diagnostic;
@@ -73,6 +77,17 @@ mlir::LogicalResult printDiagnostic(mlir::Diagnostic &diag);
 
 /// Hands --mlir-* flags (IR printing, timing) to MLIR's own options.
 bool applyMlirFlags(const std::vector<std::string> &flags);
+
+/// A model imported for addLoweringPasses, with the context that owns it.
+struct LoweringInput {
+  std::unique_ptr<mlir::MLIRContext> context;
+  std::optional<OnnxImportResult> imported;
+};
+
+/// Applies --mlir-* flags, makes a context with weft's dialects and imports
+/// opts.model; on failure the reason is in `error` (bad input).
+bool importForLowering(const CompileOptions &opts, LoweringInput &input,
+                       std::string &error);
 
 /// The passes from the imported model to the options' program.
 void addLoweringPasses(mlir::PassManager &pm, const CompileOptions &opts,

@@ -117,22 +117,12 @@ int weft::runPlanCommand(int argc, char **argv) {
     return fail(kExitBadInput,
                 "--schedule-diagram draws a pipeline: give --train --pp N "
                 "(N > 1)");
-  if (!applyMlirFlags(opts.mlirFlags))
-    return fail(kExitBadInput, "invalid --mlir-* option");
-
-  mlir::DialectRegistry registry;
-  registerAllDialects(registry);
-  mlir::MLIRContext context(registry);
-  context.loadAllAvailableDialects();
-  OnnxImportOptions importOptions;
-  importOptions.inputShapes = opts.inputShapes;
-  std::optional<OnnxImportResult> imported =
-      importOnnxFile(context, opts.model, importOptions, error);
-  if (!imported)
+  LoweringInput input;
+  if (!importForLowering(opts, input, error))
     return fail(kExitBadInput, error);
-  mlir::ModuleOp module = imported->module.get();
-  mlir::ScopedDiagnosticHandler handler(&context, printDiagnostic);
-  mlir::PassManager pm(&context);
+  mlir::ModuleOp module = input.imported->module.get();
+  mlir::ScopedDiagnosticHandler handler(input.context.get(), printDiagnostic);
+  mlir::PassManager pm(input.context.get());
   if (mlir::failed(mlir::applyPassManagerCLOptions(pm)))
     return fail(kExitBadInput, "invalid pass manager options");
   addLoweringPasses(pm, opts, LowerUntil::Pipeline);
