@@ -8,9 +8,11 @@
 //      ops they read, else from their users (a constant or a slice of an
 //      input that several stages read is copied into each).
 //   2. A value one stage makes and another reads travels: weft.send_start
-//      right after it is made (waited for at the end of the step), a
-//      weft.recv before its first reader on the other stage. The loss goes
-//      to stage 0, whose first rank reports it.
+//      right after it is made (waited for at the end of the step), on the
+//      other stage a weft.recv_start posted a unit of its schedule early and
+//      its weft.comm_wait before the first reader (a weft.recv for what is
+//      read after the microbatches). The loss goes to stage 0, whose first
+//      rank reports it.
 //   3. Each stage runs its microbatches in the order of the schedule:
 //      GPipe (every forward, then every backward) or 1F1B (stage s runs
 //      P - 1 - s forwards, then alternates a forward and a backward, then
@@ -236,17 +238,39 @@ struct PipelinePass : public weft::impl::PipelineBase<PipelinePass> {
             if (use->getOwner()->isBeforeInBlock(first))
               first = use->getOwner();
           b.setInsertionPoint(first);
-          auto recv = RecvOp::create(b, op->getLoc(), v.getType(), gridRef,
-                                     axes, b.getI64IntegerAttr(from),
-                                     b.getI64IntegerAttr(tag));
-          setStage(recv, to);
-          copyPlace(first == ret ? op : first, recv);
-          if (Attribute c = first->getAttr("weft.chunk"))
-            recv->setAttr("weft.chunk", c);
-          if (first == ret)
-            recv->setAttr("weft.after_microbatches", b.getUnitAttr());
+          Value received;
+          if (first == ret || !first->hasAttr("weft.microbatch")) {
+            // Read once the microbatches are done: received then.
+            auto recv = RecvOp::create(b, op->getLoc(), v.getType(), gridRef,
+                                       axes, b.getI64IntegerAttr(from),
+                                       b.getI64IntegerAttr(tag));
+            setStage(recv, to);
+            copyPlace(first == ret ? op : first, recv);
+            if (first == ret)
+              recv->setAttr("weft.after_microbatches", b.getUnitAttr());
+            received = recv.getResult();
+          } else {
+            // A microbatch's value: the receive is posted a unit of the
+            // schedule early (weft.early) and waited for before the first
+            // reader, so the transfer overlaps the stage's work before.
+            int64_t recvSlot = nextSlot++;
+            auto start = RecvStartOp::create(
+                b, op->getLoc(), v.getType(), gridRef, axes,
+                b.getI64IntegerAttr(from), b.getI64IntegerAttr(tag),
+                b.getI64IntegerAttr(recvSlot));
+            auto wait = CommWaitOp::create(b, op->getLoc(), v.getType(), start,
+                                           b.getI64IntegerAttr(recvSlot));
+            for (Operation *o : {start.getOperation(), wait.getOperation()}) {
+              setStage(o, to);
+              copyPlace(first, o);
+              if (Attribute c = first->getAttr("weft.chunk"))
+                o->setAttr("weft.chunk", c);
+            }
+            start->setAttr("weft.early", b.getUnitAttr());
+            received = wait.getResult();
+          }
           for (OpOperand *use : uses)
-            use->set(recv.getResult());
+            use->set(received);
         }
       }
     }
@@ -335,9 +359,12 @@ struct PipelinePass : public weft::impl::PipelineBase<PipelinePass> {
         return kScheduleLatest;
       if (auto m = op->getAttrOfType<IntegerAttr>("weft.microbatch")) {
         auto c = op->getAttrOfType<IntegerAttr>("weft.chunk");
-        return slotOf(*stageOf(op), m.getInt(), c ? c.getInt() : 0,
-                      op->hasAttr("weft.backward"),
-                      op->hasAttr("weft.weight_grad"));
+        // Two keys per unit: an early receive goes between the unit two
+        // before and the one before its own.
+        int64_t slot = slotOf(*stageOf(op), m.getInt(), c ? c.getInt() : 0,
+                              op->hasAttr("weft.backward"),
+                              op->hasAttr("weft.weight_grad"));
+        return op->hasAttr("weft.early") ? 2 * slot - 3 : 2 * slot;
       }
       return std::nullopt;
     });

@@ -76,6 +76,9 @@ bool weft::simulateSchedule(ModuleOp module, const std::string &schedule,
   std::map<int64_t, size_t> sentBy;
   std::vector<std::vector<int64_t>> receives;
   std::vector<int64_t> current(static_cast<size_t>(out.stages), -1);
+  std::map<std::tuple<int64_t, int64_t, bool, int64_t, bool>,
+           std::vector<int64_t>>
+      early;
   for (Operation &op : func.getBody().front()) {
     int64_t stage = intAttr(&op, "weft.stage", -1);
     if (stage < 0 || stage >= out.stages ||
@@ -95,6 +98,11 @@ bool weft::simulateSchedule(ModuleOp module, const std::string &schedule,
     auto key = std::make_tuple(stage, mb, op.hasAttr("weft.backward"),
                                intAttr(&op, "weft.chunk", -1),
                                op.hasAttr("weft.weight_grad"));
+    // A receive posted early belongs to its unit, wherever it sits.
+    if (auto recv = dyn_cast<RecvStartOp>(op)) {
+      early[key].push_back(recv.getTag());
+      continue;
+    }
     auto [it, fresh] = unitOf.try_emplace(key, out.units.size());
     if (fresh) {
       ScheduledUnit u;
@@ -117,6 +125,11 @@ bool weft::simulateSchedule(ModuleOp module, const std::string &schedule,
       out.units[unit].work +=
           std::max<double>(1.0, static_cast<double>(cost.getFlops()));
   }
+
+  for (auto &[key, tags] : early)
+    if (auto it = unitOf.find(key); it != unitOf.end())
+      receives[it->second].insert(receives[it->second].end(), tags.begin(),
+                                  tags.end());
 
   // List simulation: a stage runs its next unit once what it receives has
   // been sent.
