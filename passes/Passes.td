@@ -339,6 +339,11 @@ def PipelineStages : Pass<"weft-pipeline-stages", "mlir::ModuleOp"> {
            "Model chunks per stage (interleaved schedules)">,
     ListOption<"boundaries", "boundaries", "std::string",
                "Where stages 1, 2, ... start (op or parameter name prefixes)">,
+    Option<"unitStages", "unit-stages", "bool", "false",
+           "Profile mode for the cost model: every forward compute op gets "
+           "its position as weft.stage (so autodiff attributes each gradient "
+           "op to the op it differentiates); parameters and constants are "
+           "left alone and @main is not marked as a pipeline">,
   ];
 }
 

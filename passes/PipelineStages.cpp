@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
+#include "passes/StageCuts.h"
 
 #include <limits>
 
@@ -23,14 +24,6 @@ using namespace mlir;
 using namespace weft;
 
 namespace {
-
-int64_t bytesOf(Type type) {
-  auto t = dyn_cast<RankedTensorType>(type);
-  if (!t || !t.hasStaticShape())
-    return 0;
-  int64_t bits = t.getElementType().getIntOrFloatBitWidth();
-  return t.getNumElements() * std::max<int64_t>(1, bits / 8);
-}
 
 /// The ONNX node name an op was imported from, if any.
 StringRef nodeName(Operation *op) {
@@ -48,8 +41,6 @@ std::string describe(Operation *op) {
   StringRef name = nodeName(op);
   return (name.empty() ? op->getName().getStringRef() : name).str();
 }
-
-bool isHolder(Operation *op) { return isa<ParamOp, ConstantOp>(op); }
 
 struct PipelineStagesPass
     : public weft::impl::PipelineStagesBase<PipelineStagesPass> {
@@ -72,72 +63,41 @@ struct PipelineStagesPass
           << static_cast<int64_t>(virtualStages);
       return signalPassFailure();
     }
+    if (unitStages) {
+      OpBuilder b(func.getContext());
+      ForwardOps fwd = analyzeForwardOps(func);
+      for (auto [i, op] : llvm::enumerate(fwd.ops))
+        op->setAttr("weft.stage", b.getI64IntegerAttr(i));
+      // What the planner cuts by (the same as a real cut would use).
+      func->setAttr("weft.unit_cost", b.getDenseI64ArrayAttr(fwd.cost));
+      func->setAttr("weft.unit_crossing_bytes",
+                    b.getDenseI64ArrayAttr(fwd.crossingBytes));
+      func->setAttr("weft.layer_boundaries",
+                    b.getDenseI64ArrayAttr(fwd.layerBoundaries));
+      return;
+    }
     if (failed(run(func)))
       signalPassFailure();
   }
 
   LogicalResult run(func::FuncOp func) {
     Block &block = func.getBody().front();
-    SmallVector<Operation *> ops;
-    DenseMap<Operation *, int64_t> position;
-    for (Operation &op : block.without_terminator())
-      if (!isHolder(&op)) {
-        position[&op] = ops.size();
-        ops.push_back(&op);
-      }
+    ForwardOps fwd = analyzeForwardOps(func);
+    SmallVector<Operation *> &ops = fwd.ops;
+    DenseMap<Operation *, int64_t> &position = fwd.position;
     const int64_t n = ops.size();
     // Interleaving cuts the model into V chunks per stage (chunk c runs on
     // stage c mod P); ops carry their chunk until weft-pipeline.
     const int64_t p = stages * virtualStages;
-
-    // Per cut i (between ops i and i + 1): the values crossing it.
-    SmallVector<int64_t> crossing(n + 1, 0), crossingBytes(n + 1, 0);
-    for (int64_t i = 0; i < n; ++i)
-      for (Value v : ops[i]->getResults()) {
-        int64_t last = i;
-        for (Operation *user : v.getUsers()) {
-          Operation *at = block.findAncestorOpInBlock(*user);
-          if (!at)
-            continue;
-          last =
-              std::max(last, isa<func::ReturnOp>(at) ? n : position.lookup(at));
-        }
-        for (int64_t c = i; c < last && c < n; ++c) {
-          ++crossing[c];
-          crossingBytes[c] += bytesOf(v.getType());
-        }
-      }
-    // An op's cost: its forward work, plus about as much again for each
-    // operand whose gradient the backward computes (one that depends on a
-    // parameter): the first layer, whose input needs no gradient, is
-    // cheaper to train than the others.
-    DenseSet<Value> active;
-    for (Operation &op : block.without_terminator())
-      if (isa<ParamOp>(op) || llvm::any_of(op.getOperands(), [&](Value v) {
-            return active.contains(v);
-          }))
-        for (Value r : op.getResults())
-          if (isa<FloatType>(getElementTypeOrSelf(r.getType())))
-            active.insert(r);
-    SmallVector<int64_t> cost(n + 1, 0); // prefix sums of op costs
-    for (int64_t i = 0; i < n; ++i) {
-      int64_t flops = 0;
-      if (auto c = dyn_cast<CostOpInterface>(ops[i]))
-        flops = c.getFlops();
-      int64_t backward = llvm::count_if(
-          ops[i]->getOperands(), [&](Value v) { return active.contains(v); });
-      cost[i + 1] = cost[i] + std::max<int64_t>(1, flops * (1 + backward));
-    }
+    SmallVector<int64_t> &crossingBytes = fwd.crossingBytes;
+    SmallVector<int64_t> &cost = fwd.cost;
 
     SmallVector<int64_t> cuts; // stage k + 1 starts after op cuts[k]
     if (!boundaries.empty()) {
       if (failed(namedCuts(func, ops, cuts)))
         return failure();
     } else if (p > 1) {
-      SmallVector<int64_t> layers;
-      for (int64_t c = 0; c + 1 < n; ++c)
-        if (crossing[c] == 1)
-          layers.push_back(c);
+      SmallVector<int64_t> &layers = fwd.layerBoundaries;
       if (static_cast<int64_t>(layers.size()) < p - 1)
         return func.emitError("cannot cut @main into ")
                << p
@@ -149,7 +109,7 @@ struct PipelineStagesPass
                   "crosses), so at most "
                << layers.size() + 1
                << " stages; name the stage boundaries to cut elsewhere";
-      cuts = balancedCuts(layers, cost, crossingBytes, p, n);
+      cuts = balancedStageCuts(layers, cost, crossingBytes, p);
     }
 
     // Stages of the compute ops, then of what holds their operands.
@@ -167,7 +127,7 @@ struct PipelineStagesPass
     for (int64_t i = 0; i < n; ++i)
       flops[stageOf[i]] += cost[i + 1] - cost[i];
     for (Operation &op : llvm::make_early_inc_range(block.without_terminator()))
-      if (isHolder(&op) && failed(placeHolder(&op, position, stageOf)))
+      if (isStageHolder(&op) && failed(placeHolder(&op, position, stageOf)))
         return failure();
     func->setAttr("weft.pipeline_stages", b.getI64IntegerAttr(stages));
     if (virtualStages > 1)
@@ -178,51 +138,6 @@ struct PipelineStagesPass
       cutBytes.push_back(crossingBytes[c]);
     func->setAttr("weft.stage_cut_bytes", b.getDenseI64ArrayAttr(cutBytes));
     return success();
-  }
-
-  /// The cuts that make the costliest of `p` stages cheapest, over the
-  /// layer boundaries `layers`; ties go to fewer crossing bytes.
-  static SmallVector<int64_t> balancedCuts(ArrayRef<int64_t> layers,
-                                           ArrayRef<int64_t> cost,
-                                           ArrayRef<int64_t> crossingBytes,
-                                           int64_t p, int64_t n) {
-    using Score = std::pair<int64_t, int64_t>; // (max stage cost, bytes)
-    const Score worst{std::numeric_limits<int64_t>::max(), 0};
-    const int64_t m = layers.size();
-    // best[k][j]: stages 0..k with stage k ending at layers[j].
-    std::vector<std::vector<Score>> best(p, std::vector<Score>(m, worst));
-    std::vector<std::vector<int64_t>> from(p, std::vector<int64_t>(m, -1));
-    for (int64_t j = 0; j < m; ++j)
-      best[0][j] = {cost[layers[j] + 1], crossingBytes[layers[j]]};
-    for (int64_t k = 1; k + 1 < p; ++k)
-      for (int64_t j = k; j < m; ++j)
-        for (int64_t i = k - 1; i < j; ++i) {
-          if (best[k - 1][i] == worst)
-            continue;
-          Score s{std::max(best[k - 1][i].first,
-                           cost[layers[j] + 1] - cost[layers[i] + 1]),
-                  best[k - 1][i].second + crossingBytes[layers[j]]};
-          if (s < best[k][j]) {
-            best[k][j] = s;
-            from[k][j] = i;
-          }
-        }
-    Score total = worst;
-    int64_t end = -1;
-    for (int64_t j = p - 2; j < m; ++j) {
-      if (best[p - 2][j] == worst)
-        continue;
-      Score s{std::max(best[p - 2][j].first, cost[n] - cost[layers[j] + 1]),
-              best[p - 2][j].second};
-      if (s < total) {
-        total = s;
-        end = j;
-      }
-    }
-    SmallVector<int64_t> cuts(p - 1);
-    for (int64_t k = p - 2, j = end; k >= 0; j = from[k][j], --k)
-      cuts[k] = layers[j];
-    return cuts;
   }
 
   /// The cuts the `boundaries` option names.

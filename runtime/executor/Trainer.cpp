@@ -16,6 +16,7 @@
 #include "weft/runtime/Json.h"
 #include "weft/runtime/Sha256.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -155,7 +156,31 @@ struct TrainSetup {
   int64_t startStep = 0;
   int64_t position = 0;
   double lastLoss = NAN;
+  /// The cost model's predictions from the bundle's manifest (NaN: none).
+  double predictedStepTime = NAN, predictedMemory = NAN;
+  std::string predictionCluster;
 };
+
+/// Reads manifest.json's "predicted" step time and memory, if any: a bundle
+/// without them (or an unreadable manifest) just has no prediction.
+void readPrediction(const std::string &bundle, TrainSetup &setup) {
+  std::string text, error;
+  JsonValue root;
+  if (!readFile(joinPath(bundle, "manifest.json"), text, error) ||
+      !parseJson(text, root, error))
+    return;
+  const JsonValue *predicted = root.get("predicted");
+  const JsonValue *model = predicted ? predicted->get("cost_model") : nullptr;
+  if (!model || !model->isObject())
+    return;
+  if (const JsonValue *t = model->get("step_time_s"); t && t->isNumber())
+    setup.predictedStepTime = t->asDouble();
+  if (const JsonValue *m = model->get("memory_bytes_per_rank");
+      m && m->isNumber())
+    setup.predictedMemory = m->asDouble();
+  if (const JsonValue *c = model->get("cluster"); c && c->isString())
+    setup.predictionCluster = c->asString();
+}
 
 Status setUp(const TrainOptions &options, const char *signatureJson,
              WeftModelRunFn run, TrainSetup &setup,
@@ -177,6 +202,7 @@ Status setUp(const TrainOptions &options, const char *signatureJson,
   } else if (!isDirectory(bundle)) {
     return Status::badInput("bundle directory '" + bundle + "' does not exist");
   }
+  readPrediction(bundle, setup);
   int64_t rank = 0;
   if (!(status = startRanks(executor.signature(), bundle, rank)).ok() ||
       !(status = executor.loadParams(joinPath(bundle, paramsFileName(rank))))
@@ -292,6 +318,7 @@ int trainMain(int argc, char **argv, const char *signatureJson,
   int64_t position = setup.position;
   double lastLoss = setup.lastLoss, timeSum = 0;
   int64_t stepsRun = 0;
+  std::vector<double> stepTimes;
   if (setup.startStep == total && leader)
     std::fprintf(stderr,
                  "weft: note: the checkpoint is already at step %lld; "
@@ -309,6 +336,7 @@ int trainMain(int argc, char **argv, const char *signatureJson,
     double rate = seconds > 0 ? static_cast<double>(batch) / seconds : 0;
     lastLoss = readScalar(executor.output(0));
     timeSum += seconds;
+    stepTimes.push_back(seconds);
     ++stepsRun;
     if (!std::isfinite(lastLoss) && !warnedNonFinite) {
       warnedNonFinite = true;
@@ -359,6 +387,41 @@ int trainMain(int argc, char **argv, const char *signatureJson,
   summary.set("mean_step_time_s", finiteOrNull(mean));
   summary.set("samples_per_s",
               finiteOrNull(mean > 0 ? static_cast<double>(batch) / mean : NAN));
+  // The steady state: the median step after the first (which warms up).
+  double median = NAN;
+  if (!stepTimes.empty()) {
+    std::vector<double> steady(stepTimes.begin() + (stepTimes.size() > 1),
+                               stepTimes.end());
+    std::nth_element(steady.begin(), steady.begin() + steady.size() / 2,
+                     steady.end());
+    median = steady[steady.size() / 2];
+  }
+  summary.set("median_step_time_s", finiteOrNull(median));
+  if (std::isfinite(setup.predictedStepTime)) {
+    // The cost model's predictions next to what was measured, so users see
+    // its error.
+    JsonValue p = JsonValue::object();
+    p.set("cluster", JsonValue::string(setup.predictionCluster));
+    p.set("step_time_s", JsonValue::number(setup.predictedStepTime));
+    p.set("step_time_error",
+          finiteOrNull(median / setup.predictedStepTime - 1.0));
+    if (std::isfinite(setup.predictedMemory)) {
+      p.set("memory_bytes_per_rank", JsonValue::number(setup.predictedMemory));
+      p.set("memory_error",
+            finiteOrNull(static_cast<double>(peak) / setup.predictedMemory -
+                         1.0));
+    }
+    summary.set("predicted", std::move(p));
+    std::fprintf(stderr,
+                 "weft: step time %.4g s measured (median), %.4g s predicted "
+                 "by the cost model for %s (%+.0f%%); peak memory %.1f MiB "
+                 "measured (largest resident set), %.1f MiB predicted\n",
+                 median, setup.predictedStepTime,
+                 setup.predictionCluster.c_str(),
+                 100.0 * (median / setup.predictedStepTime - 1.0),
+                 static_cast<double>(peak) / (1 << 20),
+                 setup.predictedMemory / (1 << 20));
+  }
   if (traced) {
     JsonValue t = JsonValue::object();
     t.set("compute_ms", JsonValue::number(time.computeMs));

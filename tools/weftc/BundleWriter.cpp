@@ -314,6 +314,23 @@ static bool writeTextFile(const std::string &path, const std::string &text,
   return true;
 }
 
+/// The cost model's view of the plan, for the manifest.
+static llvm::json::Value costModelJson(const ProgramSummary &summary) {
+  if (!summary.prediction)
+    return nullptr;
+  const ProgramSummary::Prediction &p = *summary.prediction;
+  return llvm::json::Object{
+      {"cluster", p.cluster},
+      {"plan_chosen_by", p.chosenBySearch ? "search" : "flags"},
+      {"plans_searched", p.plansSearched},
+      {"step_time_s", p.stepTime},
+      {"compute_s", p.compute},
+      {"exposed_comm_s", p.exposedComm},
+      {"bubble_s", p.bubble},
+      {"memory_bytes_per_rank", p.memoryBytes},
+      {"capacity_bytes_per_rank", p.capacityBytes}};
+}
+
 bool BundleWriter::writeManifest(const std::string &modelPath,
                                  const std::string &target,
                                  const ProgramSummary &summary,
@@ -364,7 +381,10 @@ bool BundleWriter::writeManifest(const std::string &modelPath,
                 {"intermediates_arena_per_stage",
                  llvm::json::Array(summary.stageArenaBytes)},
                 {"inputs_outputs", summary.ioBytes}}},
-           {"step_time_s", nullptr}}}};
+           {"step_time_s",
+            summary.prediction ? llvm::json::Value(summary.prediction->stepTime)
+                               : llvm::json::Value(nullptr)},
+           {"cost_model", costModelJson(summary)}}}};
   if (!sourceModelFile.empty())
     manifest["source_model_file"] = sourceModelFile;
   std::string text;
@@ -480,6 +500,20 @@ bool BundleWriter::writePlanText(const std::string &modelPath,
      << "  peak                  "
      << humanBytes(summary.paramBytes + summary.arenaBytes + summary.ioBytes)
      << "\n";
+  if (summary.prediction) {
+    const ProgramSummary::Prediction &p = *summary.prediction;
+    os << "\ncost model (cluster " << p.cluster << "): "
+       << (p.chosenBySearch ? "plan chosen by the search over " +
+                                  std::to_string(p.plansSearched) + " plans"
+                            : std::string("plan given by the flags"))
+       << "\n"
+       << llvm::format("  predicted step time  %.4g s (compute %.4g s, exposed "
+                       "communication %.4g s, pipeline bubble %.4g s)\n",
+                       p.stepTime, p.compute, p.exposedComm, p.bubble)
+       << "  predicted memory     "
+       << humanBytes(static_cast<int64_t>(p.memoryBytes)) << " per rank of "
+       << humanBytes(static_cast<int64_t>(p.capacityBytes)) << "\n";
+  }
   writeSplitParams(os, summary);
   os << "\nkernel launches per run (each rank):\n";
   for (auto &[kernel, count] : summary.kernelCounts)

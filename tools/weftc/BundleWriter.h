@@ -43,6 +43,16 @@ struct ProgramSummary {
   int64_t ioBytes = 0;
   int64_t gradientBytes = 0; // read by the optimizer (inside the arena)
   std::map<std::string, int64_t> kernelCounts;
+  /// The cost model's prediction for this plan (absent when the model
+  /// could not be profiled).
+  struct Prediction {
+    std::string cluster;
+    bool chosenBySearch = false;
+    int64_t plansSearched = 0;
+    double stepTime = 0, compute = 0, exposedComm = 0, bubble = 0;
+    double memoryBytes = 0, capacityBytes = 0;
+  };
+  std::optional<Prediction> prediction;
 };
 
 class BundleWriter {

@@ -6,6 +6,7 @@
 // (source.onnx, with its external data files).
 //
 //===----------------------------------------------------------------------===//
+#include "tools/weftc/AutoPlan.h"
 #include "tools/weftc/BundleWriter.h"
 #include "tools/weftc/Codegen.h"
 #include "tools/weftc/Commands.h"
@@ -22,6 +23,7 @@
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <map>
@@ -158,7 +160,7 @@ mlir::LogicalResult weft::printDiagnostic(mlir::Diagnostic &diag) {
 }
 
 bool weft::importForLowering(const CompileOptions &opts, LoweringInput &input,
-                             std::string &error) {
+                             std::string &error, bool structureOnly) {
   if (!applyMlirFlags(opts.mlirFlags)) {
     error = "invalid --mlir-* option";
     return false;
@@ -169,6 +171,7 @@ bool weft::importForLowering(const CompileOptions &opts, LoweringInput &input,
   input.context->loadAllAvailableDialects();
   OnnxImportOptions importOptions;
   importOptions.inputShapes = opts.inputShapes;
+  (void)structureOnly; // TEMP until the frontend has loadExternalData
   input.imported =
       importOnnxFile(*input.context, opts.model, importOptions, error);
   return input.imported.has_value();
@@ -193,7 +196,11 @@ void weft::addLoweringPasses(mlir::PassManager &pm, const CompileOptions &opts,
   // Pipeline stages are cut in the forward model; autodiff puts each
   // gradient op in the stage of the op it differentiates.
   const int64_t pp = opts.pp.value_or(1);
-  if (pp > 1) {
+  if (until == LowerUntil::ProfileStep) {
+    PipelineStagesOptions stagesOpts;
+    stagesOpts.unitStages = true;
+    pm.addPass(createPipelineStages(stagesOpts));
+  } else if (pp > 1) {
     PipelineStagesOptions stagesOpts;
     stagesOpts.stages = pp;
     stagesOpts.virtualStages = pipelineVirtualStages(opts);
@@ -220,6 +227,8 @@ void weft::addLoweringPasses(mlir::PassManager &pm, const CompileOptions &opts,
   }
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
+  if (until == LowerUntil::ProfileStep)
+    return;
   // One program per rank: the mesh and the inputs' splits, then the
   // partitioned step with its collectives.
   // A pipeline runs at least one microbatch per stage by default.
@@ -285,8 +294,33 @@ int weft::runCompileCommand(int argc, char **argv) {
     llvm::outs() << kCompileUsage;
     return kExitOk;
   }
-  if (!checkImplemented(opts, error) || !resolveDevices(opts, error))
+  if (!checkImplemented(opts, error))
     return fail(kExitBadInput, error);
+  // The plan: searched by the cost model when the flags leave it open,
+  // else the flags' (and the cost model predicts it for the manifest).
+  Planning planning;
+  const bool searched = wantsSearch(opts);
+  if (searched) {
+    if (!searchPlan(opts, planning, error))
+      return fail(kExitBadInput, error);
+    applyPlan(planning.chosen->plan, opts);
+    llvm::errs() << "weftc: --auto chose " << planning.chosen->plan.describe()
+                 << " on " << planner::describeCluster(planning.cluster)
+                 << " (predicted step "
+                 << llvm::format("%.3g", planning.chosen->stepTime)
+                 << " s; `weftc plan --explain` shows the alternatives)\n";
+    if (!checkImplemented(opts, error))
+      return fail(kExitFailure, "the plan search chose a plan weft cannot "
+                                "build: " +
+                                    error);
+  }
+  if (!resolveDevices(opts, error))
+    return fail(kExitBadInput, error);
+  if (!searched) {
+    std::string why;
+    if (!predictPinnedPlan(opts, planning, why))
+      planning.chosen.reset();
+  }
 
   LoweringInput input;
   if (!importForLowering(opts, input, error))
@@ -319,6 +353,19 @@ int weft::runCompileCommand(int argc, char **argv) {
   summary.schedule = pipelineSchedule(opts);
   summary.virtualStages = pipelineVirtualStages(opts);
   summary.recompute = opts.recompute;
+  if (planning.chosen) {
+    const planner::PlanEstimate &e = *planning.chosen;
+    summary.prediction.emplace();
+    summary.prediction->cluster = planning.cluster.name;
+    summary.prediction->chosenBySearch = searched;
+    summary.prediction->plansSearched = planning.search.evaluated;
+    summary.prediction->stepTime = e.stepTime;
+    summary.prediction->compute = e.compute + e.optimizer;
+    summary.prediction->exposedComm = e.exposedComm;
+    summary.prediction->bubble = e.bubble;
+    summary.prediction->memoryBytes = e.memory.total();
+    summary.prediction->capacityBytes = e.capacity;
+  }
   if (opts.train)
     addInitialState(summary, imported->params);
 

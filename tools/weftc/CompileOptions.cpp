@@ -158,7 +158,12 @@ bool weft::parseCompileOptions(int argc, char **argv, CompileOptions &opts,
          }
          return true;
        }},
-      {"--recompute", oneOf(opts.recompute, {"none", "selective", "full"})},
+      {"--recompute",
+       [&, set = oneOf(opts.recompute, {"none", "selective", "full"})](
+           const std::string &v) {
+         opts.recomputeGiven = true;
+         return set(v);
+       }},
       {"--loss", text(opts.loss)},
       {"--loss-target", text(opts.lossTarget)},
       {"--freeze",
@@ -269,8 +274,10 @@ bool weft::parseCompileOptions(int argc, char **argv, CompileOptions &opts,
             "--train";
     return false;
   }
-  if (devices)
+  if (devices) {
     opts.devices = *devices;
+    opts.devicesGiven = true;
+  }
   return true;
 }
 
@@ -295,10 +302,6 @@ bool weft::checkImplemented(const CompileOptions &opts, std::string &error) {
   };
   if (opts.target == "cuda")
     return refuse("--target cuda");
-  if (!opts.cluster.empty())
-    return refuse("--cluster (the cost model)");
-  if (opts.autoPlan)
-    return refuse("--auto (the cost model's plan search)");
   const int64_t pp = opts.pp.value_or(1);
   if (pp > 1 && !opts.train) {
     error = "--pp cuts a training step into pipeline stages: it needs "
@@ -389,14 +392,6 @@ bool weft::resolveDevices(CompileOptions &opts, std::string &error) {
   int64_t dp = opts.dp.value_or(1), tp = opts.tp.value_or(1),
           pp = opts.pp.value_or(1);
   int64_t product = dp * tp * pp;
-  bool degreesGiven = opts.dp || opts.tp || opts.pp;
-  if (!degreesGiven && opts.devices > 1) {
-    error = "--devices " + std::to_string(opts.devices) +
-            " without --dp/--tp/--pp: the automatic plan search (--auto) is "
-            "not implemented yet; give the degrees, e.g. --dp " +
-            std::to_string(opts.devices);
-    return false;
-  }
   if (opts.zero.value_or(0) > 0 && (!opts.train || dp == 1)) {
     error = "--zero " + std::to_string(*opts.zero) +
             " shards optimizer state over data-parallel ranks: it needs "

@@ -34,6 +34,7 @@ struct CompileOptions {
   std::string output;
   std::string target = "cpu";
   int64_t devices = 1;
+  bool devicesGiven = false; // --devices was given
   std::string cluster;
   bool autoPlan = false;
   std::optional<int64_t> dp, tp, pp, zero, microbatches, virtualStages;
@@ -41,6 +42,7 @@ struct CompileOptions {
   /// Where pipeline stages 1, 2, ... start: op or parameter name prefixes.
   std::vector<std::string> stageBoundaries;
   std::string recompute = "none";
+  bool recomputeGiven = false; // --recompute was given
   bool train = false;
   std::string loss, lossTarget, optimizer;
   std::vector<std::string> freeze;
@@ -66,10 +68,12 @@ struct CompileOptions {
 bool parseCompileOptions(int argc, char **argv, CompileOptions &opts,
                          std::string &error, bool needOutput = true);
 
-/// How far addLoweringPasses goes: through weft-pipeline (the scheduled,
-/// partitioned step: what a schedule diagram reads), or through buffer
-/// assignment (what the bundle is made of).
-enum class LowerUntil { Pipeline, Buffers };
+/// How far addLoweringPasses goes: the whole training step before any
+/// partitioning, every forward op its own unit (weft-pipeline-stages
+/// unit-stages: what the planner profiles); through weft-pipeline (the
+/// scheduled, partitioned step: what a schedule diagram reads); or through
+/// buffer assignment (what the bundle is made of).
+enum class LowerUntil { ProfileStep, Pipeline, Buffers };
 
 /// Prints a pass's diagnostic to stderr ("LOC: error: ..."); the handler
 /// weftc's commands install.
@@ -85,9 +89,11 @@ struct LoweringInput {
 };
 
 /// Applies --mlir-* flags, makes a context with weft's dialects and imports
-/// opts.model; on failure the reason is in `error` (bad input).
+/// opts.model; on failure the reason is in `error` (bad input). With
+/// `structureOnly`, initializers stored as external data are not read (the
+/// planner needs their shapes only).
 bool importForLowering(const CompileOptions &opts, LoweringInput &input,
-                       std::string &error);
+                       std::string &error, bool structureOnly = false);
 
 /// The passes from the imported model to the options' program.
 void addLoweringPasses(mlir::PassManager &pm, const CompileOptions &opts,

@@ -2,12 +2,19 @@
 //
 //   weftc plan MODEL.onnx [compile flags] --schedule-diagram FILE.svg
 //
-// With a pipeline the flags pin (--train --pp N ...), draws its schedule:
-// the step is lowered through weft-pipeline and simulated
-// (ScheduleDiagram.h). The cost model's plan search (--explain, --json, a
-// plan the flags leave open) arrives with its own issue.
+//   weftc plan MODEL.onnx --devices N [--cluster X] [--train ...]
+//         [--explain | --json] [--top K]
+//
+// Without --schedule-diagram: the cost model's search (AutoPlan.h) over the
+// plans the flags leave open, printed as a ranked table with why each mesh
+// shape's best lost (--explain, the default) or as JSON (--json). The model
+// is read for its structure only: external initializer data need not exist.
+// With a pipeline the flags pin (--train --pp N ...), --schedule-diagram
+// draws its schedule: the step is lowered through weft-pipeline and
+// simulated (ScheduleDiagram.h).
 //
 //===----------------------------------------------------------------------===//
+#include "tools/weftc/AutoPlan.h"
 #include "tools/weftc/Commands.h"
 #include "tools/weftc/CompileOptions.h"
 #include "tools/weftc/ScheduleDiagram.h"
@@ -31,7 +38,8 @@ using namespace weft;
 
 static const char *const kPlanUsage =
     "usage: weftc plan MODEL.onnx --devices N [--cluster PRESET|FILE.json] "
-    "[--train ...] [--explain] [--json]\n"
+    "[--train ...] [--explain] [--json] [--top K]\n"
+    "          [--dp N] [--tp N] [--pp N] ... (pin those dimensions)\n"
     "       weftc plan MODEL.onnx --train --pp N [--dp N] [--tp N] "
     "[--microbatches M]\n"
     "          [--schedule gpipe|1f1b|interleaved] [--virtual-stages V] "
@@ -71,10 +79,33 @@ static bool writeAtomically(const std::string &path, const std::string &text,
   return true;
 }
 
+/// The search: a ranked table (--explain, the default) or JSON (--json).
+static int searchCommand(CompileOptions &opts, bool json, size_t top) {
+  std::string error;
+  if (!checkImplemented(opts, error))
+    return fail(kExitBadInput, error);
+  if (!opts.devicesGiven && opts.cluster.empty())
+    return fail(kExitBadInput, "give --devices N (and --cluster PRESET|FILE."
+                               "json; cpu-local by default)");
+  // Pinned degrees narrow the search; `weftc plan` always searches.
+  opts.autoPlan = true;
+  Planning planning;
+  if (!searchPlan(opts, planning, error))
+    return fail(kExitBadInput, error);
+  if (json)
+    llvm::outs() << planner::plansJson(planning.search, planning.profile,
+                                       planning.cluster, top);
+  else
+    llvm::outs() << planner::explainPlans(planning.search, planning.profile,
+                                          planning.cluster, top);
+  return kExitOk;
+}
+
 int weft::runPlanCommand(int argc, char **argv) {
   // The plan command's own flags; the rest are weftc compile's.
   std::string diagram;
-  bool search = false;
+  bool json = false;
+  size_t top = 10;
   std::vector<char *> rest = {argv[0]};
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
@@ -91,17 +122,23 @@ int weft::runPlanCommand(int argc, char **argv) {
       diagram = argv[i] + 19;
       continue;
     }
-    if (!std::strcmp(argv[i], "--explain") || !std::strcmp(argv[i], "--json")) {
-      search = true;
+    if (!std::strcmp(argv[i], "--top")) {
+      char *end = nullptr;
+      long value = i + 1 < argc ? std::strtol(argv[i + 1], &end, 10) : 0;
+      if (i + 1 >= argc || *end || value < 1)
+        return fail(kExitBadInput, "--top needs a number >= 1");
+      top = static_cast<size_t>(value);
+      ++i;
+      continue;
+    }
+    if (!std::strcmp(argv[i], "--explain"))
+      continue; // the default output
+    if (!std::strcmp(argv[i], "--json")) {
+      json = true;
       continue;
     }
     rest.push_back(argv[i]);
   }
-  if (diagram.empty() || search)
-    return fail(kExitBadInput,
-                "'weftc plan' searches plans with the cost model, which is "
-                "not implemented yet; it draws a pinned pipeline's schedule "
-                "with --schedule-diagram FILE.svg");
   CompileOptions opts;
   std::string error;
   if (!parseCompileOptions(static_cast<int>(rest.size()), rest.data(), opts,
@@ -111,6 +148,11 @@ int weft::runPlanCommand(int argc, char **argv) {
   }
   if (!opts.output.empty())
     return fail(kExitBadInput, "weftc plan writes no bundle: drop -o");
+  if (diagram.empty())
+    return searchCommand(opts, json, top);
+  if (json)
+    return fail(kExitBadInput, "--json lists searched plans; it cannot be "
+                               "combined with --schedule-diagram");
   if (!checkImplemented(opts, error) || !resolveDevices(opts, error))
     return fail(kExitBadInput, error);
   if (opts.pp.value_or(1) <= 1)

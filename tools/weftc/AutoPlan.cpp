@@ -1,0 +1,108 @@
+//===- AutoPlan.cpp - The cost model behind weftc compile and plan --------===//
+#include "tools/weftc/AutoPlan.h"
+
+using namespace weft;
+using namespace weft::planner;
+
+bool weft::wantsSearch(const CompileOptions &opts) {
+  return opts.autoPlan ||
+         (opts.devices > 1 && !opts.dp && !opts.tp && !opts.pp);
+}
+
+bool weft::loadPlanningCluster(const CompileOptions &opts, Cluster &cluster,
+                               std::string &error) {
+  const std::string spec = opts.cluster.empty() ? "cpu-local" : opts.cluster;
+  return loadCluster(spec, opts.devicesGiven ? opts.devices : 0, cluster,
+                     error);
+}
+
+static SearchSpace spaceOf(const CompileOptions &opts, int64_t devices) {
+  SearchSpace space;
+  space.devices = devices;
+  space.train = opts.train;
+  space.dp = opts.dp;
+  space.tp = opts.tp;
+  space.pp = opts.pp;
+  space.zero = opts.zero;
+  space.microbatches = opts.microbatches;
+  space.virtualStages = opts.virtualStages;
+  space.schedule = opts.schedule;
+  if (opts.recomputeGiven)
+    space.recompute = opts.recompute;
+  return space;
+}
+
+bool weft::searchPlan(const CompileOptions &opts, Planning &planning,
+                      std::string &error) {
+  if (!loadPlanningCluster(opts, planning.cluster, error))
+    return false;
+  if (!opts.stageBoundaries.empty()) {
+    error = "--stage-boundaries pins a pipeline: give --pp (and the other "
+            "degrees) instead of searching";
+    return false;
+  }
+  const int64_t devices = planning.cluster.devices();
+  SearchSpace space = spaceOf(opts, devices);
+  int64_t pinned =
+      space.dp.value_or(1) * space.tp.value_or(1) * space.pp.value_or(1);
+  if (devices % pinned != 0) {
+    error = "the pinned degrees (" + std::to_string(pinned) +
+            " devices) do not divide the " + std::to_string(devices) +
+            " devices of the cluster";
+    return false;
+  }
+  if (!buildProfile(opts, tensorParallelDegrees(space), planning.profile,
+                    error))
+    return false;
+  CostModel model(planning.profile, planning.cluster);
+  planning.search = searchPlans(model, planning.profile, space);
+  if (planning.search.ranked.empty()) {
+    error = noPlanFits(planning.search, planning.cluster);
+    return false;
+  }
+  planning.chosen = planning.search.ranked.front();
+  return true;
+}
+
+void weft::applyPlan(const PlanChoice &plan, CompileOptions &opts) {
+  opts.dp = plan.dp;
+  opts.tp = plan.tp;
+  opts.pp = plan.pp;
+  opts.zero = plan.zero;
+  opts.microbatches = plan.microbatches;
+  opts.devices = plan.devices();
+  opts.devicesGiven = true;
+  if (plan.pp > 1) {
+    opts.schedule = plan.schedule;
+    if (plan.schedule == "interleaved")
+      opts.virtualStages = plan.virtualStages;
+  }
+  opts.recompute = plan.recompute;
+}
+
+bool weft::predictPinnedPlan(const CompileOptions &opts, Planning &planning,
+                             std::string &error) {
+  CompileOptions sized = opts;
+  sized.devicesGiven = true;
+  if (!loadPlanningCluster(sized, planning.cluster, error))
+    return false;
+  PlanChoice plan;
+  plan.dp = opts.dp.value_or(1);
+  plan.tp = opts.tp.value_or(1);
+  plan.pp = opts.pp.value_or(1);
+  plan.zero = opts.zero.value_or(0);
+  plan.microbatches = opts.microbatches.value_or(plan.pp);
+  plan.schedule = pipelineSchedule(opts);
+  plan.virtualStages = pipelineVirtualStages(opts);
+  plan.recompute = opts.recompute;
+  if (!buildProfile(opts, {plan.tp}, planning.profile, error))
+    return false;
+  CostModel model(planning.profile, planning.cluster);
+  planning.chosen = model.evaluate(plan);
+  if (!planning.chosen->valid) {
+    error = planning.chosen->invalid;
+    planning.chosen.reset();
+    return false;
+  }
+  return true;
+}

@@ -1,0 +1,54 @@
+//===- AutoPlan.h - The cost model behind weftc compile and plan -*- C++
+//-*-===//
+//
+// What `weftc compile --auto` (the default when no degree is given for
+// more than one device) and `weftc plan` share: the cluster (--cluster, by
+// default cpu-local), the model's profile (planner/Profile.h), the search
+// over the plans the flags leave open (planner/Search.h), and the
+// prediction of a plan the flags pin, which the bundle's manifest records
+// so `weft train` can print it beside what it measures.
+//
+//===----------------------------------------------------------------------===//
+#ifndef WEFT_TOOLS_WEFTC_AUTOPLAN_H
+#define WEFT_TOOLS_WEFTC_AUTOPLAN_H
+
+#include "tools/weftc/CompileOptions.h"
+#include "tools/weftc/planner/Search.h"
+
+#include <optional>
+#include <string>
+
+namespace weft {
+
+struct Planning {
+  planner::Cluster cluster;
+  planner::ModelProfile profile;
+  planner::SearchResult search;
+  std::optional<planner::PlanEstimate> chosen;
+};
+
+/// Whether the plan is left to the search: --auto, or more than one device
+/// and none of --dp/--tp/--pp.
+bool wantsSearch(const CompileOptions &opts);
+
+/// The cluster opts name (cpu-local by default) sized for opts.devices (or
+/// the cluster's own size when --devices is not given).
+bool loadPlanningCluster(const CompileOptions &opts, planner::Cluster &cluster,
+                         std::string &error);
+
+/// Profiles the model and searches the plans opts leave open; on success
+/// `planning.chosen` is the best that fits (an error says why none does).
+bool searchPlan(const CompileOptions &opts, Planning &planning,
+                std::string &error);
+
+/// Writes a plan's degrees and choices into opts (as if given as flags).
+void applyPlan(const planner::PlanChoice &plan, CompileOptions &opts);
+
+/// The cost model's prediction for the plan opts pin (after
+/// resolveDevices); false when the model cannot be profiled.
+bool predictPinnedPlan(const CompileOptions &opts, Planning &planning,
+                       std::string &error);
+
+} // namespace weft
+
+#endif // WEFT_TOOLS_WEFTC_AUTOPLAN_H

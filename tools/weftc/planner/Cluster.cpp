@@ -1,0 +1,417 @@
+//===- Cluster.cpp - Presets and cluster files ----------------------------===//
+#include "tools/weftc/planner/Cluster.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace weft::planner;
+
+namespace {
+
+/// The presets, as cluster files would state them for one node.
+///
+/// h100-sxm: NVIDIA H100 SXM5 80 GB datasheet: 67 TFLOP/s fp32, 495 tf32
+/// and 989 bf16 dense tensor-core FLOP/s, 3.35 TB/s HBM3; NVLink 4 gives
+/// 900 GB/s per GPU over both directions (450 GB/s each way); a node has
+/// 8x 400 Gb/s InfiniBand NDR (ConnectX-7), 50 GB/s per GPU.
+/// a100-sxm: A100 SXM4 80 GB datasheet: 19.5 TFLOP/s fp32, 156 tf32, 312
+/// bf16, 2.039 TB/s HBM2e; NVLink 3 600 GB/s per GPU (300 each way); 8x
+/// 200 Gb/s HDR InfiniBand per node, 25 GB/s per GPU.
+/// Latencies, large-GEMM efficiency and launch overhead are not datasheet
+/// figures: they are assumptions until `weft calibrate` measures a GPU
+/// (NCCL's ring step costs microseconds; cuBLAS reaches about 3/4 of the
+/// dense peak on large bf16 products; a kernel launch costs about 5 us).
+constexpr const char *kH100 = R"({
+  "format": "weft-cluster/1", "name": "h100-sxm",
+  "nodes": 1, "devices_per_node": 8,
+  "device": {"kind": "gpu",
+             "peak_flops": {"fp32": 6.7e13, "tf32": 4.95e14, "bf16": 9.89e14},
+             "memory_bytes": 8.0e10, "memory_bandwidth": 3.35e12,
+             "gemm_efficiency": [[1.0e9, 0.35], [1.0e10, 0.6], [1.0e11, 0.75]],
+             "kernel_overhead_s": 5e-6},
+  "links": {"intra_node": {"bandwidth": 4.5e11, "latency": 3e-6},
+            "inter_node": {"bandwidth": 5.0e10, "latency": 6e-6}},
+  "overlap": 0.9})";
+
+constexpr const char *kA100 = R"({
+  "format": "weft-cluster/1", "name": "a100-sxm",
+  "nodes": 1, "devices_per_node": 8,
+  "device": {"kind": "gpu",
+             "peak_flops": {"fp32": 1.95e13, "tf32": 1.56e14, "bf16": 3.12e14},
+             "memory_bytes": 8.0e10, "memory_bandwidth": 2.039e12,
+             "gemm_efficiency": [[1.0e9, 0.35], [1.0e10, 0.6], [1.0e11, 0.75]],
+             "kernel_overhead_s": 5e-6},
+  "links": {"intra_node": {"bandwidth": 3.0e11, "latency": 3e-6},
+            "inter_node": {"bandwidth": 2.5e10, "latency": 6e-6}},
+  "overlap": 0.9})";
+
+/// This machine's CPU ranks, as `weft calibrate -n 4` measured them (see
+/// bench/README.md): one core's figures; the ranks share the cores.
+constexpr const char *kCpuLocal = R"({
+  "format": "weft-cluster/1", "name": "cpu-local",
+  "nodes": 1, "devices_per_node": 4, "cores_per_node": 2,
+  "device": {"kind": "cpu",
+             "peak_flops": {"fp32": 1.0e11},
+             "memory_bytes": 2.5e10, "memory_bandwidth": 1.0e10,
+             "gemm_efficiency": [[1.0e3, 0.02], [1.0e5, 0.2], [1.0e7, 0.7],
+                                 [1.0e9, 1.0]],
+             "kernel_overhead_s": 2e-6},
+  "links": {"intra_node": {"bandwidth": 2.0e9, "latency": 5e-6},
+            "inter_node": {"bandwidth": 2.0e9, "latency": 5e-6}},
+  "overlap": 0.0})";
+
+const char *presetText(const std::string &name) {
+  if (name == "h100-sxm")
+    return kH100;
+  if (name == "a100-sxm")
+    return kA100;
+  if (name == "cpu-local")
+    return kCpuLocal;
+  return nullptr;
+}
+
+/// Reads the JSON fields of a cluster with messages that name the field.
+class Reader {
+public:
+  Reader(std::string origin, std::string &error)
+      : origin(std::move(origin)), error(error) {}
+
+  bool fail(const std::string &path, const std::string &what) {
+    error = origin + ": " + (path.empty() ? "" : "'" + path + "' ") + what;
+    return false;
+  }
+
+  const llvm::json::Object *object(const llvm::json::Object &in,
+                                   const std::string &key,
+                                   const std::string &path) {
+    const llvm::json::Value *v = in.get(key);
+    if (!v) {
+      fail(path, "is missing");
+      return nullptr;
+    }
+    const llvm::json::Object *o = v->getAsObject();
+    if (!o)
+      fail(path, "must be an object");
+    return o;
+  }
+
+  /// A number > 0 (or >= 0 with `zeroOk`), finite.
+  bool number(const llvm::json::Object &in, const std::string &key,
+              const std::string &path, double &out, bool zeroOk = false,
+              bool optional = false) {
+    const llvm::json::Value *v = in.get(key);
+    if (!v) {
+      if (optional)
+        return true;
+      return fail(path, "is missing");
+    }
+    std::optional<double> d = v->getAsNumber();
+    if (!d)
+      return fail(path, "must be a number");
+    if (!std::isfinite(*d) || *d < 0 || (!zeroOk && *d == 0))
+      return fail(path, zeroOk ? "must be a finite number >= 0, got " +
+                                     llvm::formatv("{0}", *d).str()
+                               : "must be a finite number > 0, got " +
+                                     llvm::formatv("{0}", *d).str());
+    out = *d;
+    return true;
+  }
+
+  bool count(const llvm::json::Object &in, const std::string &key,
+             const std::string &path, int64_t &out, bool optional = false) {
+    const llvm::json::Value *v = in.get(key);
+    if (!v) {
+      if (optional)
+        return true;
+      return fail(path, "is missing");
+    }
+    std::optional<int64_t> i = v->getAsInteger();
+    if (!i || *i < 1)
+      return fail(path, "must be a whole number >= 1");
+    out = *i;
+    return true;
+  }
+
+  bool link(const llvm::json::Object &links, const std::string &key,
+            Link &out) {
+    const std::string path = "links." + key;
+    const llvm::json::Object *o = object(links, key, path);
+    return o && number(*o, "bandwidth", path + ".bandwidth", out.bandwidth) &&
+           number(*o, "latency", path + ".latency", out.latency,
+                  /*zeroOk=*/true) &&
+           (out.latency < 1.0 ||
+            fail(path + ".latency", "must be below 1 s (it is in seconds)"));
+  }
+
+  std::string origin;
+  std::string &error;
+};
+
+} // namespace
+
+const std::vector<std::string> &weft::planner::clusterPresets() {
+  static const std::vector<std::string> names = {"h100-sxm", "a100-sxm",
+                                                 "cpu-local"};
+  return names;
+}
+
+bool weft::planner::parseCluster(const std::string &text,
+                                 const std::string &origin, Cluster &cluster,
+                                 std::string &error) {
+  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
+  if (!parsed) {
+    error = origin + ": not valid JSON: " + llvm::toString(parsed.takeError());
+    return false;
+  }
+  Reader r(origin, error);
+  const llvm::json::Object *root = parsed->getAsObject();
+  if (!root)
+    return r.fail("", "must hold a JSON object");
+  if (std::optional<llvm::StringRef> format = root->getString("format"))
+    if (*format != "weft-cluster/1")
+      return r.fail("format", "is '" + format->str() +
+                                  "', this weftc reads 'weft-cluster/1'");
+  Cluster c;
+  if (std::optional<llvm::StringRef> name = root->getString("name"))
+    c.name = name->str();
+  else
+    c.name = origin;
+  if (!r.count(*root, "nodes", "nodes", c.nodes) ||
+      !r.count(*root, "devices_per_node", "devices_per_node",
+               c.devicesPerNode) ||
+      !r.count(*root, "cores_per_node", "cores_per_node", c.coresPerNode,
+               /*optional=*/true))
+    return false;
+  const llvm::json::Object *device = r.object(*root, "device", "device");
+  if (!device)
+    return false;
+  if (std::optional<llvm::StringRef> kind = device->getString("kind")) {
+    if (*kind != "gpu" && *kind != "cpu")
+      return r.fail("device.kind", "must be \"gpu\" or \"cpu\"");
+    c.kind = kind->str();
+  }
+  const llvm::json::Object *peak =
+      r.object(*device, "peak_flops", "device.peak_flops");
+  if (!peak)
+    return false;
+  for (const auto &[key, value] : *peak) {
+    std::string dtype = key.str();
+    if (dtype != "fp32" && dtype != "tf32" && dtype != "bf16")
+      return r.fail("device.peak_flops." + dtype,
+                    "is not a dtype weft knows (fp32, tf32, bf16)");
+    double flops;
+    if (!r.number(*peak, dtype, "device.peak_flops." + dtype, flops))
+      return false;
+    c.peakFlops[dtype] = flops;
+  }
+  if (!c.peakFlops.count("fp32"))
+    return r.fail("device.peak_flops.fp32", "is missing");
+  if (!r.number(*device, "memory_bytes", "device.memory_bytes",
+                c.memoryBytes) ||
+      !r.number(*device, "memory_bandwidth", "device.memory_bandwidth",
+                c.memoryBandwidth) ||
+      !r.number(*device, "kernel_overhead_s", "device.kernel_overhead_s",
+                c.kernelOverhead, /*zeroOk=*/true, /*optional=*/true))
+    return false;
+  if (const llvm::json::Value *eff = device->get("gemm_efficiency")) {
+    const llvm::json::Array *points = eff->getAsArray();
+    if (!points || points->empty())
+      return r.fail("device.gemm_efficiency",
+                    "must be a non-empty list of [flops, fraction] pairs");
+    for (const llvm::json::Value &p : *points) {
+      const llvm::json::Array *pair = p.getAsArray();
+      std::optional<double> flops, fraction;
+      if (pair && pair->size() == 2) {
+        flops = (*pair)[0].getAsNumber();
+        fraction = (*pair)[1].getAsNumber();
+      }
+      if (!flops || !fraction || !(*flops >= 0) || !(*fraction > 0) ||
+          !(*fraction <= 1.0) || !std::isfinite(*flops))
+        return r.fail("device.gemm_efficiency",
+                      "must hold [flops >= 0, fraction in (0, 1]] pairs");
+      c.gemmEfficiency.emplace_back(*flops, *fraction);
+    }
+    std::sort(c.gemmEfficiency.begin(), c.gemmEfficiency.end());
+  }
+  const llvm::json::Object *links = r.object(*root, "links", "links");
+  if (!links || !r.link(*links, "intra_node", c.intraNode))
+    return false;
+  if (c.nodes > 1 || links->get("inter_node")) {
+    if (!r.link(*links, "inter_node", c.interNode))
+      return false;
+  } else {
+    c.interNode = c.intraNode;
+  }
+  if (const llvm::json::Object *intra = links->getObject("intra_node"))
+    if (const llvm::json::Array *measured = intra->getArray("measured"))
+      for (const llvm::json::Value &m : *measured) {
+        const llvm::json::Object *o = m.getAsObject();
+        const std::string path = "links.intra_node.measured";
+        if (!o)
+          return r.fail(path, "must hold objects");
+        MeasuredLink fit;
+        std::optional<llvm::StringRef> coll = o->getString("collective");
+        if (!coll)
+          return r.fail(path + ".collective", "is missing");
+        fit.collective = coll->str();
+        if (!r.count(*o, "ranks", path + ".ranks", fit.ranks) ||
+            !r.number(*o, "bandwidth", path + ".bandwidth",
+                      fit.link.bandwidth) ||
+            !r.number(*o, "latency", path + ".latency", fit.link.latency,
+                      /*zeroOk=*/true))
+          return false;
+        c.measured.push_back(fit);
+      }
+  if (!r.number(*root, "overlap", "overlap", c.overlap, /*zeroOk=*/true,
+                /*optional=*/true))
+    return false;
+  if (c.overlap > 1.0)
+    return r.fail("overlap", "is a fraction: it must be at most 1");
+  cluster = std::move(c);
+  return true;
+}
+
+bool weft::planner::loadCluster(const std::string &spec, int64_t devices,
+                                Cluster &cluster, std::string &error) {
+  if (devices < 0) {
+    error = "--devices must be at least 1";
+    return false;
+  }
+  if (const char *preset = presetText(spec)) {
+    if (!parseCluster(preset, spec, cluster, error))
+      return false;
+    if (devices == 0)
+      devices = cluster.devicesPerNode;
+    if (cluster.coresPerNode > 0) {
+      // Every rank on this machine.
+      cluster.devicesPerNode = devices;
+      cluster.nodes = 1;
+      return true;
+    }
+    if (devices <= cluster.devicesPerNode) {
+      cluster.devicesPerNode = devices;
+      return true;
+    }
+    if (devices % cluster.devicesPerNode != 0) {
+      error = "--devices " + std::to_string(devices) + " on " + spec +
+              " must fill whole nodes of " +
+              std::to_string(cluster.devicesPerNode) + " devices";
+      return false;
+    }
+    cluster.nodes = devices / cluster.devicesPerNode;
+    return true;
+  }
+  if (spec.size() < 5 || spec.substr(spec.size() - 5) != ".json") {
+    error = "--cluster '" + spec + "' is neither a preset (";
+    for (size_t i = 0; i < clusterPresets().size(); ++i)
+      error += (i ? ", " : "") + clusterPresets()[i];
+    error += ") nor a .json file";
+    return false;
+  }
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
+      llvm::MemoryBuffer::getFile(spec);
+  if (!file) {
+    error =
+        "cannot read cluster file " + spec + ": " + file.getError().message();
+    return false;
+  }
+  if (!parseCluster((*file)->getBuffer().str(), spec, cluster, error))
+    return false;
+  if (devices == 0)
+    return true;
+  if (devices > cluster.devices()) {
+    error = "--devices " + std::to_string(devices) + " but " + spec +
+            " describes " + std::to_string(cluster.devices()) + " devices (" +
+            std::to_string(cluster.nodes) + " x " +
+            std::to_string(cluster.devicesPerNode) + ")";
+    return false;
+  }
+  if (devices < cluster.devicesPerNode) {
+    cluster.devicesPerNode = devices;
+    cluster.nodes = 1;
+  } else {
+    cluster.nodes =
+        (devices + cluster.devicesPerNode - 1) / cluster.devicesPerNode;
+  }
+  return true;
+}
+
+double Cluster::rankShare(int64_t ranks) const {
+  if (coresPerNode <= 0)
+    return 1.0;
+  int64_t onNode = std::max<int64_t>(1, std::min(ranks, devicesPerNode));
+  if (onNode <= coresPerNode)
+    return static_cast<double>(coresPerNode / onNode);
+  return static_cast<double>(coresPerNode) / static_cast<double>(onNode);
+}
+
+double Cluster::rankPeakFlops(const std::string &dtype, int64_t ranks) const {
+  auto it = peakFlops.find(dtype);
+  if (it == peakFlops.end())
+    it = peakFlops.find("fp32");
+  return it->second * rankShare(ranks);
+}
+
+double Cluster::rankMemoryBandwidth(int64_t ranks) const {
+  return memoryBandwidth * rankShare(ranks);
+}
+
+double Cluster::rankMemoryBytes(int64_t ranks) const {
+  if (coresPerNode <= 0)
+    return memoryBytes;
+  int64_t onNode = std::max<int64_t>(1, std::min(ranks, devicesPerNode));
+  return memoryBytes / static_cast<double>(onNode);
+}
+
+double Cluster::gemmEfficiencyAt(double flops) const {
+  if (gemmEfficiency.empty())
+    return 1.0;
+  if (flops <= gemmEfficiency.front().first)
+    return gemmEfficiency.front().second;
+  if (flops >= gemmEfficiency.back().first)
+    return gemmEfficiency.back().second;
+  for (size_t i = 1; i < gemmEfficiency.size(); ++i) {
+    auto [x1, y1] = gemmEfficiency[i];
+    if (flops > x1)
+      continue;
+    auto [x0, y0] = gemmEfficiency[i - 1];
+    if (x0 <= 0 || x1 <= x0)
+      return y1;
+    double t = (std::log(flops) - std::log(x0)) / (std::log(x1) - std::log(x0));
+    return y0 + t * (y1 - y0);
+  }
+  return gemmEfficiency.back().second;
+}
+
+Link Cluster::linkFor(int64_t size, int64_t stride,
+                      const std::string &collective, int64_t ranks) const {
+  const bool crossesNodes =
+      nodes > 1 && size * stride > std::min(devicesPerNode, ranks);
+  if (crossesNodes)
+    return interNode;
+  // The measured fit of this collective for the nearest group size.
+  const MeasuredLink *best = nullptr;
+  for (const MeasuredLink &m : measured)
+    if (m.collective == collective &&
+        (!best || std::llabs(m.ranks - size) < std::llabs(best->ranks - size)))
+      best = &m;
+  return best ? best->link : intraNode;
+}
+
+std::string weft::planner::describeCluster(const Cluster &c) {
+  std::string text =
+      c.name + ": " + std::to_string(c.nodes) + " node" +
+      (c.nodes == 1 ? "" : "s") + " x " + std::to_string(c.devicesPerNode) +
+      " " + c.kind +
+      (c.coresPerNode > 0
+           ? " ranks sharing " + std::to_string(c.coresPerNode) + " cores"
+           : " devices");
+  text += llvm::formatv(", {0:f1} GB per device",
+                        c.rankMemoryBytes(c.devices()) / 1e9)
+              .str();
+  return text;
+}

@@ -1,0 +1,405 @@
+//===- CostModel.cpp - Predicted step time and memory of a plan -----------===//
+#include "tools/weftc/planner/CostModel.h"
+
+#include "tools/weftc/planner/Formulas.h"
+
+#include "passes/StageCuts.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace weft::planner;
+
+std::string PlanChoice::describe() const {
+  std::string text = "dp=" + std::to_string(dp) + " tp=" + std::to_string(tp) +
+                     " pp=" + std::to_string(pp);
+  if (zero)
+    text += " zero=" + std::to_string(zero);
+  if (microbatches > 1)
+    text += " M=" + std::to_string(microbatches);
+  if (pp > 1)
+    text += " " + schedule +
+            (virtualStages > 1 ? " V=" + std::to_string(virtualStages) : "");
+  if (recompute != "none")
+    text += " recompute=" + recompute;
+  return text;
+}
+
+double CostModel::opTime(const OpRecord &op, double scale,
+                         int64_t ranks) const {
+  double flops = op.batch ? op.flops * scale : op.flops;
+  double bytes = op.batch ? op.bytes * scale : op.bytes;
+  double rate;
+  if (op.product) {
+    rate = cluster.rankPeakFlops(op.bf16 ? "bf16" : "fp32", ranks) *
+           cluster.gemmEfficiencyAt(flops);
+  } else {
+    // Element-wise work vectorizes but does not reach the GEMM peak.
+    rate = cluster.rankPeakFlops("fp32", ranks) *
+           cluster.gemmEfficiencyAt(flops) * 0.5;
+  }
+  double compute = rate > 0 ? flops / rate : 0;
+  double memory = bytes / cluster.rankMemoryBandwidth(ranks);
+  return std::max(compute, memory) + cluster.kernelOverhead;
+}
+
+/// Turns per-unit values into prefix sums (size n + 1).
+static void toPrefix(std::vector<double> &v) {
+  std::vector<double> prefix(v.size() + 1, 0.0);
+  for (size_t i = 0; i < v.size(); ++i)
+    prefix[i + 1] = prefix[i] + v[i];
+  v = std::move(prefix);
+}
+
+const CostModel::UnitTimes &CostModel::unitTimes(int64_t tp, double scale,
+                                                 int64_t tpStride,
+                                                 int64_t ranks) {
+  auto key = std::make_tuple(tp, scale, tpStride, ranks);
+  auto it = timeCache.find(key);
+  if (it != timeCache.end())
+    return it->second;
+  UnitTimes &t = timeCache[key];
+  const size_t n = std::max<int64_t>(profile.units, 1);
+  for (auto *v : {&t.forward, &t.backward, &t.weightGrad, &t.optimizer,
+                  &t.recomputeFull, &t.recomputeSelective})
+    v->assign(n, 0.0);
+  const TpProfile &p = profile.byTp.at(tp);
+  for (const OpRecord &op : p.ops) {
+    double time = opTime(op, scale, ranks);
+    switch (op.phase) {
+    case Phase::Forward:
+      t.forward[op.unit] += time;
+      t.recomputeFull[op.unit] += time;
+      if (!op.product)
+        t.recomputeSelective[op.unit] += time;
+      break;
+    case Phase::Backward:
+      t.backward[op.unit] += time;
+      break;
+    case Phase::WeightGrad:
+      t.weightGrad[op.unit] += time;
+      break;
+    case Phase::Optimizer:
+      t.optimizer[op.unit] += time;
+      break;
+    }
+  }
+  // Tensor-parallel collectives block the op that reads them.
+  for (const CollectiveRecord &c : p.collectives) {
+    double bytes = c.batch ? c.bytes * scale : c.bytes;
+    Link link = cluster.linkFor(tp, tpStride, c.kind, ranks);
+    double time = c.kind == "all_reduce" ? allReduceTime(tp, bytes, link)
+                                         : allGatherTime(tp, bytes, link);
+    switch (c.phase) {
+    case Phase::Forward:
+      t.forward[c.unit] += time;
+      break;
+    case Phase::Backward:
+    case Phase::WeightGrad:
+      t.backward[c.unit] += time;
+      break;
+    case Phase::Optimizer:
+      t.optimizer[c.unit] += time;
+      break;
+    }
+  }
+  for (auto *v : {&t.forward, &t.backward, &t.weightGrad, &t.optimizer,
+                  &t.recomputeFull, &t.recomputeSelective})
+    toPrefix(*v);
+  return t;
+}
+
+const CostModel::UnitSums &CostModel::unitSums(int64_t tp) {
+  auto it = sumCache.find(tp);
+  if (it != sumCache.end())
+    return it->second;
+  UnitSums &u = sumCache[tp];
+  const TpProfile &p = profile.byTp.at(tp);
+  for (const UnitBytes &b : p.units) {
+    u.params.push_back(b.params);
+    u.gradients.push_back(b.gradients);
+    u.optimizer.push_back(b.optimizer);
+    u.saved.push_back(b.saved);
+    u.savedProducts.push_back(b.savedProducts);
+  }
+  for (auto *v :
+       {&u.params, &u.gradients, &u.optimizer, &u.saved, &u.savedProducts})
+    toPrefix(*v);
+  return u;
+}
+
+const std::vector<int64_t> &CostModel::cutsFor(int64_t chunks) {
+  auto it = cutCache.find(chunks);
+  if (it != cutCache.end())
+    return it->second;
+  std::vector<int64_t> &cuts = cutCache[chunks];
+  if (chunks > 1) {
+    llvm::SmallVector<int64_t> c = weft::balancedStageCuts(
+        profile.layerBoundaries, profile.cost, profile.crossingBytes, chunks);
+    cuts.assign(c.begin(), c.end());
+  }
+  return cuts;
+}
+
+PlanEstimate CostModel::evaluate(const PlanChoice &plan) {
+  PlanEstimate e;
+  e.plan = plan;
+  const int64_t ranks = plan.devices();
+  e.capacity = cluster.rankMemoryBytes(ranks);
+  auto invalid = [&](const std::string &why) {
+    e.valid = false;
+    e.invalid = why;
+    return e;
+  };
+  auto tpIt = profile.byTp.find(plan.tp);
+  if (tpIt == profile.byTp.end()) {
+    auto refused = profile.tpRefused.find(plan.tp);
+    return invalid(refused != profile.tpRefused.end()
+                       ? "tp=" + std::to_string(plan.tp) + ": " +
+                             refused->second
+                       : "tp=" + std::to_string(plan.tp) + " not profiled");
+  }
+  const TpProfile &tpProfile = tpIt->second;
+  const int64_t m = plan.microbatches;
+  const int64_t rowsSplit = plan.dp * m;
+  if (profile.batch % rowsSplit != 0)
+    return invalid("the batch of " + std::to_string(profile.batch) +
+                   " rows does not split into dp=" + std::to_string(plan.dp) +
+                   " x M=" + std::to_string(m));
+  const int64_t p = plan.pp, v = plan.virtualStages;
+  const int64_t chunks = p * v;
+  if (chunks > 1 &&
+      static_cast<int64_t>(profile.layerBoundaries.size()) < chunks - 1)
+    return invalid("the model has " +
+                   std::to_string(profile.layerBoundaries.size()) +
+                   " layer boundaries: too few for " + std::to_string(chunks) +
+                   " pipeline chunks");
+  if (plan.schedule == "interleaved" && m % p != 0)
+    return invalid("interleaved needs M a multiple of pp");
+  if (p > 1 && m < p && plan.schedule != "gpipe")
+    return invalid("fewer microbatches than stages");
+  const double scale = 1.0 / static_cast<double>(rowsSplit);
+  const UnitTimes &t = unitTimes(plan.tp, scale, /*tpStride=*/p, ranks);
+  const UnitSums &bytes = unitSums(plan.tp);
+  e.cuts = cutsFor(chunks);
+
+  // Chunk k holds units [begin(k), begin(k + 1)); stage = chunk mod pp.
+  const int64_t n = std::max<int64_t>(profile.units, 1);
+  auto begin = [&](int64_t k) -> int64_t {
+    if (k <= 0)
+      return 0;
+    if (k >= chunks)
+      return n;
+    return e.cuts[k - 1] + 1;
+  };
+  struct Sums {
+    double f = 0, b = 0, w = 0, opt = 0, params = 0, grads = 0, optState = 0,
+           saved = 0, savedProducts = 0, recompute = 0;
+    int64_t layers = 0;
+  };
+  auto range = [](const std::vector<double> &prefix, int64_t lo, int64_t hi) {
+    return prefix[hi] - prefix[lo];
+  };
+  std::vector<Sums> chunk(chunks), stage(p);
+  for (int64_t k = 0; k < chunks; ++k) {
+    int64_t lo = begin(k), hi = begin(k + 1);
+    Sums &c = chunk[k];
+    c.f = range(t.forward, lo, hi);
+    c.b = range(t.backward, lo, hi);
+    c.w = range(t.weightGrad, lo, hi);
+    c.opt = range(t.optimizer, lo, hi);
+    if (plan.recompute == "full")
+      c.recompute = range(t.recomputeFull, lo, hi);
+    else if (plan.recompute == "selective")
+      c.recompute = range(t.recomputeSelective, lo, hi);
+    c.params = range(bytes.params, lo, hi);
+    c.grads = range(bytes.gradients, lo, hi);
+    c.optState = range(bytes.optimizer, lo, hi);
+    c.saved = range(bytes.saved, lo, hi) * scale;
+    c.savedProducts = range(bytes.savedProducts, lo, hi) * scale;
+    const std::vector<int64_t> &lb = profile.layerBoundaries;
+    c.layers = std::lower_bound(lb.begin(), lb.end(), hi - 1) -
+               std::lower_bound(lb.begin(), lb.end(), lo);
+  }
+  for (int64_t c = 0; c < chunks; ++c) {
+    Sums &s = stage[c % p];
+    const Sums &k = chunk[c];
+    s.f += k.f;
+    s.b += k.b + k.recompute;
+    s.w += k.w;
+    s.opt += k.opt;
+    s.params += k.params;
+    s.grads += k.grads;
+    s.optState += k.optState;
+    s.saved += k.saved;
+    s.savedProducts += k.savedProducts;
+    s.layers += k.layers;
+  }
+
+  // Pipeline transfers: each chunk boundary, forward and backward, once per
+  // microbatch; weft posts receives a unit early, so the overlapped share
+  // of a transfer is hidden.
+  const Link p2p = cluster.linkFor(2, 1, "send_recv", ranks);
+  std::vector<double> p2pTime(p, 0.0);
+  for (int64_t k = 0; k + 1 < chunks; ++k) {
+    double bytes =
+        static_cast<double>(profile.crossingBytes[e.cuts[k]]) * scale;
+    double time = sendRecvTime(bytes, p2p) * (1.0 - 0.5 * cluster.overlap);
+    p2pTime[k % p] += time;       // the sender's forward
+    p2pTime[(k + 1) % p] += time; // the receiver's backward send
+  }
+
+  // Data-parallel traffic per stage.
+  const int64_t dpStride = plan.tp * p;
+  auto dpLink = [&](const std::string &kind) {
+    return cluster.linkFor(plan.dp, dpStride, kind, ranks);
+  };
+  double worstStep = 0;
+  int64_t worstStage = 0;
+  std::vector<double> stepOf(p, 0.0);
+  double slowest = 0; // per-microbatch time of the slowest stage
+  for (int64_t s = 0; s < p; ++s)
+    slowest =
+        std::max(slowest, stage[s].f + stage[s].b + stage[s].w + p2pTime[s]);
+  double chunkF = 0, chunkB = 0, chunkW = 0;
+  for (const Sums &k : chunk)
+    if (k.f + k.b + k.w + k.recompute > chunkF + chunkB + chunkW) {
+      chunkF = k.f;
+      chunkB = k.b + k.recompute;
+      chunkW = k.w;
+    }
+  double bubble = 0;
+  if (p > 1) {
+    if (plan.schedule == "interleaved") {
+      bubble = bubbleTime("1f1b", p, v, chunkF, chunkB, chunkW);
+    } else {
+      double f = 0, b = 0, w = 0;
+      for (const Sums &s : stage)
+        if (s.f + s.b + s.w > f + b + w) {
+          f = s.f;
+          b = s.b;
+          w = s.w;
+        }
+      bubble = bubbleTime(plan.schedule, p, 1, f, b, w);
+    }
+  }
+  for (int64_t s = 0; s < p; ++s) {
+    const Sums &st = stage[s];
+    double perMb = st.f + st.b + st.w + p2pTime[s];
+    double compute = static_cast<double>(m) * perMb;
+    double backwardWindow = st.b + st.w; // the last microbatch's backward
+    double opt =
+        plan.zero >= 1 ? st.opt / static_cast<double>(plan.dp) : st.opt;
+    double hidden = 0, exposed = 0;
+    std::string what;
+    double whatTime = 0;
+    auto note = [&](const std::string &name, double time) {
+      if (time > whatTime) {
+        whatTime = time;
+        what = name;
+      }
+    };
+    const std::string level =
+        cluster.nodes > 1 && plan.dp * dpStride > cluster.devicesPerNode
+            ? "between nodes"
+            : "inside a node";
+    if (plan.dp > 1) {
+      double grads = st.grads, params = st.params;
+      switch (plan.zero) {
+      case 0: {
+        double ar = allReduceTime(plan.dp, grads, dpLink("all_reduce"));
+        hidden = std::min(ar, backwardWindow) * cluster.overlap;
+        exposed += ar - hidden;
+        note("gradient all_reduce over dp " + level, ar - hidden);
+        break;
+      }
+      case 1: {
+        double rs = reduceScatterTime(plan.dp, grads, dpLink("reduce_scatter"));
+        double ag = allGatherTime(plan.dp, params, dpLink("all_gather"));
+        exposed += rs + ag;
+        note("ZeRO-1 reduce_scatter + all_gather over dp " + level, rs + ag);
+        break;
+      }
+      case 2: {
+        double rs = reduceScatterTime(plan.dp, grads, dpLink("reduce_scatter"));
+        double ag = allGatherTime(plan.dp, params, dpLink("all_gather"));
+        double hideRs =
+            m == 1 ? std::min(rs, backwardWindow) * cluster.overlap : 0.0;
+        exposed += rs - hideRs + ag;
+        note("ZeRO-2 reduce_scatter + all_gather over dp " + level,
+             rs - hideRs + ag);
+        break;
+      }
+      default: {
+        double rs = reduceScatterTime(plan.dp, grads, dpLink("reduce_scatter"));
+        double ag = allGatherTime(plan.dp, params, dpLink("all_gather"));
+        double comm = m == 1 ? 2 * ag + rs : ag + rs;
+        double window = m == 1 ? perMb : 0.0;
+        double hide = std::min(comm, window) * cluster.overlap;
+        exposed += comm - hide;
+        note("ZeRO-3 all_gather + reduce_scatter over dp " + level,
+             comm - hide);
+        break;
+      }
+      }
+    }
+    double stepTime = compute + bubble + exposed + opt;
+    stepOf[s] = stepTime;
+    if (stepTime > worstStep) {
+      worstStep = stepTime;
+      worstStage = s;
+      e.compute = compute;
+      e.exposedComm = exposed;
+      e.optimizer = opt;
+      e.dominantComm = what;
+      e.dominantCommTime = whatTime;
+    }
+  }
+  (void)worstStage;
+  (void)slowest;
+  e.bubble = bubble;
+  e.stepTime = worstStep;
+
+  // Memory of the fullest stage.
+  for (int64_t s = 0; s < p; ++s) {
+    const Sums &st = stage[s];
+    StateBytes state = zeroStateBytes({st.params, st.grads, st.optState},
+                                      plan.zero, plan.dp, m > 1);
+    if (plan.zero >= 3 && m > 1)
+      state.params += st.params * (1.0 - 1.0 / static_cast<double>(plan.dp));
+    double inFlight =
+        p > 1 ? inFlightMicrobatches(plan.schedule, p, s, m, v) : 1.0;
+    // Recomputation keeps a stage's layer-boundary checkpoints (about
+    // sqrt of its layers) and, selectively, the products' outputs; the
+    // backward holds one segment's activations at a time.
+    double kept = st.saved, transient = 0;
+    if (plan.recompute != "none") {
+      int64_t layers = st.layers;
+      double segments =
+          std::max(1.0, std::ceil(std::sqrt(static_cast<double>(layers + 1))));
+      double checkpoint = 0;
+      if (!profile.layerBoundaries.empty())
+        checkpoint = static_cast<double>(
+                         profile.crossingBytes[profile.layerBoundaries[0]]) *
+                     scale;
+      kept = segments * checkpoint;
+      if (plan.recompute == "selective")
+        kept += st.savedProducts;
+      transient = (st.saved -
+                   (plan.recompute == "selective" ? st.savedProducts : 0.0)) /
+                  segments;
+    }
+    MemoryBreakdown mem;
+    mem.params = state.params;
+    mem.gradients = state.gradients;
+    mem.optimizer = state.optimizer;
+    mem.activations = kept * inFlight + transient;
+    mem.workspace = 2 * tpProfile.largestOpBytes * scale;
+    mem.io = profile.ioBytes / static_cast<double>(plan.dp);
+    if (mem.total() > e.memory.total())
+      e.memory = mem;
+  }
+  return e;
+}

@@ -1,0 +1,93 @@
+//===- Profile.h - What a model's training step costs, op by op -*- C++ -*-===//
+//
+// The planner's view of a model: the training step built once (loss,
+// autodiff, optimizer; every forward op tagged with its position by
+// weft-pipeline-stages' unit mode, which autodiff passes on to the gradient
+// ops), then partitioned for each tensor-parallel degree by weft's own
+// partitioner, so the per-rank work and the collectives are those weft
+// would compile. Each op becomes a record: its unit (the forward op it
+// belongs to), its phase, FLOPs and bytes per rank for the whole global
+// batch, and whether it scales with the batch rows. Data parallelism,
+// ZeRO, microbatches and pipeline stages are applied analytically by the
+// cost model (CostModel.h); the stage cuts come from the same analysis
+// weft-pipeline-stages uses (passes/StageCuts.h).
+//
+//===----------------------------------------------------------------------===//
+#ifndef WEFT_TOOLS_WEFTC_PLANNER_PROFILE_H
+#define WEFT_TOOLS_WEFTC_PLANNER_PROFILE_H
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace weft {
+struct CompileOptions;
+}
+
+namespace weft::planner {
+
+enum class Phase : uint8_t { Forward, Backward, WeightGrad, Optimizer };
+
+struct OpRecord {
+  int32_t unit = 0;
+  Phase phase = Phase::Forward;
+  /// A product (matmul, convolution): runs at the GEMM rate of its dtype.
+  bool product = false;
+  bool bf16 = false;
+  /// Work proportional to the batch rows (else fixed per execution).
+  bool batch = false;
+  double flops = 0, bytes = 0;
+};
+
+/// A collective the tensor-parallel partition put in the step.
+struct CollectiveRecord {
+  int32_t unit = 0;
+  Phase phase = Phase::Forward;
+  std::string kind; // all_reduce, all_gather, reduce_scatter, all_to_all
+  double bytes = 0; // full (gathered) size per rank
+  bool batch = false;
+};
+
+/// Per unit, bytes one tensor-parallel rank holds.
+struct UnitBytes {
+  double params = 0, gradients = 0, optimizer = 0;
+  /// Forward activations kept for the backward, for the whole batch;
+  /// `products` of them are matmul/conv outputs.
+  double saved = 0, savedProducts = 0;
+};
+
+struct TpProfile {
+  int64_t tp = 1;
+  std::vector<OpRecord> ops;
+  std::vector<CollectiveRecord> collectives;
+  std::vector<UnitBytes> units;
+  /// The largest op's operands + results (a workspace bound), batch-scaled.
+  double largestOpBytes = 0;
+};
+
+struct ModelProfile {
+  std::string model;
+  bool train = false;
+  std::string dtype = "fp32";
+  int64_t batch = 1;  // rows of the global batch
+  int64_t units = 0;  // forward compute ops
+  double ioBytes = 0; // inputs and outputs of the whole batch
+  double paramCount = 0;
+  /// From passes/StageCuts.h, on the forward model.
+  std::vector<int64_t> layerBoundaries, cost, crossingBytes;
+  std::map<int64_t, TpProfile> byTp;
+  /// Degrees the partition refused, with its reason.
+  std::map<int64_t, std::string> tpRefused;
+  double seconds = 0; // time to build the profile
+};
+
+/// Builds the profile of opts' model (imported structure-only: external
+/// initializer data need not exist) for each degree in `tpDegrees`.
+bool buildProfile(const CompileOptions &opts,
+                  const std::vector<int64_t> &tpDegrees, ModelProfile &profile,
+                  std::string &error);
+
+} // namespace weft::planner
+
+#endif // WEFT_TOOLS_WEFTC_PLANNER_PROFILE_H
