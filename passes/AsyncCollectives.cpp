@@ -130,8 +130,11 @@ struct AsyncCollectivesPass
       OpBuilder b(op);
       if (prefetch) {
         // Hoist the view of the parameter (if any) with the start.
-        Operation *at =
-            previousWait ? previousWait->getNextNode() : param->getNextNode();
+        // Not before the parameter itself (with ZeRO-1 and tensor
+        // parallelism a later parameter can follow the previous wait).
+        Operation *at = param->getNextNode();
+        if (previousWait && at->isBeforeInBlock(previousWait->getNextNode()))
+          at = previousWait->getNextNode();
         if (at->isBeforeInBlock(op)) {
           SmallVector<Operation *> views;
           Value v = op.getInput();

@@ -5,8 +5,10 @@ using namespace weft;
 using namespace weft::planner;
 
 bool weft::wantsSearch(const CompileOptions &opts) {
-  return opts.autoPlan ||
-         (opts.devices > 1 && !opts.dp && !opts.tp && !opts.pp);
+  const bool noDegrees = !opts.dp && !opts.tp && !opts.pp;
+  // A cluster without --devices means all of its devices.
+  return opts.autoPlan || (noDegrees && opts.devices > 1) ||
+         (noDegrees && !opts.devicesGiven && !opts.cluster.empty());
 }
 
 bool weft::loadPlanningCluster(const CompileOptions &opts, Cluster &cluster,
@@ -54,8 +56,9 @@ bool weft::searchPlan(const CompileOptions &opts, Planning &planning,
   if (!buildProfile(opts, tensorParallelDegrees(space), planning.profile,
                     error))
     return false;
-  CostModel model(planning.profile, planning.cluster);
-  planning.search = searchPlans(model, planning.profile, space);
+  planning.model =
+      std::make_unique<CostModel>(planning.profile, planning.cluster);
+  planning.search = searchPlans(*planning.model, planning.profile, space);
   if (planning.search.ranked.empty()) {
     error = noPlanFits(planning.search, planning.cluster);
     return false;
@@ -97,8 +100,9 @@ bool weft::predictPinnedPlan(const CompileOptions &opts, Planning &planning,
   plan.recompute = opts.recompute;
   if (!buildProfile(opts, {plan.tp}, planning.profile, error))
     return false;
-  CostModel model(planning.profile, planning.cluster);
-  planning.chosen = model.evaluate(plan);
+  planning.model =
+      std::make_unique<CostModel>(planning.profile, planning.cluster);
+  planning.chosen = planning.model->evaluate(plan);
   if (!planning.chosen->valid) {
     error = planning.chosen->invalid;
     planning.chosen.reset();

@@ -15,6 +15,7 @@
 #include "tools/weftc/CompileOptions.h"
 #include "tools/weftc/planner/Search.h"
 
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -25,10 +26,12 @@ struct Planning {
   planner::ModelProfile profile;
   planner::SearchResult search;
   std::optional<planner::PlanEstimate> chosen;
+  /// Reads `cluster` and `profile`: Planning is not copied or moved.
+  std::unique_ptr<planner::CostModel> model;
 };
 
-/// Whether the plan is left to the search: --auto, or more than one device
-/// and none of --dp/--tp/--pp.
+/// Whether the plan is left to the search: --auto, or none of --dp/--tp/--pp
+/// with more than one device (or a --cluster without --devices).
 bool wantsSearch(const CompileOptions &opts);
 
 /// The cluster opts name (cpu-local by default) sized for opts.devices (or

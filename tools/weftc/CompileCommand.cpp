@@ -320,6 +320,13 @@ int weft::runCompileCommand(int argc, char **argv) {
     std::string why;
     if (!predictPinnedPlan(opts, planning, why))
       planning.chosen.reset();
+    else if (!planning.chosen->fits())
+      llvm::errs() << "weftc: warning: the cost model predicts "
+                   << llvm::format("%.3g", planning.chosen->memory.total())
+                   << " bytes per rank for this plan, more than the "
+                   << llvm::format("%.3g", planning.chosen->capacity) << " of "
+                   << planning.cluster.name
+                   << " (`weftc plan --explain` finds plans that fit)\n";
   }
 
   LoweringInput input;

@@ -97,7 +97,8 @@ static int searchCommand(CompileOptions &opts, bool json, size_t top) {
                                        planning.cluster, top);
   else
     llvm::outs() << planner::explainPlans(planning.search, planning.profile,
-                                          planning.cluster, top);
+                                          planning.cluster, top,
+                                          planning.model.get());
   return kExitOk;
 }
 

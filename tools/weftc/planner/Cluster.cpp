@@ -410,8 +410,10 @@ std::string weft::planner::describeCluster(const Cluster &c) {
       (c.coresPerNode > 0
            ? " ranks sharing " + std::to_string(c.coresPerNode) + " cores"
            : " devices");
-  text += llvm::formatv(", {0:f1} GB per device",
-                        c.rankMemoryBytes(c.devices()) / 1e9)
-              .str();
+  double memory = c.rankMemoryBytes(c.devices());
+  text += memory >= 1e9   ? llvm::formatv(", {0:f1} GB", memory / 1e9).str()
+          : memory >= 1e6 ? llvm::formatv(", {0:f1} MB", memory / 1e6).str()
+                          : llvm::formatv(", {0:f1} KB", memory / 1e3).str();
+  text += c.coresPerNode > 0 ? " per rank" : " per device";
   return text;
 }

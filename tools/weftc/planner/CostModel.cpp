@@ -9,6 +9,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+
+#include "llvm/Support/raw_ostream.h"
 
 using namespace weft::planner;
 
@@ -36,9 +39,10 @@ double CostModel::opTime(const OpRecord &op, double scale,
     rate = cluster.rankPeakFlops(op.bf16 ? "bf16" : "fp32", ranks) *
            cluster.gemmEfficiencyAt(flops);
   } else {
-    // Element-wise work vectorizes but does not reach the GEMM peak.
-    rate = cluster.rankPeakFlops("fp32", ranks) *
-           cluster.gemmEfficiencyAt(flops) * 0.5;
+    // Element-wise work, reductions, normalizations: vectorized, but a
+    // quarter of the FMA peak at best (no fused multiply-add, some
+    // transcendentals); most of it is bound by memory anyway.
+    rate = cluster.rankPeakFlops("fp32", ranks) * 0.25;
   }
   double compute = rate > 0 ? flops / rate : 0;
   double memory = bytes / cluster.rankMemoryBandwidth(ranks);
@@ -63,7 +67,7 @@ const CostModel::UnitTimes &CostModel::unitTimes(int64_t tp, double scale,
   UnitTimes &t = timeCache[key];
   const size_t n = std::max<int64_t>(profile.units, 1);
   for (auto *v : {&t.forward, &t.backward, &t.weightGrad, &t.optimizer,
-                  &t.recomputeFull, &t.recomputeSelective})
+                  &t.recomputeFull, &t.recomputeSelective, &t.tpComm})
     v->assign(n, 0.0);
   const TpProfile &p = profile.byTp.at(tp);
   for (const OpRecord &op : p.ops) {
@@ -92,6 +96,8 @@ const CostModel::UnitTimes &CostModel::unitTimes(int64_t tp, double scale,
     Link link = cluster.linkFor(tp, tpStride, c.kind, ranks);
     double time = c.kind == "all_reduce" ? allReduceTime(tp, bytes, link)
                                          : allGatherTime(tp, bytes, link);
+    if (c.phase != Phase::Optimizer)
+      t.tpComm[c.unit] += time;
     switch (c.phase) {
     case Phase::Forward:
       t.forward[c.unit] += time;
@@ -106,7 +112,7 @@ const CostModel::UnitTimes &CostModel::unitTimes(int64_t tp, double scale,
     }
   }
   for (auto *v : {&t.forward, &t.backward, &t.weightGrad, &t.optimizer,
-                  &t.recomputeFull, &t.recomputeSelective})
+                  &t.recomputeFull, &t.recomputeSelective, &t.tpComm})
     toPrefix(*v);
   return t;
 }
@@ -141,6 +147,51 @@ const std::vector<int64_t> &CostModel::cutsFor(int64_t chunks) {
     cuts.assign(c.begin(), c.end());
   }
   return cuts;
+}
+
+std::string CostModel::computeBreakdown(const PlanChoice &plan) const {
+  auto it = profile.byTp.find(plan.tp);
+  if (it == profile.byTp.end())
+    return "";
+  const int64_t ranks = plan.devices();
+  const double m = static_cast<double>(plan.microbatches);
+  const double scale = 1.0 / static_cast<double>(plan.dp * plan.microbatches);
+  double time[4][2] = {}, flops[4][2] = {};
+  int64_t kernels = 0;
+  for (const OpRecord &op : it->second.ops) {
+    int phase = static_cast<int>(op.phase);
+    double runs = op.phase == Phase::Optimizer ? 1.0 : m;
+    time[phase][op.product] += runs * opTime(op, scale, ranks);
+    flops[phase][op.product] += runs * (op.batch ? op.flops * scale : op.flops);
+    kernels += static_cast<int64_t>(runs);
+  }
+  if (std::getenv("WEFT_PLANNER_DUMP")) {
+    std::vector<std::pair<double, const OpRecord *>> top;
+    for (const OpRecord &op : it->second.ops)
+      top.push_back({opTime(op, scale, ranks), &op});
+    std::sort(top.begin(), top.end(),
+              [](auto &a, auto &b) { return a.first > b.first; });
+    for (size_t i = 0; i < std::min<size_t>(25, top.size()); ++i)
+      llvm::errs() << llvm::formatv(
+          "  {0:f4} ms unit {1} phase {2} product {3} flops {4} bytes {5}\n",
+          top[i].first * 1e3, top[i].second->unit,
+          static_cast<int>(top[i].second->phase), top[i].second->product,
+          top[i].second->flops, top[i].second->bytes);
+  }
+  static const char *const names[] = {"forward", "backward", "weight grad",
+                                      "optimizer"};
+  std::string text;
+  for (int p = 0; p < 4; ++p)
+    text += llvm::formatv("    {0,-12} products {1,9:f3} ms ({2,7:f3} GFLOP), "
+                          "other {3,9:f3} ms ({4,7:f3} GFLOP)\n",
+                          names[p], time[p][1] * 1e3, flops[p][1] / 1e9,
+                          time[p][0] * 1e3, flops[p][0] / 1e9)
+                .str();
+  text += llvm::formatv("    {0} kernel launches per step on one rank, {1:f3} "
+                        "ms of launch overhead (whole pipeline, all stages)\n",
+                        kernels, kernels * cluster.kernelOverhead * 1e3)
+              .str();
+  return text;
 }
 
 PlanEstimate CostModel::evaluate(const PlanChoice &plan) {
@@ -196,7 +247,7 @@ PlanEstimate CostModel::evaluate(const PlanChoice &plan) {
   };
   struct Sums {
     double f = 0, b = 0, w = 0, opt = 0, params = 0, grads = 0, optState = 0,
-           saved = 0, savedProducts = 0, recompute = 0;
+           saved = 0, savedProducts = 0, recompute = 0, tpComm = 0;
     int64_t layers = 0;
   };
   auto range = [](const std::vector<double> &prefix, int64_t lo, int64_t hi) {
@@ -210,6 +261,7 @@ PlanEstimate CostModel::evaluate(const PlanChoice &plan) {
     c.b = range(t.backward, lo, hi);
     c.w = range(t.weightGrad, lo, hi);
     c.opt = range(t.optimizer, lo, hi);
+    c.tpComm = range(t.tpComm, lo, hi);
     if (plan.recompute == "full")
       c.recompute = range(t.recomputeFull, lo, hi);
     else if (plan.recompute == "selective")
@@ -236,6 +288,7 @@ PlanEstimate CostModel::evaluate(const PlanChoice &plan) {
     s.saved += k.saved;
     s.savedProducts += k.savedProducts;
     s.layers += k.layers;
+    s.tpComm += k.tpComm;
   }
 
   // Pipeline transfers: each chunk boundary, forward and backward, once per
@@ -288,7 +341,9 @@ PlanEstimate CostModel::evaluate(const PlanChoice &plan) {
   for (int64_t s = 0; s < p; ++s) {
     const Sums &st = stage[s];
     double perMb = st.f + st.b + st.w + p2pTime[s];
-    double compute = static_cast<double>(m) * perMb;
+    // Tensor-parallel collectives and pipeline transfers sit on the
+    // critical path of every microbatch: exposed communication.
+    double compute = static_cast<double>(m) * (perMb - st.tpComm - p2pTime[s]);
     double backwardWindow = st.b + st.w; // the last microbatch's backward
     double opt =
         plan.zero >= 1 ? st.opt / static_cast<double>(plan.dp) : st.opt;
@@ -301,10 +356,18 @@ PlanEstimate CostModel::evaluate(const PlanChoice &plan) {
         what = name;
       }
     };
-    const std::string level =
-        cluster.nodes > 1 && plan.dp * dpStride > cluster.devicesPerNode
-            ? "between nodes"
-            : "inside a node";
+    auto levelOf = [&](int64_t size, int64_t stride) {
+      return cluster.nodes > 1 && size * stride > cluster.devicesPerNode
+                 ? std::string("between nodes")
+                 : std::string("inside a node");
+    };
+    const std::string level = levelOf(plan.dp, dpStride);
+    exposed += static_cast<double>(m) * (st.tpComm + p2pTime[s]);
+    note("tensor-parallel all_reduce of activations over tp " +
+             levelOf(plan.tp, p),
+         static_cast<double>(m) * st.tpComm);
+    note("pipeline send/recv of activations",
+         static_cast<double>(m) * p2pTime[s]);
     if (plan.dp > 1) {
       double grads = st.grads, params = st.params;
       switch (plan.zero) {
@@ -367,8 +430,13 @@ PlanEstimate CostModel::evaluate(const PlanChoice &plan) {
     const Sums &st = stage[s];
     StateBytes state = zeroStateBytes({st.params, st.grads, st.optState},
                                       plan.zero, plan.dp, m > 1);
-    if (plan.zero >= 3 && m > 1)
-      state.params += st.params * (1.0 - 1.0 / static_cast<double>(plan.dp));
+    // ZeRO-3 gathers a stage's parameters once per step with microbatches
+    // (all of them live through the step), else one use at a time with
+    // the next prefetched (two gathered copies).
+    if (plan.zero >= 3 && plan.dp > 1)
+      state.params +=
+          m > 1 ? st.params * (1.0 - 1.0 / static_cast<double>(plan.dp))
+                : std::min(st.params, 2 * tpProfile.largestParamBytes);
     double inFlight =
         p > 1 ? inFlightMicrobatches(plan.schedule, p, s, m, v) : 1.0;
     // Recomputation keeps a stage's layer-boundary checkpoints (about

@@ -84,11 +84,17 @@ public:
 
   PlanEstimate evaluate(const PlanChoice &plan);
 
+  /// Where one rank's compute goes under `plan`, per step: products and
+  /// other kernels per phase, and the kernel count (for --explain).
+  std::string computeBreakdown(const PlanChoice &plan) const;
+
 private:
   /// Prefix sums over units (size units + 1) of one rank's times.
   struct UnitTimes {
     std::vector<double> forward, backward, weightGrad, optimizer, recomputeFull,
         recomputeSelective;
+    /// Of forward + backward: the tensor-parallel collectives.
+    std::vector<double> tpComm;
   };
   /// Prefix sums over units of the state and activation bytes.
   struct UnitSums {

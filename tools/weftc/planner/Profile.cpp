@@ -164,6 +164,7 @@ void analyze(func::FuncOp main, int64_t units, TpProfile &out) {
       u.optimizer += bytes;
     } else if (!role) {
       u.params += bytes;
+      out.largestParamBytes = std::max(out.largestParamBytes, bytes);
       if (trainable.contains(param.getName()))
         u.gradients += bytes;
     }

@@ -64,6 +64,8 @@ struct TpProfile {
   std::vector<UnitBytes> units;
   /// The largest op's operands + results (a workspace bound), batch-scaled.
   double largestOpBytes = 0;
+  /// The largest parameter one rank holds (ZeRO-3 gathers one at a time).
+  double largestParamBytes = 0;
 };
 
 struct ModelProfile {

@@ -200,7 +200,8 @@ static std::string whyLost(const PlanEstimate &alt, const PlanEstimate &best) {
 
 std::string weft::planner::explainPlans(const SearchResult &result,
                                         const ModelProfile &profile,
-                                        const Cluster &cluster, size_t top) {
+                                        const Cluster &cluster, size_t top,
+                                        const CostModel *model) {
   std::string text;
   llvm::raw_string_ostream os(text);
   os << "model: " << profile.model << " ("
@@ -228,6 +229,9 @@ std::string weft::planner::explainPlans(const SearchResult &result,
   if (result.ranked.empty())
     return os.str();
   const PlanEstimate &best = result.ranked.front();
+  if (model)
+    os << "\nwhere the best plan's compute goes (one rank, one step):\n"
+       << model->computeBreakdown(best.plan);
   // The obvious alternatives: each mesh shape's best plan.
   std::map<std::tuple<int64_t, int64_t, int64_t>, const PlanEstimate *> fits,
       tooBig;

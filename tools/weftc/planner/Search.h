@@ -47,7 +47,7 @@ SearchResult searchPlans(CostModel &model, const ModelProfile &profile,
 /// The ranked table and why the obvious alternatives lost.
 std::string explainPlans(const SearchResult &result,
                          const ModelProfile &profile, const Cluster &cluster,
-                         size_t top);
+                         size_t top, const CostModel *model = nullptr);
 
 /// {"plans": [...]}, best first.
 std::string plansJson(const SearchResult &result, const ModelProfile &profile,

@@ -1,0 +1,205 @@
+"""The cost model against this machine: every feasible 4-rank plan of the
+MLP and the transformer language model is compiled (its predicted step time
+comes from the manifest), trained for a few steps on CPU ranks (the median
+step after the first is the measurement), and compared; then `weftc compile
+--auto` picks its plan, which must be within 10% of the fastest measured,
+and each prediction within 25% of its measurement.
+
+usage: /usr/bin/python3 bench/run_plan_accuracy.py [--steps K] [--ranks N]
+           [--cluster cpu-local|FILE.json] [--models mlp,lm] [--out FILE.json]
+
+Needs weftc and weft on PATH (build/bin). Timings on this shared 2-core
+machine vary with load: run it idle.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+
+def make_mlp(out, layers=8, width=512, rows=256):
+    """An MLP of `layers` Linear+Tanh layers with an MSE loss."""
+    rng = np.random.default_rng(0)
+    nodes, inits, h = [], [], "x"
+    for i in range(layers):
+        w = (rng.standard_normal((width, width)) / np.sqrt(width)).astype(np.float32)
+        b = np.zeros(width, np.float32) + 0.01 * i
+        inits += [numpy_helper.from_array(w, f"l{i}.weight"),
+                  numpy_helper.from_array(b, f"l{i}.bias")]
+        nodes += [helper.make_node("MatMul", [h, f"l{i}.weight"], [f"m{i}"],
+                                   name=f"l{i}/MatMul"),
+                  helper.make_node("Add", [f"m{i}", f"l{i}.bias"], [f"a{i}"],
+                                   name=f"l{i}/Add"),
+                  helper.make_node("Tanh", [f"a{i}"], [f"h{i}"],
+                                   name=f"l{i}/Tanh")]
+        h = f"h{i}"
+    nodes += [helper.make_node("Sub", [h, "y"], ["d"], name="loss/Sub"),
+              helper.make_node("Mul", ["d", "d"], ["d2"], name="loss/Mul"),
+              helper.make_node("ReduceMean", ["d2"], ["loss"], keepdims=0,
+                               name="loss/Mean")]
+    graph = helper.make_graph(
+        nodes, "mlp",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [rows, width]),
+         helper.make_tensor_value_info("y", TensorProto.FLOAT, [rows, width])],
+        [helper.make_tensor_value_info("loss", TensorProto.FLOAT, [])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    path = os.path.join(out, "mlp.onnx")
+    onnx.save(model, path)
+    data = []
+    for name in ("x", "y"):
+        p = os.path.join(out, f"mlp_{name}.npy")
+        np.save(p, rng.standard_normal((rows * 2, width)).astype(np.float32))
+        data += ["--data", f"{name}={p}"]
+    return path, data
+
+
+def make_lm(out, dim=128, heads=4, layers=2, seq=32, vocab=256, batch=32):
+    """A pre-norm causal transformer LM exported by PyTorch with its loss."""
+    import torch
+    import torch.nn.functional as F
+
+    class Lm(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = torch.nn.Embedding(vocab, dim)
+            self.pos = torch.nn.Parameter(torch.randn(1, seq, dim) * 0.1)
+            self.blocks = torch.nn.ModuleList(
+                torch.nn.TransformerEncoderLayer(
+                    dim, heads, 4 * dim, dropout=0.0, batch_first=True,
+                    norm_first=True, activation="gelu")
+                for _ in range(layers))
+            self.head = torch.nn.Linear(dim, vocab)
+
+        def forward(self, tokens, targets):
+            h = self.embed(tokens) + self.pos
+            mask = torch.triu(torch.full((seq, seq), float("-inf")), 1)
+            for b in self.blocks:
+                h = b(h, src_mask=mask)
+            return F.cross_entropy(self.head(h).reshape(-1, vocab),
+                                   targets.reshape(-1))
+
+    torch.manual_seed(0)
+    model = Lm()
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(torch.randn_like(p) * 0.01)
+    rng = np.random.default_rng(0)
+    toks = rng.integers(0, vocab, (batch * 2, seq + 1))
+    tokens, targets = toks[:, :-1].astype(np.int64), toks[:, 1:].astype(np.int64)
+    path = os.path.join(out, "lm.onnx")
+    torch.onnx.export(model, (torch.from_numpy(tokens[:batch]),
+                              torch.from_numpy(targets[:batch])), path,
+                      input_names=["tokens", "targets"], output_names=["loss"],
+                      opset_version=17)
+    data = []
+    for name, arr in (("tokens", tokens), ("targets", targets)):
+        p = os.path.join(out, f"lm_{name}.npy")
+        np.save(p, arr)
+        data += ["--data", f"{name}={p}"]
+    return path, data
+
+
+# The plans of 4 ranks the issue names, with ZeRO variants.
+PLANS = [
+    "--dp 4", "--dp 4 --zero 1", "--dp 4 --zero 2", "--dp 4 --zero 3",
+    "--tp 4", "--dp 2 --tp 2", "--dp 2 --tp 2 --zero 1",
+    "--pp 2 --dp 2 --microbatches 4", "--pp 2 --dp 2 --microbatches 4 --zero 1",
+    "--pp 2 --tp 2 --microbatches 4", "--pp 4 --microbatches 8",
+]
+
+
+def run(cmd):
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def measure(model, data, flags, work, steps, ranks, cluster):
+    bundle = os.path.join(work, "b")
+    subprocess.run(["rm", "-rf", bundle])
+    rc, out, err = run(["weftc", "compile", model, "-o", bundle, "--train",
+                        "--devices", str(ranks), "--cluster", cluster,
+                        *flags.split()])
+    if rc != 0:
+        return {"flags": flags, "error": err.strip().splitlines()[-1]}
+    manifest = json.load(open(os.path.join(bundle, "manifest.json")))
+    plan = manifest["plan"]
+    predicted = manifest["predicted"]["cost_model"]
+    rc, out, err = run(["weft", "train", bundle, "-n", str(ranks), *data,
+                        "--steps", str(steps)])
+    if rc != 0:
+        return {"flags": flags, "error": err.strip().splitlines()[-1]}
+    summary = json.loads(out.strip().splitlines()[-1])
+    auto_line = [l for l in err.splitlines() if "--auto chose" in l]
+    return {"flags": flags, "plan": plan,
+            "predicted_s": predicted["step_time_s"],
+            "predicted_parts": {k: predicted[k] for k in
+                                ("compute_s", "exposed_comm_s", "bubble_s")},
+            "measured_s": summary["median_step_time_s"],
+            "mean_s": summary["mean_step_time_s"],
+            "auto": auto_line[0] if auto_line else None}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--ranks", type=int, default=4)
+    ap.add_argument("--cluster", default="cpu-local")
+    ap.add_argument("--models", default="mlp,lm")
+    ap.add_argument("--out")
+    args = ap.parse_args()
+    results = {}
+    ok = True
+    with tempfile.TemporaryDirectory() as work:
+        for name in args.models.split(","):
+            model, data = (make_mlp if name == "mlp" else make_lm)(work)
+            rows = []
+            for flags in PLANS + ["--auto"]:
+                r = measure(model, data, flags, work, args.steps, args.ranks,
+                            args.cluster)
+                rows.append(r)
+                if "error" in r:
+                    print(f"{name:4s} {flags:42s} error: {r['error']}")
+                    continue
+                err = r["measured_s"] / r["predicted_s"] - 1
+                print(f"{name:4s} {flags:42s} predicted {r['predicted_s']*1e3:8.2f} ms "
+                      f"measured {r['measured_s']*1e3:8.2f} ms ({err:+5.0%})",
+                      flush=True)
+            good = [r for r in rows if "error" not in r]
+            pinned = [r for r in good if r["flags"] != "--auto"]
+            auto = [r for r in good if r["flags"] == "--auto"]
+            fastest = min(pinned, key=lambda r: r["measured_s"])
+            within = [abs(r["measured_s"] / r["predicted_s"] - 1) <= 0.25
+                      for r in good]
+            summary = {"rows": rows, "fastest": fastest["flags"],
+                       "fastest_s": fastest["measured_s"],
+                       "predictions_within_25pct": sum(within),
+                       "plans": len(good)}
+            if auto:
+                a = auto[0]
+                summary["auto_plan"] = a["plan"]
+                summary["auto_s"] = a["measured_s"]
+                summary["auto_vs_fastest"] = a["measured_s"] / fastest["measured_s"] - 1
+                print(f"{name}: --auto chose {a['auto']}\n"
+                      f"  measured {a['measured_s']*1e3:.2f} ms, fastest pinned "
+                      f"{fastest['flags']} {fastest['measured_s']*1e3:.2f} ms "
+                      f"({summary['auto_vs_fastest']:+.0%})")
+                ok = ok and summary["auto_vs_fastest"] <= 0.10
+            print(f"{name}: {sum(within)}/{len(good)} predictions within 25%")
+            ok = ok and all(within)
+            results[name] = summary
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump({"ranks": args.ranks, "steps": args.steps,
+                       "cluster": args.cluster, "models": results}, f, indent=1)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
