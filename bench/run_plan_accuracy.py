@@ -128,6 +128,7 @@ def measure(model, data, flags, work, steps, ranks, cluster):
                         *flags.split()])
     if rc != 0:
         return {"flags": flags, "error": err.strip().splitlines()[-1]}
+    auto_line = [l for l in err.splitlines() if "--auto chose" in l]
     manifest = json.load(open(os.path.join(bundle, "manifest.json")))
     plan = manifest["plan"]
     predicted = manifest["predicted"]["cost_model"]
@@ -136,7 +137,6 @@ def measure(model, data, flags, work, steps, ranks, cluster):
     if rc != 0:
         return {"flags": flags, "error": err.strip().splitlines()[-1]}
     summary = json.loads(out.strip().splitlines()[-1])
-    auto_line = [l for l in err.splitlines() if "--auto chose" in l]
     return {"flags": flags, "plan": plan,
             "predicted_s": predicted["step_time_s"],
             "predicted_parts": {k: predicted[k] for k in

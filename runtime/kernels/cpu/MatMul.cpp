@@ -7,8 +7,9 @@
 // pool when there are at least as many as threads (or they are small), else
 // one after another, each split over the pool. A split cuts M when B is the
 // smaller operand (each thread then reads all of B), else N. Every gemm call
-// is single-threaded: gemmTile (Gemm.h) for untransposed operands, OpenBLAS
-// at one thread for transposed ones, so only weft's pool runs threads.
+// is single-threaded gemmTile (Gemm.h; weft's AVX-512 tiles, transposed
+// operands included, else OpenBLAS at one thread), so only weft's pool runs
+// threads.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,7 +18,6 @@
 #include "Parallel.h"
 #include "Widen.h"
 
-#include <cblas.h>
 #include <cstring>
 #include <vector>
 
@@ -34,9 +34,8 @@ struct GemmShape {
   bool transA, transB;
 };
 
-/// One gemm on the calling thread. Untransposed operands go through
-/// gemmTile (weft's AVX-512 tiles where available), others to OpenBLAS,
-/// which the pool keeps single-threaded.
+/// One gemm on the calling thread, through gemmTile (weft's AVX-512 tiles
+/// where available, transposed operands included).
 void gemm(const GemmShape &s, const float *a, int64_t lda, const float *b,
           int64_t ldb, float *c, int64_t ldc) {
   if (s.m == 0 || s.n == 0)
@@ -46,13 +45,8 @@ void gemm(const GemmShape &s, const float *a, int64_t lda, const float *b,
       std::memset(c + i * ldc, 0, static_cast<size_t>(s.n) * sizeof(float));
     return;
   }
-  if (!s.transA && !s.transB)
-    return gemmTile(s.m, s.n, s.k, a, lda, b, ldb, c, ldc, nullptr, false);
-  cblas_sgemm(CblasRowMajor, s.transA ? CblasTrans : CblasNoTrans,
-              s.transB ? CblasTrans : CblasNoTrans, static_cast<int>(s.m),
-              static_cast<int>(s.n), static_cast<int>(s.k), 1.0f, a,
-              static_cast<int>(lda), b, static_cast<int>(ldb), 0.0f, c,
-              static_cast<int>(ldc));
+  gemmTile(s.m, s.n, s.k, a, lda, s.transA, b, ldb, s.transB, c, ldc, nullptr,
+           false);
 }
 
 /// Leading dimensions of untouched operands of shape s.

@@ -106,9 +106,15 @@ TEST(Cluster, CpuRanksShareCores) {
   ASSERT_TRUE(loadCluster("cpu-local", 4, c, error)) << error;
   EXPECT_EQ(c.devices(), 4);
   EXPECT_EQ(c.coresPerNode, 2);
-  EXPECT_DOUBLE_EQ(c.rankShare(4), 0.5);
+  // Four ranks take turns on two cores; one rank gets both.
+  EXPECT_DOUBLE_EQ(c.rankShare(4), 1.0);
+  EXPECT_DOUBLE_EQ(c.oversubscription(4), 2.0);
   EXPECT_DOUBLE_EQ(c.rankShare(2), 1.0);
+  EXPECT_DOUBLE_EQ(c.oversubscription(2), 1.0);
   EXPECT_DOUBLE_EQ(c.rankShare(1), 2.0);
+  // Memory bandwidth: the node's, over the ranks running at once.
+  EXPECT_DOUBLE_EQ(c.rankMemoryBandwidth(4), c.memoryBandwidth / 2);
+  EXPECT_DOUBLE_EQ(c.rankMemoryBandwidth(1), c.memoryBandwidth);
   EXPECT_DOUBLE_EQ(c.rankMemoryBytes(4), c.memoryBytes / 4);
 }
 

@@ -49,19 +49,36 @@ constexpr const char *kA100 = R"({
             "inter_node": {"bandwidth": 2.5e10, "latency": 6e-6}},
   "overlap": 0.9})";
 
-/// This machine's CPU ranks, as `weft calibrate -n 4` measured them (see
-/// bench/README.md): one core's figures; the ranks share the cores.
+/// This machine's CPU ranks (2 cores of an AVX-512 AMD EPYC), one core's
+/// figures as measured through weft's own kernels (bench/README.md): fp32
+/// GEMM peaks at 262 GFLOP/s per core from 64^3 up and falls to 4% at 8^3;
+/// streaming kernels (an Add, counted as operands + results twice) move
+/// 150 GB/s per core from cache and 110-124 GB/s over the node from memory,
+/// AdamW's seven streams 32 GB/s; one launch costs about 0.1 us. The ranks
+/// share the cores and the memory bandwidth. Collectives: OpenMPI's non-blocking
+/// collectives between 2 and 4 oversubscribed ranks, alpha-beta fits over
+/// 1-4 MiB messages (bench/README.md).
 constexpr const char *kCpuLocal = R"({
   "format": "weft-cluster/1", "name": "cpu-local",
   "nodes": 1, "devices_per_node": 4, "cores_per_node": 2,
   "device": {"kind": "cpu",
-             "peak_flops": {"fp32": 1.0e11},
-             "memory_bytes": 2.5e10, "memory_bandwidth": 1.0e10,
-             "gemm_efficiency": [[1.0e3, 0.02], [1.0e5, 0.2], [1.0e7, 0.7],
-                                 [1.0e9, 1.0]],
-             "kernel_overhead_s": 2e-6},
-  "links": {"intra_node": {"bandwidth": 2.0e9, "latency": 5e-6},
-            "inter_node": {"bandwidth": 2.0e9, "latency": 5e-6}},
+             "peak_flops": {"fp32": 2.6e11},
+             "memory_bytes": 2.5e10, "memory_bandwidth": 1.1e11,
+             "cache_bytes": 3.2e7, "cache_bandwidth": 1.5e11,
+             "kernel_bandwidth": {"adamw": 3.2e10},
+             "gemm_efficiency": [[1.0e3, 0.04], [8.2e3, 0.165],
+                                 [6.6e4, 0.73], [5.2e5, 0.97]],
+             "kernel_overhead_s": 1e-7},
+  "links": {"intra_node": {"bandwidth": 2.9e9, "latency": 1e-6,
+     "measured": [
+       {"collective": "all_reduce", "ranks": 4, "bandwidth": 2.9e9, "latency": 1e-6},
+       {"collective": "all_gather", "ranks": 4, "bandwidth": 5.3e9, "latency": 3e-6},
+       {"collective": "reduce_scatter", "ranks": 4, "bandwidth": 2.2e9, "latency": 1e-6},
+       {"collective": "all_reduce", "ranks": 2, "bandwidth": 5.8e9, "latency": 1e-6},
+       {"collective": "all_gather", "ranks": 2, "bandwidth": 1.3e10, "latency": 1e-6},
+       {"collective": "reduce_scatter", "ranks": 2, "bandwidth": 4.2e9, "latency": 1e-6},
+       {"collective": "send_recv", "ranks": 2, "bandwidth": 1.5e10, "latency": 3e-6}]},
+            "inter_node": {"bandwidth": 2.9e9, "latency": 1e-6}},
   "overlap": 0.0})";
 
 const char *presetText(const std::string &name) {
@@ -217,6 +234,24 @@ bool weft::planner::parseCluster(const std::string &text,
       !r.number(*device, "kernel_overhead_s", "device.kernel_overhead_s",
                 c.kernelOverhead, /*zeroOk=*/true, /*optional=*/true))
     return false;
+  if (!r.number(*device, "cache_bytes", "device.cache_bytes", c.cacheBytes,
+                /*zeroOk=*/true, /*optional=*/true) ||
+      !r.number(*device, "cache_bandwidth", "device.cache_bandwidth",
+                c.cacheBandwidth, /*zeroOk=*/true, /*optional=*/true))
+    return false;
+  if (const llvm::json::Object *rates = device->getObject("kernel_bandwidth"))
+    for (const auto &[key, value] : *rates) {
+      double rate;
+      if (!r.number(*rates, key.str(), "device.kernel_bandwidth." + key.str(),
+                    rate))
+        return false;
+      c.kernelBandwidth[key.str()] = rate;
+    }
+  // Tensor cores want 64-wide tiles; AVX-512 kernels 12-16 rows.
+  c.gemmFullDim = c.kind == "cpu" ? 12 : 64;
+  if (!r.number(*device, "gemm_full_dim", "device.gemm_full_dim", c.gemmFullDim,
+                /*zeroOk=*/false, /*optional=*/true))
+    return false;
   if (const llvm::json::Value *eff = device->get("gemm_efficiency")) {
     const llvm::json::Array *points = eff->getAsArray();
     if (!points || points->empty())
@@ -346,7 +381,15 @@ double Cluster::rankShare(int64_t ranks) const {
   int64_t onNode = std::max<int64_t>(1, std::min(ranks, devicesPerNode));
   if (onNode <= coresPerNode)
     return static_cast<double>(coresPerNode / onNode);
-  return static_cast<double>(coresPerNode) / static_cast<double>(onNode);
+  return 1.0; // a running rank has a core; oversubscription() says how often
+}
+
+double Cluster::oversubscription(int64_t ranks) const {
+  if (coresPerNode <= 0)
+    return 1.0;
+  int64_t onNode = std::max<int64_t>(1, std::min(ranks, devicesPerNode));
+  return std::max(1.0, static_cast<double>(onNode) /
+                           static_cast<double>(coresPerNode));
 }
 
 double Cluster::rankPeakFlops(const std::string &dtype, int64_t ranks) const {
@@ -357,7 +400,24 @@ double Cluster::rankPeakFlops(const std::string &dtype, int64_t ranks) const {
 }
 
 double Cluster::rankMemoryBandwidth(int64_t ranks) const {
-  return memoryBandwidth * rankShare(ranks);
+  if (coresPerNode <= 0)
+    return memoryBandwidth;
+  // A node's memory bandwidth is shared by the ranks running at once.
+  int64_t onNode = std::max<int64_t>(1, std::min(ranks, devicesPerNode));
+  return memoryBandwidth / static_cast<double>(std::min(onNode, coresPerNode));
+}
+
+double Cluster::rankStreamBandwidth(double bytes, const std::string &kernel,
+                                    int64_t ranks) const {
+  int64_t onNode = std::max<int64_t>(1, std::min(ranks, devicesPerNode));
+  int64_t running =
+      coresPerNode > 0 ? std::min(onNode, coresPerNode) : int64_t(1);
+  auto it = kernelBandwidth.find(kernel);
+  if (it != kernelBandwidth.end())
+    return it->second / static_cast<double>(running);
+  if (cacheBandwidth > 0 && bytes <= cacheBytes / static_cast<double>(onNode))
+    return cacheBandwidth * rankShare(ranks);
+  return rankMemoryBandwidth(ranks);
 }
 
 double Cluster::rankMemoryBytes(int64_t ranks) const {

@@ -13,7 +13,13 @@
 //               "peak_flops": {"fp32": F, "tf32": F, "bf16": F},
 //               "memory_bytes": B, "memory_bandwidth": B/s,
 //               "gemm_efficiency": [[flops, fraction], ...],
+//               "gemm_full_dim": d,  (smaller GEMM dims lose efficiency)
+//               "cache_bytes": B, "cache_bandwidth": B/s,   (optional)
+//               "kernel_bandwidth": {"adamw": B/s, ...},     (optional)
 //               "kernel_overhead_s": s},
+//
+// Memory traffic is counted as operands + results, plus the results again
+// on CPUs (a write first reads the line). Bandwidths are in that accounting.
 //    "links": {"intra_node": {"bandwidth": B/s, "latency": s,
 //                             "measured": [{"collective": "all_reduce",
 //                                           "ranks": p, "bandwidth": B/s,
@@ -22,9 +28,10 @@
 //    "overlap": x}
 //
 // Units are SI: bytes, seconds, FLOP/s, bytes/s. With "cores_per_node" the
-// device figures are one core's and the ranks placed on a node share its
-// cores (RankStart gives each cores / ranks threads): that is how CPU ranks
-// on one machine are described.
+// peak FLOP/s are one core's and the ranks placed on a node share its
+// cores (RankStart gives each cores / ranks threads), and memory bytes and
+// bandwidth are the node's, shared by its ranks: that is how CPU ranks on
+// one machine are described.
 //
 //===----------------------------------------------------------------------===//
 #ifndef WEFT_TOOLS_WEFTC_PLANNER_CLUSTER_H
@@ -64,6 +71,15 @@ struct Cluster {
   /// (FLOPs of one product, fraction of peak), sorted by FLOPs.
   std::vector<std::pair<double, double>> gemmEfficiency;
   double kernelOverhead = 0;
+  /// A GEMM dimension below this runs at a falling share of the rate.
+  double gemmFullDim = 64;
+  /// A cache level: the node's bytes (shared by its ranks) and one running
+  /// rank's bandwidth; 0 when not described. Operands and results that fit
+  /// a rank's share stream at this rate instead of memory's.
+  double cacheBytes = 0, cacheBandwidth = 0;
+  /// Measured node bandwidth (bytes/s, same accounting as the roofline) of
+  /// kernels that reach less than memory_bandwidth, by runtime kernel name.
+  std::map<std::string, double> kernelBandwidth;
   Link intraNode, interNode;
   std::vector<MeasuredLink> measured;
   /// Fraction of an asynchronous collective hidden behind concurrent work.
@@ -71,12 +87,20 @@ struct Cluster {
 
   int64_t devices() const { return nodes * devicesPerNode; }
 
-  /// How much of a device's (or core's) figures one of `ranks` ranks gets:
-  /// 1 on accelerators; on shared cores, the cores it may use.
+  /// How much of a device's (or core's) figures one of `ranks` ranks gets
+  /// while it runs: 1 on accelerators; on shared cores, the cores it may
+  /// use (at least one: more ranks than cores take turns instead).
   double rankShare(int64_t ranks) const;
+  /// More ranks than cores on a node: how many ranks take turns on each
+  /// core (1 otherwise). The step is then at least the node's total work
+  /// over its cores.
+  double oversubscription(int64_t ranks) const;
   /// Peak FLOP/s of one rank for products in `dtype` (fp32 or bf16).
   double rankPeakFlops(const std::string &dtype, int64_t ranks) const;
   double rankMemoryBandwidth(int64_t ranks) const;
+  /// The bandwidth an op of `bytes` traffic through `kernel` sees.
+  double rankStreamBandwidth(double bytes, const std::string &kernel,
+                             int64_t ranks) const;
   double rankMemoryBytes(int64_t ranks) const;
   /// Fraction of peak a product of `flops` reaches (log-linear between
   /// the measured points, flat beyond them).

@@ -33,11 +33,17 @@ std::string PlanChoice::describe() const {
 double CostModel::opTime(const OpRecord &op, double scale,
                          int64_t ranks) const {
   double flops = op.batch ? op.flops * scale : op.flops;
-  double bytes = op.batch ? op.bytes * scale : op.bytes;
+  // A CPU reads each line it writes (write-allocate): results cost twice.
+  double traffic = op.bytes + (cluster.kind == "cpu" ? op.resultBytes : 0.0);
+  double bytes = op.batch ? traffic * scale : traffic;
   double rate;
   if (op.product) {
+    // Below the tile size a GEMM wastes lanes: the rate falls with its
+    // smallest dimension.
+    double minDim = op.minDimScales ? op.minDim * scale : op.minDim;
+    double skinny = std::pow(std::min(1.0, minDim / cluster.gemmFullDim), 0.8);
     rate = cluster.rankPeakFlops(op.bf16 ? "bf16" : "fp32", ranks) *
-           cluster.gemmEfficiencyAt(flops);
+           cluster.gemmEfficiencyAt(flops) * skinny;
   } else {
     // Element-wise work, reductions, normalizations: vectorized, but a
     // quarter of the FMA peak at best (no fused multiply-add, some
@@ -45,7 +51,8 @@ double CostModel::opTime(const OpRecord &op, double scale,
     rate = cluster.rankPeakFlops("fp32", ranks) * 0.25;
   }
   double compute = rate > 0 ? flops / rate : 0;
-  double memory = bytes / cluster.rankMemoryBandwidth(ranks);
+  double memory = bytes / cluster.rankStreamBandwidth(
+                              bytes, profile.kernels[op.kernel], ranks);
   return std::max(compute, memory) + cluster.kernelOverhead;
 }
 
@@ -424,6 +431,27 @@ PlanEstimate CostModel::evaluate(const PlanChoice &plan) {
   (void)slowest;
   e.bubble = bubble;
   e.stepTime = worstStep;
+  // More ranks than cores: they take turns, so a waiting rank (a bubble, a
+  // collective) lends its core to another, and the step is at least every
+  // rank's work over the node's cores, plus the communication all wait for.
+  const double turns = cluster.oversubscription(ranks);
+  if (turns > 1.0) {
+    double work = 0;
+    for (int64_t s = 0; s < p; ++s) {
+      const Sums &st = stage[s];
+      double opt =
+          plan.zero >= 1 ? st.opt / static_cast<double>(plan.dp) : st.opt;
+      work += static_cast<double>(m) * (st.f + st.b + st.w - st.tpComm) + opt;
+    }
+    // Per node: its ranks' work over its cores (all ranks alike per stage).
+    double perRank = work / static_cast<double>(p);
+    double throughput = perRank * turns + e.exposedComm;
+    if (throughput > e.stepTime) {
+      e.compute = perRank * turns - e.optimizer;
+      e.bubble = 0;
+      e.stepTime = throughput;
+    }
+  }
 
   // Memory of the fullest stage.
   for (int64_t s = 0; s < p; ++s) {

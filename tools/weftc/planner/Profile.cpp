@@ -55,8 +55,47 @@ std::vector<int64_t> intsOf(func::FuncOp func, StringRef name) {
   return {};
 }
 
+/// The M, N, K of a product and which of them the batch rows split: the
+/// rows of the operand that depends on the batch (M for the left, N for
+/// the right), K when both do and the batch is contracted (a weight
+/// gradient), none when it sits in leading batch dims (attention).
+void setGemmDims(MatMulOp mm, const DenseSet<Value> &batch, OpRecord &r) {
+  auto lhs = cast<RankedTensorType>(mm.getLhs().getType());
+  auto rhs = cast<RankedTensorType>(mm.getRhs().getType());
+  auto result = cast<RankedTensorType>(mm.getType());
+  if (!lhs.hasStaticShape() || !rhs.hasStaticShape() || lhs.getRank() < 2 ||
+      rhs.getRank() < 2)
+    return;
+  int64_t lr = lhs.getRank(), rr = rhs.getRank();
+  double m = lhs.getDimSize(mm.getTransposeA() ? lr - 1 : lr - 2);
+  double k = lhs.getDimSize(mm.getTransposeA() ? lr - 2 : lr - 1);
+  double n = rhs.getDimSize(mm.getTransposeB() ? rr - 2 : rr - 1);
+  bool lb = batch.contains(mm.getLhs()), rb = batch.contains(mm.getRhs());
+  // Leading dims of a left operand without its own batch fold into M.
+  if (rhs.getRank() == 2)
+    for (int64_t d = 0; d + 2 < lr; ++d)
+      m *= lhs.getDimSize(d);
+  bool leadingBatch = result.getRank() > 2 && rhs.getRank() > 2;
+  double dims[3] = {m, n, k};
+  bool scales[3] = {lb && !rb && !leadingBatch, rb && !lb && !leadingBatch,
+                    lb && rb && !leadingBatch};
+  int best = 0;
+  for (int i = 1; i < 3; ++i)
+    if (dims[i] < dims[best])
+      best = i;
+  // A dimension the batch shrinks may become the smallest.
+  for (int i = 0; i < 3; ++i)
+    if (scales[i] && dims[i] < 4 * dims[best]) {
+      best = i;
+      break;
+    }
+  r.minDim = dims[best];
+  r.minDimScales = scales[best];
+}
+
 /// Reads the records of one (partitioned) training step.
-void analyze(func::FuncOp main, int64_t units, TpProfile &out) {
+void analyze(func::FuncOp main, int64_t units, TpProfile &out,
+             std::vector<std::string> &kernels) {
   Block &block = main.getBody().front();
   DenseMap<Operation *, int32_t> unitOf;
   DenseMap<Operation *, Phase> phaseOf;
@@ -148,6 +187,17 @@ void analyze(func::FuncOp main, int64_t units, TpProfile &out) {
     r.batch = batched;
     r.flops = static_cast<double>(cost.getFlops());
     r.bytes = static_cast<double>(cost.getBytesAccessed());
+    if (auto mm = dyn_cast<MatMulOp>(op))
+      setGemmDims(mm, batch, r);
+    if (auto k = dyn_cast<KernelOpInterface>(op)) {
+      StringRef name = k.getKernelName();
+      auto it = llvm::find(kernels, name);
+      r.kernel = static_cast<uint16_t>(it - kernels.begin());
+      if (it == kernels.end())
+        kernels.push_back(name.str());
+    }
+    for (Type t : op.getResultTypes())
+      r.resultBytes += bytesOf(t);
     out.ops.push_back(r);
     if (batched)
       out.largestOpBytes = std::max(out.largestOpBytes, r.bytes);
@@ -250,7 +300,7 @@ bool weft::planner::buildProfile(const CompileOptions &opts,
     TpProfile &tpProfile = profile.byTp[tp];
     tpProfile.tp = tp;
     if (tp == 1) {
-      analyze(main, profile.units, tpProfile);
+      analyze(main, profile.units, tpProfile, profile.kernels);
       continue;
     }
     OwningOpRef<ModuleOp> copy(module.clone());
@@ -266,7 +316,8 @@ bool weft::planner::buildProfile(const CompileOptions &opts,
           diagnostics.empty() ? "the partition failed" : diagnostics;
       continue;
     }
-    analyze(copy->lookupSymbol<func::FuncOp>("main"), profile.units, tpProfile);
+    analyze(copy->lookupSymbol<func::FuncOp>("main"), profile.units, tpProfile,
+            profile.kernels);
   }
   profile.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)

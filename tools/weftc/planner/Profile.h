@@ -38,6 +38,15 @@ struct OpRecord {
   /// Work proportional to the batch rows (else fixed per execution).
   bool batch = false;
   double flops = 0, bytes = 0;
+  /// Of `bytes`, the results' (written).
+  double resultBytes = 0;
+  /// A matrix product's smallest GEMM dimension for the whole batch, and
+  /// whether that dimension shrinks with the batch rows (a skinny product
+  /// runs below the GEMM rate of its FLOPs).
+  double minDim = 1e9;
+  bool minDimScales = false;
+  /// The runtime kernel (ModelProfile::kernels), for calibrated rates.
+  uint16_t kernel = 0;
 };
 
 /// A collective the tensor-parallel partition put in the step.
@@ -79,6 +88,8 @@ struct ModelProfile {
   /// From passes/StageCuts.h, on the forward model.
   std::vector<int64_t> layerBoundaries, cost, crossingBytes;
   std::map<int64_t, TpProfile> byTp;
+  /// Kernel names OpRecord::kernel indexes ("" first: not a kernel).
+  std::vector<std::string> kernels{""};
   /// Degrees the partition refused, with its reason.
   std::map<int64_t, std::string> tpRefused;
   double seconds = 0; // time to build the profile

@@ -6,6 +6,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <map>
 #include <set>
@@ -162,9 +163,37 @@ SearchResult weft::planner::searchPlans(CostModel &model,
 std::string weft::planner::noPlanFits(const SearchResult &result,
                                       const Cluster &cluster) {
   if (result.tooBig.empty()) {
-    std::string why = "no plan can be built";
-    if (!result.invalid.empty())
-      why += ": " + result.invalid.front().invalid;
+    // The distinct reasons (same words, other numbers), most frequent
+    // first, each in the wording of its first plan.
+    struct Reason {
+      int64_t count = 0;
+      size_t first = 0;
+      std::string text;
+    };
+    std::map<std::string, Reason> reasons;
+    for (const PlanEstimate &e : result.invalid) {
+      std::string key;
+      for (char c : e.invalid)
+        if (!std::isdigit(static_cast<unsigned char>(c)))
+          key += c;
+      Reason &r = reasons[key];
+      if (r.count++ == 0) {
+        r.first = reasons.size();
+        r.text = e.invalid;
+      }
+    }
+    std::vector<Reason> sorted;
+    for (auto &[key, r] : reasons)
+      sorted.push_back(r);
+    std::sort(
+        sorted.begin(), sorted.end(), [](const Reason &a, const Reason &b) {
+          return a.count != b.count ? a.count > b.count : a.first < b.first;
+        });
+    std::string why = "no plan can be built on " + describeCluster(cluster) +
+                      " (" + std::to_string(result.evaluated) + " tried)";
+    for (size_t i = 0; i < std::min<size_t>(3, sorted.size()); ++i)
+      why += (i ? "; " : ": ") + sorted[i].text + " (and " +
+             std::to_string(sorted[i].count - 1) + " like it)";
     return why;
   }
   const PlanEstimate &least = result.tooBig.front();
