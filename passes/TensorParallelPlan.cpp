@@ -33,12 +33,20 @@ struct ParamView {
   SmallVector<int64_t, 2> perm; // operand dim -> parameter dim
 };
 
+/// `v` without the casts mixed precision puts before products.
+Value throughCasts(Value v) {
+  while (auto cast = v.getDefiningOp<CastOp>())
+    v = cast.getInput();
+  return v;
+}
+
 std::optional<ParamView> viewParam(Value v) {
+  v = throughCasts(v);
   if (auto p = v.getDefiningOp<ParamOp>())
     if (p.getType().getRank() == 2)
       return ParamView{p, {0, 1}};
   if (auto t = v.getDefiningOp<TransposeOp>())
-    if (auto p = t.getInput().getDefiningOp<ParamOp>())
+    if (auto p = throughCasts(t.getInput()).getDefiningOp<ParamOp>())
       if (p.getType().getRank() == 2)
         return ParamView{p, SmallVector<int64_t, 2>(t.getPermutation())};
   return std::nullopt;
@@ -113,10 +121,8 @@ private:
         continue;
       if (auto update = dyn_cast<ParamUpdateOp>(op)) {
         // The new value of a parameter decides how it is stored.
-        func.walk([&](ParamOp p) {
-          if (p.getName() == update.getName())
-            adopt(p, of(update.getValue()));
-        });
+        for (ParamOp p : paramsNamed(update.getName()))
+          adopt(p, of(update.getValue()));
         continue;
       }
       SmallVector<TensorSharding, 2> in;
@@ -167,10 +173,19 @@ private:
     return gathers;
   }
 
+  /// The param ops reading parameter `name` (indexed on first use).
+  ArrayRef<ParamOp> paramsNamed(StringRef name) {
+    if (byName.empty())
+      func.walk([&](ParamOp p) { byName[p.getName()].push_back(p); });
+    auto it = byName.find(name);
+    return it == byName.end() ? ArrayRef<ParamOp>() : ArrayRef(it->second);
+  }
+
   func::FuncOp func;
   const Mesh &mesh;
   MeshAxis axis;
   llvm::StringMap<TensorSharding> params;
+  llvm::StringMap<SmallVector<ParamOp, 1>> byName;
   DenseMap<Value, TensorSharding> values;
   bool changed = false;
 };

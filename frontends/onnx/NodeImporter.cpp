@@ -58,6 +58,12 @@ Value NodeImporter::getInput(unsigned i, StringRef what) {
   return getOptionalInput(i);
 }
 
+std::string onnx_import::describeUnloadedInitializer(llvm::StringRef name) {
+  return "initializer '" + name.str() +
+         "' is stored as external data, which a structure-only import does "
+         "not load";
+}
+
 std::optional<DenseElementsAttr> NodeImporter::matchConstant(Value value) {
   Attribute attr;
   if (matchPattern(value, m_Constant(&attr)))
@@ -65,11 +71,17 @@ std::optional<DenseElementsAttr> NodeImporter::matchConstant(Value value) {
       return dense;
   if (auto param = value.getDefiningOp<weft::ParamOp>()) {
     const ParamEntry *entry = state.params.lookup(param.getName());
-    if (entry && entry->numElements() <= kMaxParamElementsRead)
+    if (entry && entry->numElements() <= kMaxParamElementsRead) {
+      if (!entry->hasData()) {
+        (void)emitError(describeUnloadedInitializer(entry->name) +
+                        "; weft needs its value at import time");
+        return std::nullopt;
+      }
       return DenseElementsAttr::getFromRawBuffer(
           entry->getTensorType(state.ctx),
           ArrayRef<char>(reinterpret_cast<const char *>(entry->data.data()),
                          entry->data.size()));
+    }
   }
   return std::nullopt;
 }

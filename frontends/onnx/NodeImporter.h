@@ -46,6 +46,10 @@ struct GraphState {
   llvm::StringMap<mlir::Value> values;
   /// Names read by some node or listed as graph outputs.
   llvm::StringSet<> usedNames;
+  /// Integer and bool initializers stored as external data that a
+  /// structure-only import did not read: they have no value (weft makes
+  /// constants of them), so any use of one is an error.
+  llvm::StringSet<> unloadedInitializers;
   /// The first error met; empty while all goes well.
   std::string error;
 };
@@ -91,7 +95,9 @@ public:
   static constexpr const char *kNeedsImportTimeValue =
       "weft needs its value at import time";
   /// The constant value of `value` if it has one (constants, and parameters
-  /// small enough to read), else nullopt.
+  /// small enough to read), else nullopt. A parameter small enough to read
+  /// whose data a structure-only import did not load records an error naming
+  /// it (and yields nullopt): a full import would have used its value.
   std::optional<mlir::DenseElementsAttr> matchConstant(mlir::Value value);
 
   //===--- Outputs -------------------------------------------------------===//
@@ -180,6 +186,10 @@ private:
   int index;
   mlir::Location loc;
 };
+
+/// "initializer 'NAME' is stored as external data, which a structure-only
+/// import does not load" (the start of every error about such data).
+std::string describeUnloadedInitializer(llvm::StringRef name);
 
 //===--- Shape helpers
 //-----------------------------------------------------===//

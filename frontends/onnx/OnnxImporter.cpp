@@ -211,24 +211,33 @@ LogicalResult GraphImporter::resolveInputTypes() {
 }
 
 /// Float initializers become weft.param (data in the ParamTable), the others
-/// weft.constant.
+/// weft.constant. A structure-only import reads no external data: float
+/// initializers stored so get data-less entries, the others no value at all
+/// (a node that reads one fails).
 LogicalResult GraphImporter::importInitializers(GraphState &state) {
   for (const onnx::TensorProto &tensor : graph.initializer()) {
     const std::string &name = tensor.name();
     std::string what = "initializer '" + name + "'";
     TensorData data;
     std::string message;
-    if (!decodeTensor(tensor, modelDir, what, data, message))
+    bool loaded = opts.loadExternalData || !isExternalTensor(tensor);
+    if (loaded ? !decodeTensor(tensor, modelDir, what, data, message)
+               : !decodeExternalTensorType(tensor, what, data, message))
       return fail(message);
     Location loc = NameLoc::get(StringAttr::get(&ctx, name));
     Value value;
     Type elementType = getElementTypeOf(ctx, data.dtype);
+    if (!loaded && !isa<FloatType>(elementType)) {
+      if (state.values.count(name) ||
+          !state.unloadedInitializers.insert(name).second)
+        return fail(what + " is defined twice");
+      continue;
+    }
     if (isa<FloatType>(elementType)) {
-      ParamEntry entry;
-      entry.name = name;
-      entry.dtype = data.dtype;
-      entry.shape = data.shape;
-      entry.data = std::move(data.bytes);
+      ParamEntry entry =
+          loaded
+              ? ParamEntry{name, data.dtype, data.shape, std::move(data.bytes)}
+              : ParamEntry::withoutData(name, data.dtype, data.shape);
       RankedTensorType type = entry.getTensorType(ctx);
       if (!state.params.add(std::move(entry)))
         return fail(what + " is defined twice");
@@ -236,7 +245,8 @@ LogicalResult GraphImporter::importInitializers(GraphState &state) {
     } else {
       value = weft::ConstantOp::create(state.builder, loc, data.toAttr(ctx));
     }
-    if (!state.values.try_emplace(name, value).second)
+    if (state.unloadedInitializers.contains(name) ||
+        !state.values.try_emplace(name, value).second)
       return fail(what + " is defined twice");
   }
   return success();
@@ -253,11 +263,17 @@ LogicalResult GraphImporter::importNodes(GraphState &state) {
   for (int i = 0; i < graph.node_size(); ++i) {
     const onnx::NodeProto &node = graph.node(i);
     NodeImporter imp(state, node, i);
-    for (const std::string &input : node.input())
+    for (const std::string &input : node.input()) {
+      if (state.unloadedInitializers.contains(input))
+        return fail(imp.describe() + ": input " +
+                    describeUnloadedInitializer(input) +
+                    "; weft needs the values of integer and bool "
+                    "initializers at import time (they become constants)");
       if (!input.empty() && !state.values.count(input))
         return fail(imp.describe() + ": input '" + input +
                     "' is not produced by an earlier node, an initializer or "
                     "a graph input (is the graph topologically sorted?)");
+    }
     OpImportFn import = lookupOpImporter(node.op_type());
     if (failed(import(imp)) || imp.hasError())
       return fail(state.error.empty() ? imp.describe() + ": import failed"
@@ -273,6 +289,9 @@ LogicalResult GraphImporter::importNodes(GraphState &state) {
 LogicalResult GraphImporter::finishFunction(GraphState &state) {
   SmallVector<Value> results;
   for (const onnx::ValueInfoProto &output : graph.output()) {
+    if (state.unloadedInitializers.contains(output.name()))
+      return fail("graph output '" + output.name() +
+                  "': " + describeUnloadedInitializer(output.name()));
     Value value = state.values.lookup(output.name());
     if (!value)
       return fail("graph output '" + output.name() +

@@ -11,6 +11,12 @@
 //   - every op is folded while it is created, so the Shape/Gather/Concat
 //     chains exporters emit collapse into constants and static shapes.
 //
+// A structure-only import (loadExternalData = false) builds the same module
+// without opening any initializer stored as ONNX external data: such a float
+// initializer becomes the same weft.param, with a data-less ParamTable entry
+// (ParamEntry::hasData()). An import that needs the values of one (an integer
+// initializer, a shape to fold) fails naming it.
+//
 //===----------------------------------------------------------------------===//
 #ifndef WEFT_FRONTENDS_ONNX_ONNXIMPORTER_H
 #define WEFT_FRONTENDS_ONNX_ONNXIMPORTER_H
@@ -34,6 +40,13 @@ struct OnnxImportOptions {
   /// Static shapes for graph inputs, by ONNX input name; they replace the
   /// model's symbolic or unknown dims (and must keep the input's rank).
   std::map<std::string, std::vector<int64_t>> inputShapes;
+  /// Whether initializers stored as ONNX external data are read. When false
+  /// (structure-only import, e.g. for planning a model too large to load)
+  /// their files are never opened and need not exist: float ones become
+  /// weft.param ops as usual but their ParamTable entries hold no data, and
+  /// an import that needs the values of one fails with an error naming it.
+  /// Inline initializers are read either way.
+  bool loadExternalData = true;
 };
 
 struct OnnxImportResult {

@@ -179,13 +179,15 @@ bool onnx_import::resolveExternalDataLocation(llvm::StringRef location,
   return true;
 }
 
-/// Reads the bytes of an external-data tensor. The file must lie inside
-/// `modelDir`, after resolving symlinks.
-static bool readExternalData(const onnx::TensorProto &tensor,
-                             llvm::StringRef modelDir, const std::string &what,
-                             std::vector<uint8_t> &bytes, std::string &error) {
-  std::string location;
-  int64_t offset = 0, length = -1;
+/// The `location`, `offset` and `length` keys of an external-data tensor
+/// (offset 0 and length -1 when absent); refuses offsets and lengths that are
+/// not non-negative integers.
+static bool parseExternalDataKeys(const onnx::TensorProto &tensor,
+                                  const std::string &what,
+                                  std::string &location, int64_t &offset,
+                                  int64_t &length, std::string &error) {
+  offset = 0;
+  length = -1;
   for (const onnx::StringStringEntryProto &entry : tensor.external_data()) {
     const std::string &key = entry.key();
     if (key == "location") {
@@ -200,6 +202,18 @@ static bool readExternalData(const onnx::TensorProto &tensor,
       (key == "offset" ? offset : length) = value;
     }
   }
+  return true;
+}
+
+/// Reads the bytes of an external-data tensor. The file must lie inside
+/// `modelDir`, after resolving symlinks.
+static bool readExternalData(const onnx::TensorProto &tensor,
+                             llvm::StringRef modelDir, const std::string &what,
+                             std::vector<uint8_t> &bytes, std::string &error) {
+  std::string location;
+  int64_t offset, length;
+  if (!parseExternalDataKeys(tensor, what, location, offset, length, error))
+    return false;
   std::string realFile;
   if (!resolveExternalDataLocation(location, modelDir, what, realFile, error))
     return false;
@@ -243,10 +257,45 @@ static void copyTypedField(const Field &field, std::vector<uint8_t> &bytes) {
   }
 }
 
-bool onnx_import::decodeTensor(const onnx::TensorProto &tensor,
-                               llvm::StringRef modelDir,
-                               const std::string &what, TensorData &out,
-                               std::string &error) {
+/// "holds N bytes of data but its shape [..] of TYPE needs M".
+static std::string describeSizeMismatch(const onnx::TensorProto &tensor,
+                                        const std::string &what,
+                                        const TensorData &out, int64_t bytes) {
+  return what + " holds " + std::to_string(bytes) +
+         " bytes of data but its shape " + formatDims(out.shape) + " of " +
+         getOnnxDataTypeName(tensor.data_type()) + " needs " +
+         std::to_string(out.numElements() * weftDTypeSize(out.dtype));
+}
+
+bool onnx_import::isExternalTensor(const onnx::TensorProto &tensor) {
+  return tensor.data_location() == onnx::TensorProto::EXTERNAL;
+}
+
+bool onnx_import::decodeExternalTensorType(const onnx::TensorProto &tensor,
+                                           const std::string &what,
+                                           TensorData &out,
+                                           std::string &error) {
+  if (!decodeTensorType(tensor, what, out, error))
+    return false;
+  out.bytes.clear();
+  std::string location;
+  int64_t offset, length;
+  if (!parseExternalDataKeys(tensor, what, location, offset, length, error))
+    return false;
+  if (location.empty()) {
+    error = what + ": external data without a 'location'";
+    return false;
+  }
+  if (length >= 0 && length != out.numElements() * weftDTypeSize(out.dtype)) {
+    error = describeSizeMismatch(tensor, what, out, length);
+    return false;
+  }
+  return true;
+}
+
+bool onnx_import::decodeTensorType(const onnx::TensorProto &tensor,
+                                   const std::string &what, TensorData &out,
+                                   std::string &error) {
   if (!convertOnnxDataType(tensor.data_type(), out.dtype)) {
     error = what + " has element type " +
             getOnnxDataTypeName(tensor.data_type()) +
@@ -267,10 +316,20 @@ bool onnx_import::decodeTensor(const onnx::TensorProto &tensor,
     error = what + " is a segmented tensor, which weft does not support";
     return false;
   }
+  return true;
+}
 
+bool onnx_import::decodeTensor(const onnx::TensorProto &tensor,
+                               llvm::StringRef modelDir,
+                               const std::string &what, TensorData &out,
+                               std::string &error) {
+  if (!decodeTensorType(tensor, what, out, error))
+    return false;
+  const int64_t count = out.numElements();
+  const int64_t elemSize = weftDTypeSize(out.dtype);
   std::vector<uint8_t> &bytes = out.bytes;
   int64_t typedCount = -1;
-  if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
+  if (isExternalTensor(tensor)) {
     if (!readExternalData(tensor, modelDir, what, bytes, error))
       return false;
   } else if (tensor.has_raw_data()) {
@@ -315,10 +374,8 @@ bool onnx_import::decodeTensor(const onnx::TensorProto &tensor,
     }
   }
   if (static_cast<int64_t>(bytes.size()) != count * elemSize) {
-    error = what + " holds " + std::to_string(bytes.size()) +
-            " bytes of data but its shape " + formatDims(out.shape) + " of " +
-            getOnnxDataTypeName(tensor.data_type()) + " needs " +
-            std::to_string(count * elemSize);
+    error = describeSizeMismatch(tensor, what, out,
+                                 static_cast<int64_t>(bytes.size()));
     return false;
   }
   if (out.dtype == WEFT_BOOL)

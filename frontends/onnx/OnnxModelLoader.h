@@ -65,6 +65,24 @@ bool resolveExternalDataLocation(llvm::StringRef location,
                                  const std::string &what, std::string &realPath,
                                  std::string &error);
 
+/// Whether `tensor` keeps its data in an external file.
+bool isExternalTensor(const onnx::TensorProto &tensor);
+
+/// Decodes the dtype and shape of `tensor` and checks what needs no data (a
+/// supported element type, a valid shape, no segment); `out.bytes` is left
+/// untouched.
+bool decodeTensorType(const onnx::TensorProto &tensor, const std::string &what,
+                      TensorData &out, std::string &error);
+
+/// For a structure-only import: the dtype and shape of an external-data
+/// `tensor`, whose file is never opened (it need not exist). Checks the
+/// external_data keys that need no file (a location; offset and length
+/// non-negative integers; a length that fits the shape). `out.bytes` is
+/// empty.
+bool decodeExternalTensorType(const onnx::TensorProto &tensor,
+                              const std::string &what, TensorData &out,
+                              std::string &error);
+
 /// Decodes `tensor`. External data is looked up relative to `modelDir`;
 /// locations outside that directory are refused. `what` names the tensor in
 /// messages (e.g. "initializer 'fc.weight'").

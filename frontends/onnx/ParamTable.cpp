@@ -2,8 +2,37 @@
 #include "frontends/onnx/ParamTable.h"
 
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/ErrorHandling.h"
 
 using namespace weft;
+
+ParamEntry ParamEntry::withoutData(std::string name, WeftDType dtype,
+                                   std::vector<int64_t> shape) {
+  ParamEntry entry;
+  entry.name = std::move(name);
+  entry.dtype = dtype;
+  entry.shape = std::move(shape);
+  entry.dataLoaded = false;
+  return entry;
+}
+
+std::string ParamEntry::describeMissingData() const {
+  return "parameter '" + name +
+         "' has no data: it is stored as ONNX external data, which a "
+         "structure-only import does not load";
+}
+
+llvm::ArrayRef<uint8_t> ParamEntry::getData() const {
+  if (!dataLoaded)
+    llvm::report_fatal_error(llvm::Twine("weft: ") + describeMissingData(),
+                             /*gen_crash_diag=*/false);
+  return data;
+}
+
+int64_t ParamEntry::byteSize() const {
+  return numElements() * weftDTypeSize(dtype);
+}
 
 int64_t ParamEntry::numElements() const {
   int64_t count = 1;
@@ -26,8 +55,8 @@ bool ParamTable::add(ParamEntry entry) {
   for (int64_t d : entry.shape)
     if (d < 0)
       return false;
-  if (static_cast<int64_t>(entry.data.size()) !=
-      entry.numElements() * weftDTypeSize(entry.dtype))
+  int64_t expected = entry.hasData() ? entry.byteSize() : 0;
+  if (static_cast<int64_t>(entry.data.size()) != expected)
     return false;
   index[entry.name] = entries.size();
   entries.push_back(std::move(entry));
@@ -47,8 +76,33 @@ ParamEntry *ParamTable::lookup(llvm::StringRef name) {
 int64_t ParamTable::totalBytes() const {
   int64_t total = 0;
   for (const ParamEntry &e : entries)
-    total += static_cast<int64_t>(e.data.size());
+    total += e.byteSize();
   return total;
+}
+
+bool ParamTable::hasAllData() const {
+  for (const ParamEntry &e : entries)
+    if (!e.hasData())
+      return false;
+  return true;
+}
+
+bool ParamTable::checkHasData(std::string &error) const {
+  constexpr size_t kNamed = 3;
+  std::vector<const ParamEntry *> missing;
+  for (const ParamEntry &e : entries)
+    if (!e.hasData())
+      missing.push_back(&e);
+  if (missing.empty())
+    return true;
+  error = missing.front()->describeMissingData();
+  if (missing.size() > 1) {
+    error += " (and " + std::to_string(missing.size() - 1) + " more:";
+    for (size_t i = 1; i < missing.size() && i <= kNamed; ++i)
+      error += (i > 1 ? ", '" : " '") + missing[i]->name + "'";
+    error += missing.size() - 1 > kNamed ? ", ...)" : ")";
+  }
+  return false;
 }
 
 void ParamTable::rebuildIndex() {

@@ -6,6 +6,7 @@
 //            [--metrics FILE.jsonl] [--checkpoint-dir DIR] [--save-every K]
 //            [--resume] [--trace FILE.json]
 //   weft export BUNDLE --checkpoint DIR -o TRAINED.onnx
+//   weft calibrate [-n N] -o CLUSTER.json [--quick]
 //   weft --help | --version
 //
 // `weft run` and `weft train` read BUNDLE/manifest.json and execute the
@@ -26,6 +27,13 @@
 // records, so a checkpoint of another model (or of the same model compiled
 // with other flags) is refused. The ONNX half lives in
 // ExportOnnx.cpp, which runtime-only builds (no ONNX) leave out.
+//
+// `weft calibrate` measures this machine through weft's own runtime and
+// writes a cluster description ("weft-cluster/1", what `weftc --cluster
+// FILE.json` reads): it checks its arguments and the output path, then
+// starts N ranks (default: one per hardware thread) of weft-calibrate
+// (Calibrate.cpp, installed beside `weft`) exactly as `weft run` starts a
+// bundle's executable (execRanks). Rank 0 writes the file atomically.
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,6 +56,7 @@
 #include <fcntl.h>
 #include <string>
 #include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 #include <vector>
 
@@ -71,6 +80,10 @@ const char *const kUsage =
     "  export BUNDLE --checkpoint DIR -o TRAINED.onnx\n"
     "                 write the bundle's source model with the trained\n"
     "                 parameters of a checkpoint\n"
+    "  calibrate [-n N] -o CLUSTER.json [--quick]\n"
+    "                 measure this machine with N ranks (default: one per\n"
+    "                 hardware thread) and write a cluster file for\n"
+    "                 weftc --cluster\n"
     "\n"
     "options:\n"
     "  --help         print this help\n"
@@ -87,6 +100,22 @@ const char *const kTrainUsage =
 
 const char *const kExportUsage =
     "usage: weft export BUNDLE --checkpoint DIR -o TRAINED.onnx";
+
+const char *const kCalibrateUsage =
+    "usage: weft calibrate [-n N] -o CLUSTER.json [--quick]";
+
+const char *const kCalibrateHelp =
+    "usage: weft calibrate [-n N] -o CLUSTER.json [--quick]\n"
+    "\n"
+    "Measures this machine through weft's runtime with N ranks (default: one\n"
+    "per hardware thread), one kernel thread each, and writes CLUSTER.json\n"
+    "(format weft-cluster/1) for 'weftc compile|plan --cluster "
+    "CLUSTER.json':\n"
+    "one core's fp32/bf16 GEMM rates and efficiency curve, memory bandwidth,\n"
+    "per-kernel overhead, alpha-beta fits of all_reduce, all_gather,\n"
+    "reduce_scatter (groups of 2..N ranks) and send/recv, and how much of an\n"
+    "asynchronous all_reduce hides behind compute. --quick measures fewer\n"
+    "sizes with fewer repetitions (for tests; the figures are rougher).\n";
 
 int error(int code, const std::string &message, const char *usage = nullptr) {
   std::fflush(stdout);
@@ -176,6 +205,70 @@ std::string absolutePath(const std::string &path) {
   return path;
 }
 
+/// Whether `arg` is the -n option of the commands that start ranks (-n N,
+/// -nN or -n=N).
+bool isRanksOption(const std::string &arg) {
+  return arg == "-n" || arg.compare(0, 3, "-n=") == 0 ||
+         (arg.size() > 2 && arg.compare(0, 2, "-n") == 0 && arg[2] >= '0' &&
+          arg[2] <= '9');
+}
+
+/// Reads the number of ranks of the -n option at argv[i] (advancing i past
+/// a separate value); on bad usage prints the error and returns false.
+bool readRanks(int argc, char **argv, int &i, int64_t &ranks,
+               const char *usage) {
+  std::string arg = argv[i], value;
+  if (arg == "-n") {
+    if (i + 1 >= argc) {
+      error(kExitBadInput, "-n needs a number of ranks", usage);
+      return false;
+    }
+    value = argv[++i];
+  } else {
+    value = arg.substr(arg[2] == '=' ? 3 : 2);
+  }
+  if (!parsePositive(value, ranks)) {
+    error(kExitBadInput,
+          "-n expects a positive number of ranks, got '" + value + "'", usage);
+    return false;
+  }
+  return true;
+}
+
+/// Executes `exe` with `exeArgs` as `ranks` ranks, the way every weft
+/// command starts ranks: directly for one, through `mpirun --oversubscribe
+/// -n N` otherwise (mpirun's exit code is the ranks'). Returns only on
+/// failure (exit code 1; `whyMpi` says what needed mpirun).
+int execRanks(int64_t ranks, const std::string &exe,
+              const std::vector<std::string> &exeArgs,
+              const std::string &whyMpi) {
+  std::vector<std::string> args;
+  if (ranks > 1) {
+    args = {"mpirun", "--oversubscribe", "-n", std::to_string(ranks)};
+    // Open MPI refuses to start as root without these (containers).
+    if (::geteuid() == 0) {
+      ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 0);
+      ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 0);
+    }
+  }
+  args.push_back(exe);
+  args.insert(args.end(), exeArgs.begin(), exeArgs.end());
+  std::vector<char *> cargs;
+  for (std::string &a : args)
+    cargs.push_back(&a[0]);
+  cargs.push_back(nullptr);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  if (ranks > 1) {
+    ::execvp("mpirun", cargs.data());
+    return error(kExitFailure, std::string("cannot run mpirun: ") +
+                                   std::strerror(errno) + " (" + whyMpi + ")");
+  }
+  ::execv(exe.c_str(), cargs.data());
+  return error(kExitFailure,
+               "cannot execute '" + exe + "': " + std::strerror(errno));
+}
+
 /// `weft run` (train = false) and `weft train`: checks the bundle and -n,
 /// then executes the bundle's executable.
 int launchCommand(bool train, int argc, char **argv) {
@@ -190,22 +283,9 @@ int launchCommand(bool train, int argc, char **argv) {
       std::printf("%s\n", usage);
       return kExitOk;
     }
-    if (arg == "-n" || arg.compare(0, 3, "-n=") == 0 ||
-        (arg.size() > 2 && arg.compare(0, 2, "-n") == 0 && arg[2] >= '0' &&
-         arg[2] <= '9')) {
-      std::string value;
-      if (arg == "-n") {
-        if (i + 1 >= argc)
-          return error(kExitBadInput, "-n needs a number of ranks", usage);
-        value = argv[++i];
-      } else {
-        value = arg.substr(arg[2] == '=' ? 3 : 2);
-      }
-      if (!parsePositive(value, ranks))
-        return error(kExitBadInput,
-                     "-n expects a positive number of ranks, got '" + value +
-                         "'",
-                     usage);
+    if (isRanksOption(arg)) {
+      if (!readRanks(argc, argv, i, ranks, usage))
+        return kExitBadInput;
       continue;
     }
     if (arg == "--bundle" || arg.compare(0, 9, "--bundle=") == 0)
@@ -261,36 +341,13 @@ int launchCommand(bool train, int argc, char **argv) {
                                     " (its executable '" + manifest.executable +
                                     "' is missing or not executable)");
 
-  std::vector<std::string> args;
-  if (manifest.worldSize > 1) {
-    args = {"mpirun", "--oversubscribe", "-n", std::to_string(ranks)};
-    // Open MPI refuses to start as root without these (containers).
-    if (::geteuid() == 0) {
-      ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 0);
-      ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 0);
-    }
-  }
-  args.push_back(exe);
-  args.push_back("--bundle");
-  args.push_back(bundleAbs);
+  std::vector<std::string> args = {"--bundle", bundleAbs};
   if (train)
     args.push_back("--train");
   args.insert(args.end(), forwarded.begin(), forwarded.end());
-  std::vector<char *> cargs;
-  for (std::string &a : args)
-    cargs.push_back(&a[0]);
-  cargs.push_back(nullptr);
-  std::fflush(stdout);
-  std::fflush(stderr);
-  if (manifest.worldSize > 1) {
-    ::execvp("mpirun", cargs.data());
-    return error(kExitFailure, std::string("cannot run mpirun: ") +
-                                   std::strerror(errno) + " (a bundle for " +
-                                   std::to_string(ranks) + " ranks needs MPI)");
-  }
-  ::execv(exe.c_str(), cargs.data());
-  return error(kExitFailure,
-               "cannot execute '" + exe + "': " + std::strerror(errno));
+  return execRanks(ranks, exe, args,
+                   "a bundle for " + std::to_string(ranks) +
+                       " ranks needs MPI");
 }
 
 #ifdef WEFT_HAVE_ONNX
@@ -542,6 +599,89 @@ int exportCommand(int argc, char **argv) {
 #endif
 }
 
+/// `weft calibrate [-n N] -o CLUSTER.json [--quick]`.
+int calibrateCommand(int argc, char **argv) {
+  const char *usage = kCalibrateUsage;
+  int64_t ranks = 0; // 0: not given
+  std::string output;
+  bool haveOutput = false, quick = false;
+  for (int i = 0; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      std::printf("%s", kCalibrateHelp);
+      return kExitOk;
+    }
+    if (isRanksOption(arg)) {
+      if (!readRanks(argc, argv, i, ranks, usage))
+        return kExitBadInput;
+      continue;
+    }
+    if (arg == "--quick") {
+      quick = true;
+      continue;
+    }
+    std::string name = arg.substr(0, arg.find('='));
+    if (name == "-o" || name == "--output") {
+      if (haveOutput)
+        return error(kExitBadInput, "option '" + name + "' given twice", usage);
+      if (name.size() < arg.size()) {
+        output = arg.substr(name.size() + 1);
+      } else {
+        if (i + 1 >= argc)
+          return error(kExitBadInput, "option '" + arg + "' needs a value",
+                       usage);
+        output = argv[++i];
+      }
+      if (output.empty())
+        return error(kExitBadInput, "option '" + name + "' needs a value",
+                     usage);
+      haveOutput = true;
+      continue;
+    }
+    if (!arg.empty() && arg[0] == '-')
+      return error(kExitBadInput, "unknown option '" + arg + "'", usage);
+    return error(kExitBadInput, "unexpected argument '" + arg + "'", usage);
+  }
+  if (!haveOutput)
+    return error(kExitBadInput, "missing -o CLUSTER.json", usage);
+  if (ranks == 0) {
+    unsigned cores = std::thread::hardware_concurrency();
+    ranks = cores > 0 ? cores : 1;
+  }
+
+  // The output: a file in an existing, writable directory (checked before
+  // any rank starts; weft-calibrate checks again).
+  if (output.back() == '/' || weft::isDirectory(output))
+    return error(kExitBadInput,
+                 "output '" + output +
+                     "' is a directory; give the file to write, e.g. " +
+                     weft::joinPath(output, "cluster.json"));
+  std::string outDir = weft::parentPath(output);
+  if (!weft::isDirectory(outDir))
+    return error(kExitBadInput, "cannot write output '" + output +
+                                    "': directory '" + outDir +
+                                    "' does not exist");
+  if (::access(outDir.c_str(), W_OK | X_OK) != 0)
+    return error(kExitBadInput,
+                 "cannot write output '" + output + "': directory '" + outDir +
+                     "' is not writable (" + std::strerror(errno) + ")");
+  std::string outAbs =
+      weft::joinPath(absolutePath(outDir), weft::fileName(output));
+
+  std::string dir = weft::executableDirectory();
+  std::string exe = weft::joinPath(dir.empty() ? "." : dir, "weft-calibrate");
+  if (::access(exe.c_str(), X_OK) != 0)
+    return error(kExitFailure, "cannot find weft-calibrate beside weft (" +
+                                   exe + ": " + std::strerror(errno) + ")");
+  std::vector<std::string> args = {"-o", outAbs, "--ranks",
+                                   std::to_string(ranks)};
+  if (quick)
+    args.push_back("--quick");
+  return execRanks(ranks, exe, args,
+                   "calibrating " + std::to_string(ranks) +
+                       " ranks needs MPI; -n 1 runs without it");
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -560,5 +700,7 @@ int main(int argc, char **argv) {
     return launchCommand(command == "train", argc - 2, argv + 2);
   if (command == "export")
     return exportCommand(argc - 2, argv + 2);
+  if (command == "calibrate")
+    return calibrateCommand(argc - 2, argv + 2);
   return error(kExitBadInput, "unknown command '" + command + "'", kUsage);
 }

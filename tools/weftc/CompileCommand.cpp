@@ -171,7 +171,7 @@ bool weft::importForLowering(const CompileOptions &opts, LoweringInput &input,
   input.context->loadAllAvailableDialects();
   OnnxImportOptions importOptions;
   importOptions.inputShapes = opts.inputShapes;
-  (void)structureOnly; // TEMP until the frontend has loadExternalData
+  importOptions.loadExternalData = !structureOnly;
   input.imported =
       importOnnxFile(*input.context, opts.model, importOptions, error);
   return input.imported.has_value();
@@ -179,7 +179,10 @@ bool weft::importForLowering(const CompileOptions &opts, LoweringInput &input,
 
 void weft::addLoweringPasses(mlir::PassManager &pm, const CompileOptions &opts,
                              LowerUntil until) {
-  if (opts.train) {
+  // The planner runs the forward passes and the rest separately (it
+  // shortens repeated layers in between).
+  const bool forward = until != LowerUntil::ProfileStep;
+  if (forward && opts.train) {
     AppendLossOptions loss;
     loss.loss = opts.loss;
     loss.target = opts.lossTarget;
@@ -187,12 +190,14 @@ void weft::addLoweringPasses(mlir::PassManager &pm, const CompileOptions &opts,
   }
   // Mixed precision rewrites the forward graph, so autodiff differentiates
   // the casts; canonicalizing first folds transposes into the products.
-  if (opts.dtype == "bf16") {
+  if (forward && opts.dtype == "bf16") {
     pm.addPass(mlir::createCanonicalizerPass());
     MixedPrecisionOptions precision;
     precision.dtype = opts.dtype;
     pm.addPass(createMixedPrecision(precision));
   }
+  if (until == LowerUntil::ProfileForward)
+    return;
   // Pipeline stages are cut in the forward model; autodiff puts each
   // gradient op in the stage of the op it differentiates.
   const int64_t pp = opts.pp.value_or(1);

@@ -68,12 +68,13 @@ struct CompileOptions {
 bool parseCompileOptions(int argc, char **argv, CompileOptions &opts,
                          std::string &error, bool needOutput = true);
 
-/// How far addLoweringPasses goes: the whole training step before any
-/// partitioning, every forward op its own unit (weft-pipeline-stages
-/// unit-stages: what the planner profiles); through weft-pipeline (the
-/// scheduled, partitioned step: what a schedule diagram reads); or through
-/// buffer assignment (what the bundle is made of).
-enum class LowerUntil { ProfileStep, Pipeline, Buffers };
+/// How far addLoweringPasses goes: for the planner, the forward model with
+/// its loss (ProfileForward), then from there the whole training step
+/// before any partitioning, every forward op its own unit
+/// (weft-pipeline-stages unit-stages; ProfileStep); through weft-pipeline
+/// (the scheduled, partitioned step: what a schedule diagram reads); or
+/// through buffer assignment (what the bundle is made of).
+enum class LowerUntil { ProfileForward, ProfileStep, Pipeline, Buffers };
 
 /// Prints a pass's diagnostic to stderr ("LOC: error: ..."); the handler
 /// weftc's commands install.

@@ -1,9 +1,12 @@
 //===- ImportCommand.cpp - weftc import -----------------------------------===//
 //
 //   weftc import MODEL.onnx [-o OUT.mlir] [--input-shape NAME=D0xD1x...]...
+//                [--structure-only]
 //
 // Prints the imported module (weights appear as weft.param ops; their data
-// stays in the model).
+// stays in the model). --structure-only never opens the files of initializers
+// stored as ONNX external data (they need not exist) and prints the same
+// module: the import weftc plan does for models too large to load.
 //
 //===----------------------------------------------------------------------===//
 #include "tools/weftc/Commands.h"
@@ -22,14 +25,20 @@ using namespace weft;
 
 static void printImportUsage(llvm::raw_ostream &os) {
   os << "usage: weftc import MODEL.onnx [-o OUT.mlir] "
-        "[--input-shape NAME=D0xD1x...]...\n"
+        "[--input-shape NAME=D0xD1x...]... [--structure-only]\n"
         "Imports an ONNX model (opsets 13 to 21) into the weft dialect and "
         "prints it.\n"
         "  -o FILE                      write the module to FILE instead of "
         "stdout\n"
         "  --input-shape NAME=D0xD1...  static shape of graph input NAME "
         "(repeatable;\n"
-        "                               NAME= for a scalar)\n";
+        "                               NAME= for a scalar)\n"
+        "  --structure-only             do not read initializers stored as "
+        "ONNX external\n"
+        "                               data (their files need not exist); "
+        "the module is\n"
+        "                               the same, as long as no value of "
+        "one is needed\n";
 }
 
 static int usageError(const llvm::Twine &message) {
@@ -71,6 +80,10 @@ int weft::runImportCommand(int argc, char **argv) {
     if (arg == "-h" || arg == "--help") {
       printImportUsage(llvm::outs());
       return kExitOk;
+    }
+    if (arg == "--structure-only") {
+      opts.loadExternalData = false;
+      continue;
     }
     if (arg == "-o" || arg == "--input-shape") {
       if (i + 1 >= argc)

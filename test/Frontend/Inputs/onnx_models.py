@@ -408,6 +408,52 @@ def external():
     return m, data
 
 
+@group
+def structure():
+    """Structure-only import: float weights and an int64 shape stored as
+    external data in NAME.onnx.data (side files written; the tests delete
+    them)."""
+    rng = np.random.default_rng(0)
+    files = {}
+
+    def externalize(model_name, tensors):
+        """Moves `tensors` into MODEL_NAME.onnx.data, one after the other."""
+        location = model_name + ".onnx.data"
+        blob = b""
+        for t in tensors:
+            raw = t.raw_data if t.raw_data else numpy_helper.to_array(t).tobytes()
+            t.ClearField("raw_data")
+            t.ClearField("float_data")
+            t.ClearField("int64_data")
+            t.data_location = onnx.TensorProto.EXTERNAL
+            for key, value in [("location", location), ("offset", len(blob)),
+                               ("length", len(raw))]:
+                e = t.external_data.add()
+                e.key, e.value = key, str(value)
+            blob += raw
+        files[location] = blob
+
+    m = {}
+    w1 = numpy_helper.from_array(rng.standard_normal((4, 8)).astype(np.float32), "fc1.weight")
+    w2 = numpy_helper.from_array(rng.standard_normal((8, 3)).astype(np.float32), "fc2.weight")
+    externalize("so_mlp", [w1, w2])
+    b1 = floats("fc1.bias", [8], seed=1)  # inline: read either way
+    m["so_mlp"] = model(
+        [node("MatMul", ["x", "fc1.weight"], ["h0"], name="fc1"),
+         node("Add", ["h0", "fc1.bias"], ["h1"], name="fc1.bias_add"),
+         node("Relu", ["h1"], ["h2"], name="relu"),
+         node("MatMul", ["h2", "fc2.weight"], ["h3"], name="fc2"),
+         node("Reshape", ["h3", "out_shape"], ["y"], name="flatten")],
+        [vi("x", F32, [2, 4])], [vi("y", F32, None)],
+        [w1, b1, w2, ints("out_shape", [6])])
+
+    shape = ints("target_shape", [4, 2])
+    externalize("so_shape", [shape])
+    m["so_shape"] = model([node("Reshape", ["x", "target_shape"], ["y"], name="reshape")],
+                          [vi("x", F32, [2, 4])], [vi("y", F32, None)], [shape])
+    return m, files
+
+
 def write_external_side_files(outdir, data):
     os.makedirs(os.path.join(outdir, "weights"), exist_ok=True)
     with open(os.path.join(outdir, "weights", "w.bin"), "wb") as f:
@@ -429,6 +475,11 @@ def main():
         if name == "external":
             result, data = result
             write_external_side_files(outdir, data)
+        elif name == "structure":
+            result, files = result
+            for file_name, blob in files.items():
+                with open(os.path.join(outdir, file_name), "wb") as f:
+                    f.write(blob)
         for model_name, proto in result.items():
             with open(os.path.join(outdir, model_name + ".onnx"), "wb") as f:
                 f.write(proto.SerializeToString())

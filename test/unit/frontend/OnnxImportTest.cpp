@@ -13,6 +13,7 @@
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include "onnx/onnx_pb.h"
 
@@ -237,6 +238,225 @@ TEST(OnnxImport, UnusedParametersAreDropped) {
   EXPECT_EQ(result->params.size(), 1u);
   EXPECT_NE(result->params.lookup("used"), nullptr);
   EXPECT_EQ(result->params.lookup("unused"), nullptr);
+}
+
+TEST(ParamTable, EntriesWithoutData) {
+  ParamTable table;
+  ParamEntry a{"a", WEFT_F32, {2}, bytesOf<float>({1, 2})};
+  EXPECT_TRUE(a.hasData());
+  EXPECT_EQ(a.getData().size(), 8u);
+  ParamEntry w = ParamEntry::withoutData("w", WEFT_F16, {3, 4});
+  EXPECT_FALSE(w.hasData());
+  EXPECT_TRUE(w.data.empty());
+  EXPECT_EQ(w.byteSize(), 24);
+  ParamEntry bad = ParamEntry::withoutData("bad", WEFT_F32, {1});
+  bad.data.resize(4);
+  EXPECT_FALSE(table.add(bad)) << "a data-less entry holds no bytes";
+  EXPECT_TRUE(table.add(a));
+  EXPECT_TRUE(table.hasAllData());
+  std::string error;
+  EXPECT_TRUE(table.checkHasData(error));
+  EXPECT_TRUE(table.add(w));
+  EXPECT_TRUE(table.add(ParamEntry::withoutData("v", WEFT_F32, {1})));
+  EXPECT_EQ(table.totalBytes(), 8 + 24 + 4) << "counts data-less entries too";
+  EXPECT_FALSE(table.hasAllData());
+  EXPECT_FALSE(table.checkHasData(error));
+  EXPECT_EQ(error, "parameter 'w' has no data: it is stored as ONNX external "
+                   "data, which a structure-only import does not load (and 1 "
+                   "more: 'v')");
+  // Asking for the bytes of a data-less entry stops with a clear message
+  // rather than handing out an empty buffer.
+  EXPECT_DEATH((void)table.lookup("w")->getData(),
+               "parameter 'w' has no data: it is stored as ONNX external data");
+}
+
+/// A float initializer `name` of shape `dims` whose data lies in the external
+/// file `location` (which need not exist).
+onnx::TensorProto externalTensor(const std::string &name, int32_t dataType,
+                                 std::vector<int64_t> dims,
+                                 const std::string &location,
+                                 int64_t length = -1) {
+  onnx::TensorProto t;
+  t.set_name(name);
+  t.set_data_type(dataType);
+  for (int64_t d : dims)
+    t.add_dims(d);
+  t.set_data_location(onnx::TensorProto::EXTERNAL);
+  std::vector<std::pair<std::string, std::string>> keys = {
+      {"location", location}, {"offset", "0"}};
+  if (length >= 0)
+    keys.push_back({"length", std::to_string(length)});
+  for (const auto &[key, value] : keys) {
+    auto *entry = t.add_external_data();
+    entry->set_key(key);
+    entry->set_value(value);
+  }
+  return t;
+}
+
+std::optional<OnnxImportResult> importModelWith(mlir::MLIRContext &ctx,
+                                                const TempDir &dir,
+                                                const onnx::ModelProto &model,
+                                                bool loadExternalData,
+                                                std::string &error) {
+  std::string path = dir.file("model.onnx");
+  std::string bytes = model.SerializeAsString();
+  writeFile(path, bytes.data(), bytes.size());
+  OnnxImportOptions opts;
+  opts.loadExternalData = loadExternalData;
+  return importOnnxFile(ctx, path, opts, error);
+}
+
+std::string printModule(OnnxImportResult &result) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  result.module->print(os);
+  return text;
+}
+
+TEST(OnnxImport, StructureOnlyLeavesExternalDataUnread) {
+  TempDir dir;
+  ASSERT_FALSE(dir.path.empty());
+  std::vector<onnx::TensorProto> inits(2);
+  inits[0] = externalTensor("big", onnx::TensorProto::FLOAT, {2, 3},
+                            "missing.bin", 24);
+  inits[1].set_name("inline");
+  inits[1].set_data_type(onnx::TensorProto::FLOAT);
+  inits[1].add_dims(3);
+  for (float v : {1.0f, 2.0f, 3.0f})
+    inits[1].add_float_data(v);
+  onnx::ModelProto model = makeModel(inits, {2, 3});
+
+  // The data file does not exist: a full import names it...
+  mlir::MLIRContext fullCtx;
+  std::string error;
+  EXPECT_FALSE(importModelWith(fullCtx, dir, model, true, error));
+  EXPECT_NE(error.find("initializer 'big': external data file 'missing.bin' "
+                       "not found in"),
+            std::string::npos)
+      << error;
+
+  // ... a structure-only import never opens it.
+  mlir::MLIRContext ctx;
+  std::optional<OnnxImportResult> result =
+      importModelWith(ctx, dir, model, false, error);
+  ASSERT_TRUE(result) << error;
+  const ParamTable &params = result->params;
+  ASSERT_EQ(params.size(), 2u);
+  const ParamEntry *big = params.lookup("big");
+  ASSERT_NE(big, nullptr);
+  EXPECT_FALSE(big->hasData());
+  EXPECT_TRUE(big->data.empty());
+  EXPECT_EQ(big->dtype, WEFT_F32);
+  EXPECT_EQ(big->shape, (std::vector<int64_t>{2, 3}));
+  const ParamEntry *inlined = params.lookup("inline");
+  ASSERT_NE(inlined, nullptr);
+  EXPECT_TRUE(inlined->hasData()) << "inline initializers are still read";
+  EXPECT_EQ(inlined->data, bytesOf<float>({1.0f, 2.0f, 3.0f}));
+  EXPECT_EQ(params.totalBytes(), 24 + 12);
+  EXPECT_FALSE(params.checkHasData(error));
+  EXPECT_NE(error.find("parameter 'big' has no data"), std::string::npos);
+
+  // With the file in place, the full import gives the same module.
+  std::vector<float> values = {1, 2, 3, 4, 5, 6};
+  writeFile(dir.file("missing.bin"), values.data(), 24);
+  mlir::MLIRContext fullCtx2;
+  std::optional<OnnxImportResult> full =
+      importModelWith(fullCtx2, dir, model, true, error);
+  ASSERT_TRUE(full) << error;
+  EXPECT_TRUE(full->params.lookup("big")->hasData());
+  EXPECT_EQ(printModule(*full), printModule(*result));
+}
+
+TEST(OnnxImport, StructureOnlyChecksWhatNeedsNoFile) {
+  TempDir dir;
+  std::vector<onnx::TensorProto> inits = {
+      externalTensor("w", onnx::TensorProto::FLOAT, {2, 3}, "w.bin", 20)};
+  mlir::MLIRContext ctx;
+  std::string error;
+  EXPECT_FALSE(
+      importModelWith(ctx, dir, makeModel(inits, {2, 3}), false, error));
+  EXPECT_NE(error.find("initializer 'w' holds 20 bytes of data but its shape "
+                       "[2,3] of FLOAT needs 24"),
+            std::string::npos)
+      << error;
+}
+
+/// y = Reshape(x, shape) with `shape` an int64 initializer [3, 2].
+onnx::ModelProto makeReshapeModel(const onnx::TensorProto &shape) {
+  onnx::ModelProto model = makeModel({}, {2, 3});
+  onnx::GraphProto *graph = model.mutable_graph();
+  graph->clear_node();
+  graph->clear_output();
+  *graph->add_initializer() = shape;
+  onnx::NodeProto *reshape = graph->add_node();
+  reshape->set_name("reshape");
+  reshape->set_op_type("Reshape");
+  reshape->add_input("x");
+  reshape->add_input(shape.name());
+  reshape->add_output("y");
+  graph->add_output()->set_name("y");
+  return model;
+}
+
+TEST(OnnxImport, StructureOnlyNeedsNoValueOfExternalData) {
+  TempDir dir;
+  ASSERT_FALSE(dir.path.empty());
+  onnx::ModelProto model = makeReshapeModel(externalTensor(
+      "target_shape", onnx::TensorProto::INT64, {2}, "shape.bin", 16));
+  std::vector<int64_t> dims = {3, 2};
+  writeFile(dir.file("shape.bin"), dims.data(), 16);
+
+  mlir::MLIRContext fullCtx;
+  std::string error;
+  std::optional<OnnxImportResult> full =
+      importModelWith(fullCtx, dir, model, true, error);
+  ASSERT_TRUE(full) << error;
+  EXPECT_NE(printModule(*full).find("tensor<3x2xf32>"), std::string::npos);
+
+  // The shape to fold is an integer initializer the import did not read.
+  mlir::MLIRContext ctx;
+  EXPECT_FALSE(importModelWith(ctx, dir, model, false, error));
+  EXPECT_NE(error.find("node 'reshape' (Reshape): input initializer "
+                       "'target_shape' is stored as external data, which a "
+                       "structure-only import does not load"),
+            std::string::npos)
+      << error;
+
+  // A float initializer small enough to be read as a constant, likewise:
+  // Range needs the value of its start.
+  onnx::ModelProto range = makeModel({}, {});
+  onnx::GraphProto *graph = range.mutable_graph();
+  graph->clear_node();
+  graph->clear_output();
+  *graph->add_initializer() =
+      externalTensor("start", onnx::TensorProto::FLOAT, {}, "start.bin", 4);
+  for (auto [name, value] :
+       {std::pair<const char *, float>{"limit", 4.0f}, {"delta", 1.0f}}) {
+    onnx::TensorProto *t = graph->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    t->add_float_data(value);
+  }
+  onnx::NodeProto *node = graph->add_node();
+  node->set_name("range");
+  node->set_op_type("Range");
+  for (const char *input : {"start", "limit", "delta"})
+    node->add_input(input);
+  node->add_output("r");
+  onnx::NodeProto *add = graph->add_node();
+  add->set_op_type("Add");
+  add->add_input("x");
+  add->add_input("r");
+  add->add_output("y");
+  graph->add_output()->set_name("y");
+  mlir::MLIRContext rangeCtx;
+  EXPECT_FALSE(importModelWith(rangeCtx, dir, range, false, error));
+  EXPECT_NE(error.find("node 'range' (Range): initializer 'start' is stored "
+                       "as external data, which a structure-only import does "
+                       "not load; weft needs its value at import time"),
+            std::string::npos)
+      << error;
 }
 
 TEST(OnnxImport, ErrorsNameTheFile) {

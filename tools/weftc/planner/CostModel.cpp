@@ -8,8 +8,10 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdlib>
+#include <map>
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -173,6 +175,19 @@ std::string CostModel::computeBreakdown(const PlanChoice &plan) const {
     kernels += static_cast<int64_t>(runs);
   }
   if (std::getenv("WEFT_PLANNER_DUMP")) {
+    std::map<std::string, std::array<double, 4>> perKernel;
+    for (const OpRecord &op : it->second.ops) {
+      double runs = op.phase == Phase::Optimizer ? 1.0 : m;
+      auto &k = perKernel[profile.kernels[op.kernel]];
+      k[0] += runs;
+      k[1] += runs * opTime(op, scale, ranks);
+      k[2] += runs * (op.batch ? op.flops * scale : op.flops);
+      k[3] += runs * (op.batch ? op.bytes * scale : op.bytes);
+    }
+    for (auto &[name, k] : perKernel)
+      llvm::errs() << llvm::formatv(
+          "  kernel {0,-22} x{1,5} {2,8:f3} ms {3,8:f4} GFLOP {4,8:f3} MB\n",
+          name, k[0], k[1] * 1e3, k[2] / 1e9, k[3] / 1e6);
     std::vector<std::pair<double, const OpRecord *>> top;
     for (const OpRecord &op : it->second.ops)
       top.push_back({opTime(op, scale, ranks), &op});

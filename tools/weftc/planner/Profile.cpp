@@ -6,6 +6,7 @@
 #include "dialects/weft/ElementTypes.h"
 #include "dialects/weft/WeftOps.h"
 #include "passes/Passes.h"
+#include "passes/StageCuts.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -15,6 +16,7 @@
 #include "llvm/ADT/DenseSet.h"
 
 #include <chrono>
+#include <cstdlib>
 
 using namespace mlir;
 using namespace weft;
@@ -47,12 +49,6 @@ std::string collectiveKind(Operation *op) {
   if (isa<shard::AllToAllOp>(op))
     return "all_to_all";
   return "";
-}
-
-std::vector<int64_t> intsOf(func::FuncOp func, StringRef name) {
-  if (auto a = func->getAttrOfType<DenseI64ArrayAttr>(name))
-    return std::vector<int64_t>(a.asArrayRef().begin(), a.asArrayRef().end());
-  return {};
 }
 
 /// The M, N, K of a product and which of them the batch rows split: the
@@ -242,6 +238,155 @@ void analyze(func::FuncOp main, int64_t units, TpProfile &out,
   }
 }
 
+/// A run of identical layers in the forward model: `layers` repetitions of
+/// `opsPerLayer` forward ops starting at op `start`.
+struct Repetition {
+  int64_t start = 0, opsPerLayer = 0, layers = 0;
+};
+
+/// Layers the profile keeps of a longer run: the first, one in the middle
+/// (the template of every middle layer) and the last.
+constexpr int64_t kKeptLayers = 3;
+
+/// A structural hash of an op: its name, attributes and types.
+llvm::hash_code opSignature(Operation *op) {
+  llvm::hash_code h =
+      llvm::hash_combine(op->getName().getAsOpaquePointer(),
+                         op->getAttrDictionary().getAsOpaquePointer());
+  for (Type t : op->getOperandTypes())
+    h = llvm::hash_combine(h, t.getAsOpaquePointer());
+  for (Type t : op->getResultTypes())
+    h = llvm::hash_combine(h, t.getAsOpaquePointer());
+  return h;
+}
+
+/// The longest run of identical layers: segments between layer boundaries
+/// compared by signature, repeating with a period of 1 to 4 segments (a
+/// transformer block is two: attention and MLP, each ending at its
+/// residual add).
+Repetition findRepetition(const ForwardOps &fwd) {
+  const int64_t n = fwd.ops.size();
+  SmallVector<int64_t> begin = {0};
+  for (int64_t c : fwd.layerBoundaries)
+    begin.push_back(c + 1);
+  const int64_t segments = begin.size();
+  auto segEnd = [&](int64_t i) { return i + 1 < segments ? begin[i + 1] : n; };
+  SmallVector<llvm::hash_code> sig(segments);
+  for (int64_t i = 0; i < segments; ++i) {
+    llvm::hash_code h = llvm::hash_value(segEnd(i) - begin[i]);
+    for (int64_t o = begin[i]; o < segEnd(i); ++o)
+      h = llvm::hash_combine(h, opSignature(fwd.ops[o]));
+    sig[i] = h;
+  }
+  // For each period, the maximal runs where segment j equals segment j + q;
+  // the run covering the most forward ops wins.
+  Repetition best;
+  for (int64_t q = 1; q <= 4; ++q)
+    for (int64_t i = 0; i + q < segments;) {
+      int64_t j = i;
+      while (j + q < segments && sig[j] == sig[j + q])
+        ++j;
+      int64_t layers = (j - i + q) / q;
+      if (layers >= 2) {
+        int64_t ops = begin[i + q] - begin[i];
+        if (layers * ops > best.layers * best.opsPerLayer)
+          best = {begin[i], ops, layers};
+      }
+      i = std::max(j, i + 1);
+    }
+  return best;
+}
+
+/// The value crossing the cut after forward op `cut`: the one result of an
+/// op at or before it used after it.
+Value crossingValue(const ForwardOps &fwd, int64_t cut) {
+  Block *block = fwd.ops[cut]->getBlock();
+  for (int64_t i = cut; i >= 0; --i)
+    for (Value r : fwd.ops[i]->getResults())
+      for (Operation *user : r.getUsers()) {
+        Operation *at = block->findAncestorOpInBlock(*user);
+        if (at && (isa<func::ReturnOp>(at) ||
+                   (fwd.position.count(at) && fwd.position.lookup(at) > cut)))
+          return r;
+      }
+  return Value();
+}
+
+/// Removes the middle layers of `rep` beyond kKeptLayers from @main's
+/// forward model: the last kept layer's output feeds what the last layer's
+/// fed. Returns false (leaving the model alone) when the layers do not
+/// come apart cleanly.
+bool dropRepeatedLayers(const ForwardOps &fwd, const Repetition &rep) {
+  const int64_t c = rep.opsPerLayer;
+  const int64_t keepEnd = rep.start + kKeptLayers * c; // first dropped op
+  const int64_t dropEnd = rep.start + rep.layers * c;
+  Value keep = crossingValue(fwd, keepEnd - 1);
+  Value drop = crossingValue(fwd, dropEnd - 1);
+  if (!keep || !drop || keep.getType() != drop.getType())
+    return false;
+  // Everything the dropped ops make is used by dropped ops only, except
+  // the last layer's output.
+  DenseSet<Operation *> dropped;
+  for (int64_t i = keepEnd; i < dropEnd; ++i)
+    dropped.insert(fwd.ops[i]);
+  for (Operation *op : dropped)
+    for (Value r : op->getResults())
+      if (r != drop)
+        for (Operation *user : r.getUsers())
+          if (!dropped.contains(user))
+            return false;
+  drop.replaceAllUsesWith(keep);
+  for (int64_t i = dropEnd - 1; i >= keepEnd; --i)
+    fwd.ops[i]->erase();
+  return true;
+}
+
+/// Where a unit of the shortened model lands in the whole one: each unit
+/// of the middle kept layer stands for every middle layer.
+SmallVector<int64_t, 1> expandUnit(int64_t u, const Repetition &rep,
+                                   bool dropped) {
+  if (!dropped)
+    return {u};
+  const int64_t c = rep.opsPerLayer, extra = (rep.layers - kKeptLayers) * c;
+  if (u < rep.start + c)
+    return {u};
+  if (u < rep.start + 2 * c) {
+    SmallVector<int64_t, 1> all;
+    for (int64_t i = 1; i + 1 < rep.layers; ++i)
+      all.push_back(u + (i - 1) * c);
+    return all;
+  }
+  return {u + extra};
+}
+
+/// The records of the shortened model's partition, spread over the whole
+/// model's units.
+void expandProfile(TpProfile &p, const Repetition &rep, bool dropped,
+                   int64_t units) {
+  if (!dropped)
+    return;
+  std::vector<OpRecord> ops;
+  for (const OpRecord &r : p.ops)
+    for (int64_t u : expandUnit(r.unit, rep, dropped)) {
+      ops.push_back(r);
+      ops.back().unit = static_cast<int32_t>(u);
+    }
+  p.ops = std::move(ops);
+  std::vector<CollectiveRecord> colls;
+  for (const CollectiveRecord &r : p.collectives)
+    for (int64_t u : expandUnit(r.unit, rep, dropped)) {
+      colls.push_back(r);
+      colls.back().unit = static_cast<int32_t>(u);
+    }
+  p.collectives = std::move(colls);
+  std::vector<UnitBytes> bytes(std::max<int64_t>(units, 1));
+  for (size_t u = 0; u < p.units.size(); ++u)
+    for (int64_t full : expandUnit(u, rep, dropped))
+      if (full < static_cast<int64_t>(bytes.size()))
+        bytes[full] = p.units[u];
+  p.units = std::move(bytes);
+}
+
 } // namespace
 
 bool weft::planner::buildProfile(const CompileOptions &opts,
@@ -259,26 +404,29 @@ bool weft::planner::buildProfile(const CompileOptions &opts,
       diagnostics += (diagnostics.empty() ? "" : "; ") + diag.str();
     return success();
   });
-  PassManager pm(&context);
-  addLoweringPasses(pm, opts, LowerUntil::ProfileStep);
-  if (failed(pm.run(module))) {
+  PassManager forwardPm(&context);
+  addLoweringPasses(forwardPm, opts, LowerUntil::ProfileForward);
+  if (failed(forwardPm.run(module))) {
     error =
         "cannot build the training step of " + opts.model + ": " + diagnostics;
     return false;
   }
   auto main = module.lookupSymbol<func::FuncOp>("main");
-  if (!main) {
-    error = opts.model + ": no function 'main'";
+  if (!main || !llvm::hasSingleElement(main.getBody())) {
+    error = opts.model + ": no single-block function 'main'";
     return false;
   }
   profile.model = opts.model;
   profile.train = opts.train;
   profile.dtype = opts.dtype;
-  profile.cost = intsOf(main, "weft.unit_cost");
-  profile.crossingBytes = intsOf(main, "weft.unit_crossing_bytes");
-  profile.layerBoundaries = intsOf(main, "weft.layer_boundaries");
-  profile.units =
-      profile.cost.empty() ? 0 : static_cast<int64_t>(profile.cost.size()) - 1;
+  // What a pipeline would cut by, on the whole model.
+  ForwardOps fwd = analyzeForwardOps(main);
+  profile.cost.assign(fwd.cost.begin(), fwd.cost.end());
+  profile.crossingBytes.assign(fwd.crossingBytes.begin(),
+                               fwd.crossingBytes.end());
+  profile.layerBoundaries.assign(fwd.layerBoundaries.begin(),
+                                 fwd.layerBoundaries.end());
+  profile.units = static_cast<int64_t>(fwd.ops.size());
   profile.batch = 0;
   for (BlockArgument arg : main.getArguments()) {
     auto type = cast<RankedTensorType>(arg.getType());
@@ -291,16 +439,47 @@ bool weft::planner::buildProfile(const CompileOptions &opts,
   if (profile.batch == 0)
     profile.batch = 1;
   main.walk([&](ParamOp param) {
-    if (!param->hasAttr("weft.role"))
-      profile.paramCount +=
-          static_cast<double>(param.getType().getNumElements());
+    profile.paramCount += static_cast<double>(param.getType().getNumElements());
   });
+  // Identical layers are profiled once: the model is shortened to its
+  // first, one middle and its last layer, and the middle layer's records
+  // stand for every middle layer.
+  Repetition rep = findRepetition(fwd);
+  // WEFT_PLANNER_FULL_PROFILE=1 profiles every layer (to check that the
+  // shortcut predicts the same).
+  const bool full = std::getenv("WEFT_PLANNER_FULL_PROFILE") != nullptr;
+  bool dropped =
+      !full && rep.layers > kKeptLayers + 1 && dropRepeatedLayers(fwd, rep);
+  if (dropped) {
+    // The dropped layers' parameters and constants (last first: a
+    // constant may feed another).
+    SmallVector<Operation *> holders;
+    for (Operation &op : main.getBody().front().without_terminator())
+      if (isStageHolder(&op))
+        holders.push_back(&op);
+    for (Operation *op : llvm::reverse(holders))
+      if (op->use_empty())
+        op->erase();
+    profile.repeatedLayers = rep.layers;
+  }
+  PassManager pm(&context);
+  addLoweringPasses(pm, opts, LowerUntil::ProfileStep);
+  if (failed(pm.run(module))) {
+    error =
+        "cannot build the training step of " + opts.model + ": " + diagnostics;
+    return false;
+  }
+  main = module.lookupSymbol<func::FuncOp>("main");
+  const int64_t reducedUnits =
+      dropped ? profile.units - (rep.layers - kKeptLayers) * rep.opsPerLayer
+              : profile.units;
 
   for (int64_t tp : tpDegrees) {
     TpProfile &tpProfile = profile.byTp[tp];
     tpProfile.tp = tp;
     if (tp == 1) {
-      analyze(main, profile.units, tpProfile, profile.kernels);
+      analyze(main, reducedUnits, tpProfile, profile.kernels);
+      expandProfile(tpProfile, rep, dropped, profile.units);
       continue;
     }
     OwningOpRef<ModuleOp> copy(module.clone());
@@ -316,8 +495,9 @@ bool weft::planner::buildProfile(const CompileOptions &opts,
           diagnostics.empty() ? "the partition failed" : diagnostics;
       continue;
     }
-    analyze(copy->lookupSymbol<func::FuncOp>("main"), profile.units, tpProfile,
+    analyze(copy->lookupSymbol<func::FuncOp>("main"), reducedUnits, tpProfile,
             profile.kernels);
+    expandProfile(tpProfile, rep, dropped, profile.units);
   }
   profile.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)

@@ -93,6 +93,9 @@ struct ModelProfile {
   /// Degrees the partition refused, with its reason.
   std::map<int64_t, std::string> tpRefused;
   double seconds = 0; // time to build the profile
+  /// Identical layers found (0: none); all but three were left out of the
+  /// profile and stand in for by the middle one.
+  int64_t repeatedLayers = 0;
 };
 
 /// Builds the profile of opts' model (imported structure-only: external
