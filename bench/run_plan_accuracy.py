@@ -19,39 +19,18 @@ import sys
 import tempfile
 
 import numpy as np
-import onnx
-from onnx import TensorProto, helper, numpy_helper
+
+MAKE_MLP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                        "test", "tools", "make_mlp.py")
 
 
 def make_mlp(out, layers=8, width=512, rows=256):
-    """An MLP of `layers` Linear+Tanh layers with an MSE loss."""
-    rng = np.random.default_rng(0)
-    nodes, inits, h = [], [], "x"
-    for i in range(layers):
-        w = (rng.standard_normal((width, width)) / np.sqrt(width)).astype(np.float32)
-        b = np.zeros(width, np.float32) + 0.01 * i
-        inits += [numpy_helper.from_array(w, f"l{i}.weight"),
-                  numpy_helper.from_array(b, f"l{i}.bias")]
-        nodes += [helper.make_node("MatMul", [h, f"l{i}.weight"], [f"m{i}"],
-                                   name=f"l{i}/MatMul"),
-                  helper.make_node("Add", [f"m{i}", f"l{i}.bias"], [f"a{i}"],
-                                   name=f"l{i}/Add"),
-                  helper.make_node("Tanh", [f"a{i}"], [f"h{i}"],
-                                   name=f"l{i}/Tanh")]
-        h = f"h{i}"
-    nodes += [helper.make_node("Sub", [h, "y"], ["d"], name="loss/Sub"),
-              helper.make_node("Mul", ["d", "d"], ["d2"], name="loss/Mul"),
-              helper.make_node("ReduceMean", ["d2"], ["loss"], keepdims=0,
-                               name="loss/Mean")]
-    graph = helper.make_graph(
-        nodes, "mlp",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [rows, width]),
-         helper.make_tensor_value_info("y", TensorProto.FLOAT, [rows, width])],
-        [helper.make_tensor_value_info("loss", TensorProto.FLOAT, [])], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
+    """An MLP of `layers` Linear+Tanh layers with an MSE loss (the model of
+    test/tools/make_mlp.py) and twice its batch of rows as data."""
     path = os.path.join(out, "mlp.onnx")
-    onnx.save(model, path)
+    subprocess.run([sys.executable, MAKE_MLP, path, "--layers", str(layers),
+                    "--width", str(width), "--rows", str(rows)], check=True)
+    rng = np.random.default_rng(0)
     data = []
     for name in ("x", "y"):
         p = os.path.join(out, f"mlp_{name}.npy")

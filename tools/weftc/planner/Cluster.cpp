@@ -55,9 +55,9 @@ constexpr const char *kA100 = R"({
 /// streaming kernels (an Add, counted as operands + results twice) move
 /// 150 GB/s per core from cache and 110-124 GB/s over the node from memory,
 /// AdamW's seven streams 32 GB/s; one launch costs about 0.1 us. The ranks
-/// share the cores and the memory bandwidth. Collectives: OpenMPI's non-blocking
-/// collectives between 2 and 4 oversubscribed ranks, alpha-beta fits over
-/// 1-4 MiB messages (bench/README.md).
+/// share the cores and the memory bandwidth. Collectives: OpenMPI's
+/// non-blocking collectives between 2 and 4 oversubscribed ranks, alpha-beta
+/// fits over 1-4 MiB messages (bench/README.md).
 constexpr const char *kCpuLocal = R"({
   "format": "weft-cluster/1", "name": "cpu-local",
   "nodes": 1, "devices_per_node": 4, "cores_per_node": 2,

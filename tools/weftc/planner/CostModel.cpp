@@ -209,8 +209,8 @@ std::string CostModel::computeBreakdown(const PlanChoice &plan) const {
                           names[p], time[p][1] * 1e3, flops[p][1] / 1e9,
                           time[p][0] * 1e3, flops[p][0] / 1e9)
                 .str();
-  text += llvm::formatv("    {0} kernel launches per step on one rank, {1:f3} "
-                        "ms of launch overhead (whole pipeline, all stages)\n",
+  text += llvm::formatv("    {0} kernel launches per step, {1:f3} ms of launch "
+                        "overhead\n",
                         kernels, kernels * cluster.kernelOverhead * 1e3)
               .str();
   return text;

@@ -365,20 +365,17 @@ void expandProfile(TpProfile &p, const Repetition &rep, bool dropped,
                    int64_t units) {
   if (!dropped)
     return;
-  std::vector<OpRecord> ops;
-  for (const OpRecord &r : p.ops)
-    for (int64_t u : expandUnit(r.unit, rep, dropped)) {
-      ops.push_back(r);
-      ops.back().unit = static_cast<int32_t>(u);
-    }
-  p.ops = std::move(ops);
-  std::vector<CollectiveRecord> colls;
-  for (const CollectiveRecord &r : p.collectives)
-    for (int64_t u : expandUnit(r.unit, rep, dropped)) {
-      colls.push_back(r);
-      colls.back().unit = static_cast<int32_t>(u);
-    }
-  p.collectives = std::move(colls);
+  auto spread = [&](auto &records) {
+    std::decay_t<decltype(records)> all;
+    for (const auto &r : records)
+      for (int64_t u : expandUnit(r.unit, rep, dropped)) {
+        all.push_back(r);
+        all.back().unit = static_cast<int32_t>(u);
+      }
+    records = std::move(all);
+  };
+  spread(p.ops);
+  spread(p.collectives);
   std::vector<UnitBytes> bytes(std::max<int64_t>(units, 1));
   for (size_t u = 0; u < p.units.size(); ++u)
     for (int64_t full : expandUnit(u, rep, dropped))

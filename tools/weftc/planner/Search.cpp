@@ -259,7 +259,8 @@ std::string weft::planner::explainPlans(const SearchResult &result,
     return os.str();
   const PlanEstimate &best = result.ranked.front();
   if (model)
-    os << "\nwhere the best plan's compute goes (one rank, one step):\n"
+    os << "\nwhere the best plan's compute goes (one step of one data- and "
+          "tensor-parallel rank, all pipeline stages together):\n"
        << model->computeBreakdown(best.plan);
   // The obvious alternatives: each mesh shape's best plan.
   std::map<std::tuple<int64_t, int64_t, int64_t>, const PlanEstimate *> fits,
