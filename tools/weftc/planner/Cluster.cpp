@@ -53,9 +53,13 @@ constexpr const char *kA100 = R"({
 /// figures as measured through weft's own kernels (bench/README.md): fp32
 /// GEMM peaks at 262 GFLOP/s per core from 64^3 up and falls to 4% at 8^3;
 /// streaming kernels (an Add, counted as operands + results twice) move
-/// 150 GB/s per core from cache and 110-124 GB/s over the node from memory,
-/// AdamW's seven streams 32 GB/s; one launch costs about 0.1 us. The ranks
-/// share the cores and the memory bandwidth. Collectives: OpenMPI's
+/// 150 GB/s per core from cache and 110-124 GB/s over the node from memory;
+/// one launch costs about 0.1 us. Kernels below that rate (transcendentals,
+/// row reductions, transposes, AdamW's seven streams) carry their own
+/// bandwidth, measured per kernel in the trace of a single-rank training
+/// step of the LM of bench/run_plan_accuracy.py (2 threads; bytes in the
+/// same accounting over kernel time). The ranks share the cores and the
+/// memory bandwidth. Collectives: OpenMPI's
 /// non-blocking collectives between 2 and 4 oversubscribed ranks, alpha-beta
 /// fits over 1-4 MiB messages (bench/README.md).
 constexpr const char *kCpuLocal = R"({
@@ -65,7 +69,14 @@ constexpr const char *kCpuLocal = R"({
              "peak_flops": {"fp32": 2.6e11},
              "memory_bytes": 2.5e10, "memory_bandwidth": 1.1e11,
              "cache_bytes": 3.2e7, "cache_bandwidth": 1.5e11,
-             "kernel_bandwidth": {"adamw": 3.2e10},
+             "kernel_bandwidth": {"adamw": 2.8e10, "binary": 1.29e11,
+                                  "unary": 5.2e10, "transpose": 6.3e10,
+                                  "layer_norm": 3.1e10,
+                                  "layer_norm_grad": 2.75e10,
+                                  "reduce": 5.7e10, "softmax": 1.7e10,
+                                  "softmax_grad": 5.6e10,
+                                  "softmax_xent": 1.4e10,
+                                  "softmax_xent_grad": 2.9e10},
              "gemm_efficiency": [[1.0e3, 0.04], [8.2e3, 0.165],
                                  [6.6e4, 0.73], [5.2e5, 0.97]],
              "kernel_overhead_s": 1e-7},

@@ -459,10 +459,14 @@ PlanEstimate CostModel::evaluate(const PlanChoice &plan) {
       work += static_cast<double>(m) * (st.f + st.b + st.w - st.tpComm) + opt;
     }
     // Per node: its ranks' work over its cores (all ranks alike per stage).
+    // Communication on shared memory is the cores' work too (copies,
+    // reductions, and MPI polling while it waits), so it takes turns as
+    // well.
     double perRank = work / static_cast<double>(p);
-    double throughput = perRank * turns + e.exposedComm;
+    double throughput = (perRank + e.exposedComm) * turns;
     if (throughput > e.stepTime) {
       e.compute = perRank * turns - e.optimizer;
+      e.exposedComm *= turns;
       e.bubble = 0;
       e.stepTime = throughput;
     }
