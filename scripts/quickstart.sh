@@ -22,6 +22,9 @@ echo "== weft run"
 
 echo "== the example transformer (examples/transformer): weftc compile --train --dp 2 --pp 2"
 /usr/bin/python3 "$root/examples/transformer/make_model.py" "$work"
+echo "== weftc plan --explain: the cost model's ranking of its 4-rank plans on this machine"
+"$build/bin/weftc" plan "$work/transformer.onnx" --train --devices 4 --cluster cpu-local \
+  --top 5 | sed -n '1,10p'
 "$build/bin/weftc" compile "$work/transformer.onnx" -o "$work/transformer.bundle" \
   --train --dp 2 --pp 2 --schedule 1f1b
 sed -n '1,12p' "$work/transformer.bundle/plan.txt"

@@ -158,6 +158,8 @@ struct TrainSetup {
   double lastLoss = NAN;
   /// The cost model's predictions from the bundle's manifest (NaN: none).
   double predictedStepTime = NAN, predictedMemory = NAN;
+  /// Resident bytes before the model's buffers exist (libraries, MPI).
+  int64_t baselineBytes = 0;
   std::string predictionCluster;
 };
 
@@ -182,6 +184,17 @@ void readPrediction(const std::string &bundle, TrainSetup &setup) {
     setup.predictionCluster = c->asString();
 }
 
+/// This process's resident bytes now (0 if unknown).
+int64_t residentBytes() {
+  std::string text, error;
+  if (!readFile("/proc/self/statm", text, error))
+    return 0;
+  long long pages = 0, resident = 0;
+  if (std::sscanf(text.c_str(), "%lld %lld", &pages, &resident) != 2)
+    return 0;
+  return static_cast<int64_t>(resident) * sysconf(_SC_PAGESIZE);
+}
+
 Status setUp(const TrainOptions &options, const char *signatureJson,
              WeftModelRunFn run, TrainSetup &setup,
              std::unique_ptr<CheckpointStore> &store) {
@@ -204,8 +217,11 @@ Status setUp(const TrainOptions &options, const char *signatureJson,
   }
   readPrediction(bundle, setup);
   int64_t rank = 0;
-  if (!(status = startRanks(executor.signature(), bundle, rank)).ok() ||
-      !(status = executor.loadParams(joinPath(bundle, paramsFileName(rank))))
+  if (!(status = startRanks(executor.signature(), bundle, rank)).ok())
+    return status;
+  // MPI is up; the parameters, optimizer state and arena are not yet.
+  setup.baselineBytes = residentBytes();
+  if (!(status = executor.loadParams(joinPath(bundle, paramsFileName(rank))))
            .ok() ||
       !(status = setup.data.open(executor.signature(), options.data)).ok())
     return status;
@@ -371,6 +387,9 @@ int trainMain(int argc, char **argv, const char *signatureJson,
   getrusage(RUSAGE_SELF, &usage_);
   int64_t peak =
       comm::maxOverRanks(static_cast<int64_t>(usage_.ru_maxrss) * 1024);
+  // The baseline of the rank with the largest peak is not known here; the
+  // largest baseline is the conservative choice.
+  const int64_t baseline = comm::maxOverRanks(setup.baselineBytes);
   trace::Breakdown time;
   std::string traceError;
   bool traced = !options.traceFile.empty();
@@ -405,21 +424,28 @@ int trainMain(int argc, char **argv, const char *signatureJson,
     p.set("step_time_s", JsonValue::number(setup.predictedStepTime));
     p.set("step_time_error",
           finiteOrNull(median / setup.predictedStepTime - 1.0));
+    // The model's memory is what the run added to the process's baseline
+    // (libraries, MPI): the peak resident set above it, largest rank.
+    const int64_t modelPeak = std::max<int64_t>(0, peak - baseline);
     if (std::isfinite(setup.predictedMemory)) {
       p.set("memory_bytes_per_rank", JsonValue::number(setup.predictedMemory));
+      p.set("measured_memory_bytes_per_rank", JsonValue::integer(modelPeak));
       p.set("memory_error",
-            finiteOrNull(static_cast<double>(peak) / setup.predictedMemory -
-                         1.0));
+            finiteOrNull(
+                static_cast<double>(modelPeak) / setup.predictedMemory - 1.0));
     }
     summary.set("predicted", std::move(p));
     std::fprintf(stderr,
                  "weft: step time %.4g s measured (median), %.4g s predicted "
-                 "by the cost model for %s (%+.0f%%); peak memory %.1f MiB "
-                 "measured (largest resident set), %.1f MiB predicted\n",
+                 "by the cost model for %s (%+.0f%%); memory %.1f MiB "
+                 "measured (peak resident set above the process's %.1f MiB "
+                 "before the model loaded, largest rank), %.1f MiB "
+                 "predicted\n",
                  median, setup.predictedStepTime,
                  setup.predictionCluster.c_str(),
                  100.0 * (median / setup.predictedStepTime - 1.0),
-                 static_cast<double>(peak) / (1 << 20),
+                 static_cast<double>(modelPeak) / (1 << 20),
+                 static_cast<double>(baseline) / (1 << 20),
                  setup.predictedMemory / (1 << 20));
   }
   if (traced) {
