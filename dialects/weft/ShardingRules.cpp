@@ -153,9 +153,21 @@ Plan alongDims(Operation *op, ArrayRef<TensorSharding> in,
     if (!llvm::is_contained(whole, d))
       keep.push_back(d);
   TensorSharding main = wholeExcept(in[0], keep, true);
+  // A value follows operand 0's split when it matches it outside the
+  // dims kept whole (a concat's operands, a split's results differ along
+  // the axis only).
+  auto follows = [&](Value v) {
+    RankedTensorType t = tensorType(v);
+    if (t.getRank() != first.getRank())
+      return false;
+    for (int64_t d : keep)
+      if (t.getDimSize(d) != first.getDimSize(d))
+        return false;
+    return true;
+  };
   Plan plan;
   for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
-    if (tensorType(operand).getShape() == first.getShape()) {
+    if (follows(operand)) {
       TensorSharding s = main;
       s.partial = in[i].partial;
       plan.operands.push_back(s);
@@ -166,9 +178,7 @@ Plan alongDims(Operation *op, ArrayRef<TensorSharding> in,
   }
   for (Value r : op->getResults()) {
     TensorSharding s =
-        tensorType(r).getShape() == first.getShape()
-            ? main
-            : TensorSharding::replicated(tensorType(r).getRank());
+        follows(r) ? main : TensorSharding::replicated(tensorType(r).getRank());
     s.partial.clear();
     plan.results.push_back(s);
   }

@@ -305,56 +305,76 @@ int weft::runCompileCommand(int argc, char **argv) {
   // else the flags' (and the cost model predicts it for the manifest).
   Planning planning;
   const bool searched = wantsSearch(opts);
-  if (searched) {
-    if (!searchPlan(opts, planning, error))
-      return fail(kExitBadInput, error);
-    applyPlan(planning.chosen->plan, opts);
-    llvm::errs() << "weftc: --auto chose " << planning.chosen->plan.describe()
-                 << " on " << planner::describeCluster(planning.cluster)
-                 << " (predicted step "
-                 << llvm::format("%.3g", planning.chosen->stepTime)
-                 << " s; `weftc plan --explain` shows the alternatives)\n";
-    if (!checkImplemented(opts, error))
-      return fail(kExitFailure, "the plan search chose a plan weft cannot "
-                                "build: " +
-                                    error);
-  }
-  if (!resolveDevices(opts, error))
+  const CompileOptions flags = opts; // before the search fills anything in
+  if (searched && !searchPlan(opts, planning, error))
     return fail(kExitBadInput, error);
-  if (!searched) {
-    std::string why;
-    if (!predictPinnedPlan(opts, planning, why))
-      planning.chosen.reset();
-    else if (!planning.chosen->fits())
-      llvm::errs() << "weftc: warning: the cost model predicts "
-                   << llvm::format("%.3g", planning.chosen->memory.total())
-                   << " bytes per rank for this plan, more than the "
-                   << llvm::format("%.3g", planning.chosen->capacity) << " of "
-                   << planning.cluster.name
-                   << " (`weftc plan --explain` finds plans that fit)\n";
-  }
 
+  // Lowered up to buffer assignment first: the bundle's manifest needs the
+  // program's signature and memory plan; then to LLVM. A searched plan that
+  // weft fails to build (a limit the cost model does not know) gives way to
+  // the next best, up to kPlanTries of them.
+  constexpr size_t kPlanTries = 3;
   LoweringInput input;
-  if (!importForLowering(opts, input, error))
-    return fail(kExitBadInput, error);
+  std::optional<mlir::ScopedDiagnosticHandler> handler;
+  mlir::ModuleOp module;
+  for (size_t attempt = 0;; ++attempt) {
+    if (searched) {
+      opts = flags;
+      planning.chosen = planning.search.ranked[attempt];
+      applyPlan(planning.chosen->plan, opts);
+      llvm::errs() << "weftc: --auto chose " << planning.chosen->plan.describe()
+                   << " on " << planner::describeCluster(planning.cluster)
+                   << " (predicted step "
+                   << llvm::format("%.3g", planning.chosen->stepTime)
+                   << " s; `weftc plan --explain` shows the alternatives)\n";
+      if (!checkImplemented(opts, error))
+        return fail(kExitFailure, "the plan search chose a plan weft cannot "
+                                  "build: " +
+                                      error);
+    }
+    if (!resolveDevices(opts, error))
+      return fail(kExitBadInput, error);
+    if (!searched && attempt == 0) {
+      std::string why;
+      if (!predictPinnedPlan(opts, planning, why))
+        planning.chosen.reset();
+      else if (!planning.chosen->fits())
+        llvm::errs() << "weftc: warning: the cost model predicts "
+                     << llvm::format("%.3g", planning.chosen->memory.total())
+                     << " bytes per rank for this plan, more than the "
+                     << llvm::format("%.3g", planning.chosen->capacity)
+                     << " of " << planning.cluster.name
+                     << " (`weftc plan --explain` finds plans that fit)\n";
+    }
+    // The last attempt's module before its context.
+    handler.reset();
+    input.imported.reset();
+    input.context.reset();
+    if (!importForLowering(opts, input, error))
+      return fail(kExitBadInput, error);
+    module = input.imported->module.get();
+    // Diagnostics from the passes name the op; they go to stderr as they
+    // come.
+    handler.emplace(input.context.get(), printDiagnostic);
+    mlir::PassManager lowerPm(input.context.get());
+    if (mlir::failed(mlir::applyPassManagerCLOptions(lowerPm)))
+      return fail(kExitBadInput, "invalid pass manager options");
+    addLoweringPasses(lowerPm, opts, LowerUntil::Buffers);
+    if (mlir::succeeded(lowerPm.run(module)))
+      break;
+    const bool retry = searched && attempt + 1 < kPlanTries &&
+                       attempt + 1 < planning.search.ranked.size();
+    if (!retry)
+      return fail(kExitBadInput,
+                  "cannot compile " + opts.model + " for the cpu target");
+    llvm::errs() << "weftc: warning: weft cannot build "
+                 << planning.chosen->plan.describe()
+                 << " (above); trying the next best plan\n";
+  }
   mlir::MLIRContext &context = *input.context;
   std::optional<OnnxImportResult> &imported = input.imported;
-  mlir::ModuleOp module = imported->module.get();
-
-  // Diagnostics from the passes name the op; they go to stderr as they come.
-  mlir::ScopedDiagnosticHandler handler(&context, printDiagnostic);
-
-  // Up to buffer assignment first: the bundle's manifest needs the program's
-  // signature and memory plan; then to LLVM.
-  mlir::PassManager lowerPm(&context);
-  if (mlir::failed(mlir::applyPassManagerCLOptions(lowerPm)))
-    return fail(kExitBadInput, "invalid pass manager options");
-  addLoweringPasses(lowerPm, opts, LowerUntil::Buffers);
   const int64_t pp = opts.pp.value_or(1);
   const int64_t microbatches = opts.microbatches.value_or(pp);
-  if (mlir::failed(lowerPm.run(module)))
-    return fail(kExitBadInput,
-                "cannot compile " + opts.model + " for the cpu target");
   ProgramSummary summary = summarize(module);
   summary.computeDType = opts.dtype;
   summary.dp = opts.dp.value_or(1);
