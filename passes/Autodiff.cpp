@@ -228,7 +228,7 @@ private:
       SmallVector<Operation *> work;
       for (auto [operand, grad] : llvm::zip(op.getOperands(), operandGrads))
         if (grad && active.contains(operand) &&
-            bool(operand.getDefiningOp<ParamOp>()) == ofParams)
+            isParameter(operand) == ofParams)
           if (Operation *def = grad.getDefiningOp())
             work.push_back(def);
       while (!work.empty()) {
@@ -245,6 +245,14 @@ private:
     for (Operation *g : ancestors(/*ofParams=*/true))
       if (!carried.contains(g))
         g->setAttr("weft.weight_grad", UnitAttr::get(g->getContext()));
+  }
+
+  /// A parameter, or one cast to another dtype (mixed precision narrows
+  /// weights right before their products).
+  static bool isParameter(Value v) {
+    if (auto cast = v.getDefiningOp<CastOp>())
+      v = cast.getInput();
+    return bool(v.getDefiningOp<ParamOp>());
   }
 
   /// Adds `grad` to the gradient `value` has collected from its other uses.

@@ -1,5 +1,6 @@
 // RUN: weft-opt %s -weft-pipeline-stages="stages=3" | FileCheck %s
 // RUN: weft-opt %s -weft-pipeline-stages="stages=2 boundaries=l3" -weft-autodiff | FileCheck %s --check-prefix=NAMED
+// RUN: weft-opt %s -weft-mixed-precision -weft-pipeline-stages="stages=2 boundaries=l3" -weft-autodiff | FileCheck %s --check-prefix=BF16
 
 // Three stages over a 3-layer MLP with its loss: the cuts are layer
 // boundaries (one activation crosses: 4x8 f32, 128 bytes) that balance the
@@ -43,6 +44,14 @@
 // NAMED: %[[G2:.*]] = weft.matmul {{.*}} {transpose_a = true, weft.backward, weft.stage = 0 : i64, weft.weight_grad}
 // NAMED: %[[G1:.*]] = weft.matmul %arg0, %{{.*}} {transpose_a = true, weft.backward, weft.stage = 0 : i64, weft.weight_grad}
 // NAMED: return %{{.*}}, %[[G1]], %[[G2]], %[[G3]]
+
+// In mixed precision a weight reaches its product through a cast to bf16:
+// the weight products and the casts of their results back to f32 are still
+// weight-gradient work.
+// BF16: %[[P3:.*]] = weft.matmul %{{.*}}, %{{.*}} {transpose_a = true, weft.backward, weft.stage = 1 : i64, weft.weight_grad} : (tensor<4x8xbf16>, tensor<4x8xbf16>) -> tensor<8x8xbf16>
+// BF16: weft.cast %[[P3]] {weft.backward, weft.stage = 1 : i64, weft.weight_grad} : tensor<8x8xbf16> to tensor<8x8xf32>
+// BF16: %[[P2:.*]] = weft.matmul {{.*}} {transpose_a = true, weft.backward, weft.stage = 0 : i64, weft.weight_grad} : (tensor<4x8xbf16>, tensor<4x8xbf16>) -> tensor<8x8xbf16>
+// BF16: weft.cast %[[P2]] {weft.backward, weft.stage = 0 : i64, weft.weight_grad}
 func.func @main(%x: tensor<4x8xf32> {weft.name = "x"}, %y: tensor<4x8xf32> {weft.name = "y"}) -> (tensor<f32> {weft.name = "loss"}) {
   %w1 = weft.param "l1.weight" : tensor<8x8xf32>
   %w2 = weft.param "l2.weight" : tensor<8x8xf32>
