@@ -116,8 +116,10 @@ def main():
                "that left", out[-2000:])
     expect(any("rank 1 closed its connection" in out for _, out in outs),
            "a survivor names rank 1")
+    # The line that names rank 1 (another survivor may name a rank that
+    # stopped before it).
     line = next((l for rc, o in outs for l in o.splitlines()
-                 if "closed its connection" in l), "")
+                 if "rank 1 closed its connection" in l), "")
     print("  survivor says: " + line.strip())
 
     # Bad launches.
