@@ -6,6 +6,8 @@
 
 #include "llvm/ADT/StringSet.h"
 
+#include <cmath>
+
 namespace weft {
 #define GEN_PASS_DEF_ANNOTATESHARDING
 #include "passes/Passes.h.inc"
@@ -58,6 +60,14 @@ struct AnnotateShardingPass
       module.emitError("the number of pipeline stages must be at least 1, "
                        "got ")
           << static_cast<int64_t>(pp);
+      return signalPassFailure();
+    }
+    if (tpFlopSeconds < 0 || tpByteSeconds < 0 || tpLatency < 0 ||
+        tpMemory < 0 ||
+        !std::isfinite(tpFlopSeconds + tpByteSeconds + tpLatency + tpMemory)) {
+      module.emitError("the tensor-parallel costs (tp-flop-seconds, "
+                       "tp-byte-seconds, tp-latency, tp-memory) must be "
+                       "finite and not negative");
       return signalPassFailure();
     }
     // dp, tp, then the pipeline's stages, then the microbatches, which
@@ -155,8 +165,16 @@ struct AnnotateShardingPass
     FailureOr<Mesh> mesh = getModuleMesh(module, error);
     if (failed(mesh))
       return;
+    TensorParallelCosts costs;
+    costs.flopSeconds = tpFlopSeconds;
+    costs.byteSeconds = tpByteSeconds;
+    costs.latency = tpLatency;
+    costs.memoryBytes = tpMemory;
+    std::string summary;
     llvm::StringMap<TensorSharding> plan =
-        planTensorParallel(func, *mesh, kTensorAxis);
+        planTensorParallel(func, *mesh, kTensorAxis, costs, &summary);
+    if (costs.enabled())
+      func->setAttr("weft.tp_plan", b.getStringAttr(summary));
     func.walk([&](ParamOp param) {
       auto it = plan.find(param.getName());
       if (it != plan.end())

@@ -68,7 +68,18 @@ def RuntimeToLLVM : Pass<"weftrt-to-llvm", "mlir::ModuleOp"> {
     launches become calls of `weft_k_<kernel>(buffers, descriptor)` with
     descriptors and constants as private globals, and the signature recorded
     by weft-lower-to-runtime becomes the JSON string `weft_model_signature`.
+
+    With `target=cuda` the buffers are GPU memory (libweft_runtime_cuda,
+    ModelABI.h): a constant's pointer comes from
+    `weft_rt_constant(id, global, bytes)` (its cached device copy), copies
+    call `weft_rt_copy(dst, src, bytes)` instead of memcpy, the pipeline
+    stage index is read with `weft_rt_load_i64(ptr)`, and the signature says
+    `"target": "cuda"`.
   }];
+  let options = [
+    Option<"target", "target", "std::string", "\"cpu\"",
+           "Where the model's buffers live: cpu or cuda">,
+  ];
   let dependentDialects = ["mlir::LLVM::LLVMDialect"];
 }
 
@@ -162,7 +173,10 @@ def AnnotateSharding : Pass<"weft-annotate-sharding", "mlir::ModuleOp"> {
     products stay split by sequence (LayerNorm, residual adds), are gathered
     before a column-parallel product and reduce-scattered after a
     row-parallel one. Tensor-parallel weights are chosen by
-    TensorParallelPlan. Errors: a degree below 1, a scalar input, a batch
+    TensorParallelPlan: Megatron's splits, or with `tp-flop-seconds` an
+    integer program over the step's weights (replicated, column- or
+    row-parallel) priced by the `tp-*` options, which records what it chose
+    in @main's `weft.tp_plan`. Errors: a degree below 1, a scalar input, a batch
     (or sequence) that its degree does not divide, or `zero` without data
     parallelism.
   }];
@@ -177,6 +191,14 @@ def AnnotateSharding : Pass<"weft-annotate-sharding", "mlir::ModuleOp"> {
            "Microbatches per step: a last mesh axis \"mb\" the inputs' batch is split over">,
     Option<"sequenceParallel", "sequence-parallel", "bool", "false",
            "Split the inputs' sequence dim (dim 1) over tp as well">,
+    Option<"tpFlopSeconds", "tp-flop-seconds", "double", "0",
+           "Seconds per FLOP of a product: with it, an integer program chooses the tensor-parallel splits">,
+    Option<"tpByteSeconds", "tp-byte-seconds", "double", "0",
+           "Seconds per byte of a collective over the tp group">,
+    Option<"tpLatency", "tp-latency", "double", "0",
+           "Seconds per message of a collective over the tp group">,
+    Option<"tpMemory", "tp-memory", "double", "0",
+           "Bytes per rank for parameters, gradients and optimizer state (0: unbounded)">,
   ];
 }
 

@@ -10,6 +10,11 @@
 // and calls weft_k_<kernel>(array, descriptor). Descriptors and constants are
 // private globals; the signature is the JSON string weft_model_signature.
 //
+// target=cuda (ModelABI.h): the buffers are GPU memory, which the model
+// never touches itself. A constant is weft_rt_constant(id, &global, bytes)
+// (its device copy), a copy weft_rt_copy(dst, src, bytes), the stage index
+// weft_rt_load_i64(ptr); descriptors stay in host memory.
+//
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
 
@@ -92,8 +97,15 @@ llvm::json::Array slotsToJson(ArrayAttr slots, bool batchInputs = false) {
 
 struct RuntimeToLLVMPass
     : public weft::impl::RuntimeToLLVMBase<RuntimeToLLVMPass> {
+  using RuntimeToLLVMBase::RuntimeToLLVMBase;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (target != "cpu" && target != "cuda") {
+      module.emitError("unknown target '")
+          << target << "' for weftrt-to-llvm (expected cpu or cuda)";
+      return signalPassFailure();
+    }
     auto func = module.lookupSymbol<func::FuncOp>("weft_model_run");
     if (!func) {
       module.emitError(
@@ -136,6 +148,9 @@ struct RuntimeToLLVMPass
         {"params", slotsToJson(params)},
         {"inputs", slotsToJson(inputs, /*batchInputs=*/mode == "train")},
         {"outputs", slotsToJson(outputs)}};
+    const bool onDevice = target == "cuda";
+    if (onDevice)
+      signature["target"] = "cuda";
     // A partitioned program runs on every device of its mesh.
     if (auto meshShape =
             func->getAttrOfType<DenseI64ArrayAttr>("weftrt.mesh_shape")) {
@@ -218,6 +233,16 @@ struct RuntimeToLLVMPass
     auto traceDecl = LLVM::LLVMFuncOp::create(
         mb, loc, "weft_trace_launch",
         LLVM::LLVMFunctionType::get(voidType, {i64Type}));
+    // The runtime calls of cuda models, declared on first use.
+    LLVM::LLVMFuncOp constantDecl, copyDecl, loadDecl;
+    auto runtimeDecl = [&](LLVM::LLVMFuncOp &decl, StringRef name, Type result,
+                           ArrayRef<Type> args) {
+      if (!decl)
+        decl = LLVM::LLVMFuncOp::create(
+            mb, loc, name, LLVM::LLVMFunctionType::get(result, args));
+      return decl;
+    };
+    int64_t constantCount = 0;
     int64_t launchCount = 0;
     auto fnType = LLVM::LLVMFunctionType::get(
         voidType, {ptrType, ptrType, ptrType, ptrType});
@@ -318,8 +343,22 @@ struct RuntimeToLLVMPass
             /*isConstant=*/true, LLVM::Linkage::Private,
             "__weft_const_" + std::to_string(globalCount++),
             mb.getStringAttr(bytes), /*alignment=*/64);
-        pointers[constant] =
-            LLVM::AddressOfOp::create(pointerBuilder(), opLoc, global);
+        OpBuilder &p = pointerBuilder();
+        Value pointer = LLVM::AddressOfOp::create(p, opLoc, global);
+        if (onDevice) {
+          // The device copy, uploaded by the runtime on first use.
+          Value id = LLVM::ConstantOp::create(
+              p, opLoc, i64Type, p.getI64IntegerAttr(constantCount++));
+          Value size = LLVM::ConstantOp::create(
+              p, opLoc, i64Type,
+              p.getI64IntegerAttr(static_cast<int64_t>(bytes.size())));
+          auto decl = runtimeDecl(constantDecl, "weft_rt_constant", ptrType,
+                                  {i64Type, ptrType, i64Type});
+          pointer = LLVM::CallOp::create(p, opLoc, decl,
+                                         ValueRange{id, pointer, size})
+                        .getResult();
+        }
+        pointers[constant] = pointer;
       } else if (auto launch = dyn_cast<rt::LaunchOp>(op)) {
         for (auto [i, buffer] : llvm::enumerate(launch.getBuffers())) {
           Value slot = LLVM::GEPOp::create(
@@ -336,15 +375,31 @@ struct RuntimeToLLVMPass
         Value index = LLVM::ConstantOp::create(
             b, opLoc, i64Type, b.getI64IntegerAttr(launchCount++));
         LLVM::CallOp::create(b, opLoc, traceDecl, ValueRange{index});
-        if (launch->hasAttr("weftrt.stage_index"))
-          stageIndex = LLVM::LoadOp::create(
-              b, opLoc, i64Type, pointers.lookup(launch.getBuffers()[0]));
+        if (launch->hasAttr("weftrt.stage_index")) {
+          Value at = pointers.lookup(launch.getBuffers()[0]);
+          stageIndex =
+              onDevice
+                  ? LLVM::CallOp::create(b, opLoc,
+                                         runtimeDecl(loadDecl,
+                                                     "weft_rt_load_i64",
+                                                     i64Type, {ptrType}),
+                                         ValueRange{at})
+                        .getResult()
+                  : LLVM::LoadOp::create(b, opLoc, i64Type, at).getResult();
+        }
       } else if (auto copy = dyn_cast<rt::CopyOp>(op)) {
         Value bytes = LLVM::ConstantOp::create(
             b, opLoc, i64Type, b.getI64IntegerAttr(copy.getBytes()));
-        LLVM::MemcpyOp::create(b, opLoc, pointers.lookup(copy.getTarget()),
-                               pointers.lookup(copy.getSource()), bytes,
-                               /*isVolatile=*/false);
+        Value dst = pointers.lookup(copy.getTarget());
+        Value src = pointers.lookup(copy.getSource());
+        if (onDevice)
+          LLVM::CallOp::create(b, opLoc,
+                               runtimeDecl(copyDecl, "weft_rt_copy", voidType,
+                                           {ptrType, ptrType, i64Type}),
+                               ValueRange{dst, src, bytes});
+        else
+          LLVM::MemcpyOp::create(b, opLoc, dst, src, bytes,
+                                 /*isVolatile=*/false);
       } else if (isa<func::ReturnOp>(op)) {
         LLVM::ReturnOp::create(b, opLoc, ValueRange{});
       } else {

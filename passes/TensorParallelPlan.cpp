@@ -16,10 +16,29 @@
 // embedding table by rows (the vocabulary-parallel lookups of
 // passes/VocabParallel.h need no gather either).
 //
+// With costs (TensorParallelCosts) the choice is an integer program in
+// Alpa's formulation instead (tools/weftc/planner/StrategyIlp.h): one node
+// per weight a product or an embedding lookup reads, with the strategies
+// replicated, column-parallel (only where the trial above finds the split
+// needs no gather, in the blocks it found) and row-parallel (only for the
+// partners a column split's trial splits by contraction); each priced in
+// seconds (its products' FLOPs, divided by tp when split, plus the
+// collectives the split adds: the all_reduce of a row-parallel output, of a
+// column-parallel input's gradient, of a vocabulary-parallel lookup) and in
+// bytes per rank (the weight with its gradient and optimizer state). Edges
+// join a column-parallel weight to its row-parallel partners: a column
+// split without the partner's, or the reverse, is not a layout the
+// partition builds well, and is priced out of reach. The program minimizes
+// the sum under the memory bound, so small layers whose all_reduces cost
+// more than their split saves stay whole unless memory forces the split.
+// The chosen splits seed one more trial, which adds what must follow
+// (biases, optimizer state).
+//
 //===----------------------------------------------------------------------===//
 #include "passes/TensorParallelPlan.h"
 
 #include "dialects/weft/ShardingRules.h"
+#include "tools/weftc/planner/StrategyIlp.h"
 
 using namespace mlir;
 using namespace weft;
@@ -192,8 +211,10 @@ private:
 
 } // namespace
 
-llvm::StringMap<TensorSharding>
-weft::planTensorParallel(func::FuncOp func, const Mesh &mesh, MeshAxis axis) {
+/// Megatron's splits: each candidate in program order, kept when it needs no
+/// gather.
+static llvm::StringMap<TensorSharding>
+planGreedy(func::FuncOp func, const Mesh &mesh, MeshAxis axis) {
   int64_t tp = mesh.shape[axis];
   llvm::StringMap<TensorSharding> accepted;
   int baseline = Trial(func, mesh, axis, accepted).run();
@@ -241,4 +262,236 @@ weft::planTensorParallel(func::FuncOp func, const Mesh &mesh, MeshAxis axis) {
     }
   }
   return accepted;
+}
+
+namespace {
+
+/// A weight the tensor-parallel program may split: what its products and
+/// lookups cost, and the splits it may take.
+struct Weight {
+  ParamOp param;
+  bool lookup = false;    // first read by a gather (an embedding table)
+  int64_t outDim = 0;     // the output features' dim (rows of a table)
+  int64_t inDim = 0;      // the contracted dim (products only)
+  double flops = 0;       // every product reading it, forward
+  double inputBytes = 0;  // the first product's left operand
+  double outputBytes = 0; // the first product's (or lookup's) result
+  double bytes = 0;       // the weight itself
+  std::optional<TensorSharding> column; // a split needing no gather
+  SmallVector<size_t, 2> partners;      // row-parallel weights it splits
+  int64_t partnerOf = 0;                // how many weights split this one
+};
+
+int64_t bytesOf(Type type) {
+  auto t = cast<RankedTensorType>(type);
+  int64_t bits = t.getElementType().getIntOrFloatBitWidth();
+  return t.getNumElements() * std::max<int64_t>(bits / 8, 1);
+}
+
+} // namespace
+
+/// The integer program of the file comment; an empty optional when it has
+/// no answer (the caller falls back to Megatron's splits).
+static std::optional<llvm::StringMap<TensorSharding>>
+planByIlp(func::FuncOp func, const Mesh &mesh, MeshAxis axis,
+          const TensorParallelCosts &costs, std::string &summary) {
+  const int64_t tp = mesh.shape[axis];
+  int baseline = Trial(func, mesh, axis, {}).run();
+  if (baseline < 0) {
+    summary = "no sharding rule for some op: nothing split";
+    return llvm::StringMap<TensorSharding>();
+  }
+  bool train = false;
+  std::vector<Weight> weights;
+  llvm::StringMap<size_t> index;
+  func.walk([&](Operation *op) {
+    if (isa<ParamUpdateOp>(op))
+      train = true;
+    ParamOp param;
+    bool lookup = false;
+    std::optional<ParamView> view;
+    if (auto mm = dyn_cast<MatMulOp>(op)) {
+      view = viewParam(mm.getRhs());
+      if (!view || mm.getRhs().getType().getRank() != 2)
+        return;
+      param = view->param;
+    } else if (auto gather = dyn_cast<GatherOp>(op)) {
+      param = gather.getData().getDefiningOp<ParamOp>();
+      if (!param || gather.getAxis() != 0)
+        return;
+      lookup = true;
+    } else {
+      return;
+    }
+    auto [it, fresh] = index.try_emplace(param.getName(), weights.size());
+    if (fresh) {
+      Weight w;
+      w.param = param;
+      w.lookup = lookup;
+      w.bytes = bytesOf(param.getType());
+      w.outputBytes = bytesOf(op->getResult(0).getType());
+      if (auto mm = dyn_cast<MatMulOp>(op)) {
+        bool tb = mm.getTransposeB();
+        w.outDim = view->perm[tb ? 0 : 1];
+        w.inDim = view->perm[tb ? 1 : 0];
+        w.inputBytes = bytesOf(mm.getLhs().getType());
+      }
+      weights.push_back(w);
+    }
+    if (auto mm = dyn_cast<MatMulOp>(op)) {
+      auto lhs = mm.getLhs().getType();
+      int64_t k = lhs.getDimSize(mm.getTransposeA() ? lhs.getRank() - 2
+                                                    : lhs.getRank() - 1);
+      weights[it->second].flops +=
+          2.0 * mm.getResult().getType().getNumElements() * k;
+    }
+  });
+  if (weights.empty()) {
+    summary = "no weight to split";
+    return llvm::StringMap<TensorSharding>();
+  }
+
+  // The column (or row-of-table) split each weight takes alone, and the
+  // partners its trial splits by contraction.
+  for (Weight &w : weights) {
+    int64_t n = w.param.getType().getDimSize(w.outDim);
+    for (int64_t outer : w.lookup ? SmallVector<int64_t, 2>{1}
+                                  : SmallVector<int64_t, 2>{1, 3}) {
+      if (n % (outer * tp) != 0)
+        continue;
+      TensorSharding s = TensorSharding::replicated(2);
+      s.dims[w.outDim] = DimSharding(MeshAxes{axis}, outer);
+      llvm::StringMap<TensorSharding> seeded;
+      seeded[w.param.getName()] = s;
+      Trial trial(func, mesh, axis, seeded);
+      int gathers = trial.run();
+      if (gathers < 0 || gathers > baseline)
+        continue;
+      w.column = s;
+      for (const auto &entry : trial.result()) {
+        auto other = index.find(entry.getKey());
+        if (other == index.end() || &weights[other->second] == &w)
+          continue;
+        Weight &partner = weights[other->second];
+        if (!partner.lookup &&
+            splitOver(entry.getValue().dims[partner.inDim], axis))
+          w.partners.push_back(other->second);
+      }
+      break;
+    }
+  }
+  for (Weight &w : weights)
+    for (size_t p : w.partners)
+      ++weights[p].partnerOf;
+
+  // Seconds of the collectives over the tensor-parallel group.
+  const double share = double(tp - 1) / double(tp);
+  auto allReduce = [&](double n) {
+    return 2 * share * n * costs.byteSeconds + 2 * (tp - 1) * costs.latency;
+  };
+  const double workFactor = train ? 3.0 : 1.0;  // forward, dX and dW
+  const double stateFactor = train ? 4.0 : 1.0; // weight, grad, 2 moments
+
+  enum Strategy { Whole, Column, Row };
+  // A column-parallel weight without its row-parallel partner, or the
+  // partner without it, is not a layout the partition builds well (the
+  // trial splits the partner of a column split; a row split alone gathers
+  // the weight for every product): such pairs are priced out of reach.
+  constexpr double kExcluded = 1e9;
+  planner::IlpProblem problem;
+  SmallVector<SmallVector<Strategy, 3>> strategies;
+  double otherState = 0;
+  for (Weight &w : weights) {
+    planner::IlpNode node;
+    node.name = w.param.getName().str();
+    SmallVector<Strategy, 3> options;
+    double work = w.flops * workFactor * costs.flopSeconds;
+    double state = w.bytes * stateFactor;
+    options.push_back(Whole);
+    node.cost.push_back(work);
+    node.memory.push_back(state);
+    if (w.column) {
+      options.push_back(Column);
+      double comm = w.lookup ? allReduce(w.outputBytes)
+                             : (train ? allReduce(w.inputBytes) : 0.0);
+      node.cost.push_back(work / tp + comm);
+      node.memory.push_back(state / tp);
+    }
+    if (w.partnerOf > 0) {
+      options.push_back(Row);
+      node.cost.push_back(work / tp + allReduce(w.outputBytes));
+      node.memory.push_back(state / tp);
+    }
+    strategies.push_back(options);
+    problem.nodes.push_back(std::move(node));
+  }
+  for (auto [u, w] : llvm::enumerate(weights)) {
+    for (size_t v : w.partners) {
+      const SmallVector<Strategy, 3> &from = strategies[u], &to = strategies[v];
+      planner::IlpEdge edge;
+      edge.from = static_cast<int>(u);
+      edge.to = static_cast<int>(v);
+      for (Strategy a : from)
+        for (Strategy b : to) {
+          edge.cost.push_back((a == Column) != (b == Row) ? kExcluded : 0.0);
+        }
+      problem.edges.push_back(std::move(edge));
+    }
+  }
+  // The bound covers the weights above; the other parameters (norms,
+  // biases) are whole on every rank.
+  func.walk([&](ParamOp p) {
+    if (!index.count(p.getName()) && !p->hasAttr("weft.role"))
+      otherState += bytesOf(p.getType()) * stateFactor;
+  });
+  if (costs.memoryBytes > 0)
+    problem.memoryBound = std::max(costs.memoryBytes - otherState, 0.0);
+  planner::IlpSolution solution = planner::solveStrategies(problem, 5.0);
+  if (!solution.feasible) {
+    summary = "the integer program has no answer (" + solution.message +
+              "): Megatron's splits";
+    return std::nullopt;
+  }
+  llvm::StringMap<TensorSharding> seeds;
+  int columns = 0, rows = 0;
+  for (auto [i, w] : llvm::enumerate(weights)) {
+    Strategy chosen = strategies[i][solution.choice[i]];
+    if (chosen == Column) {
+      seeds[w.param.getName()] = *w.column;
+      ++columns;
+    } else if (chosen == Row) {
+      TensorSharding s = TensorSharding::replicated(2);
+      s.dims[w.inDim] = DimSharding(MeshAxes{axis});
+      seeds[w.param.getName()] = s;
+      ++rows;
+    }
+  }
+  Trial trial(func, mesh, axis, seeds);
+  if (trial.run() < 0) {
+    summary = "the chosen splits have no sharding rule: Megatron's splits";
+    return std::nullopt;
+  }
+  summary =
+      std::to_string(columns) + " column- and " + std::to_string(rows) +
+      " row-parallel of " + std::to_string(weights.size()) +
+      " weights (integer program: " + std::to_string(solution.objective * 1e3) +
+      " ms, " + solution.message + ")";
+  return trial.result();
+}
+
+llvm::StringMap<TensorSharding>
+weft::planTensorParallel(func::FuncOp func, const Mesh &mesh, MeshAxis axis,
+                         const TensorParallelCosts &costs,
+                         std::string *summary) {
+  std::string note;
+  if (costs.enabled())
+    if (std::optional<llvm::StringMap<TensorSharding>> plan =
+            planByIlp(func, mesh, axis, costs, note)) {
+      if (summary)
+        *summary = note;
+      return std::move(*plan);
+    }
+  if (summary)
+    *summary = note.empty() ? "Megatron's splits" : note;
+  return planGreedy(func, mesh, axis);
 }

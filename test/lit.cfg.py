@@ -1,6 +1,9 @@
 # lit configuration for weft: FileCheck suites for dialects, passes and the
 # ONNX frontend, plus end-to-end and conformance drivers (.test files).
 import os
+import shutil
+import subprocess
+
 import lit.formats
 
 config.name = "weft"
@@ -16,9 +19,29 @@ config.environment["WEFT_NUM_THREADS"] = "2"
 config.environment["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
 config.environment["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
 config.environment["PYTHONDONTWRITEBYTECODE"] = "1"
+# Bundles linked with another runtime or driver (tools/BundleLink.h).
+for var in ("WEFT_RUNTIME_LIB_DIR", "WEFT_CXX"):
+    if os.environ.get(var):
+        config.environment[var] = os.environ[var]
 
 config.substitutions.append(("%pyref", config.python_ref))
 config.substitutions.append(("%weft_src", config.weft_src_root))
 config.substitutions.append(
     ("%expect_exit", "bash " + os.path.join(config.weft_src_root, "test", "tools", "expect-exit")))
 config.substitutions.append(("%testtools", os.path.join(config.weft_src_root, "test", "tools")))
+
+# cuda-build: weft has its CUDA runtime (WEFT_ENABLE_CUDA; weftc compile
+# --target cuda links). cuda-device: nvidia-smi lists a GPU here, so cuda
+# bundles run (GPU tests say REQUIRES: cuda-build, cuda-device; tests of the
+# no-GPU behaviour UNSUPPORTED: cuda-device).
+if getattr(config, "weft_enable_cuda", "OFF").upper() in ("ON", "1", "TRUE", "YES"):
+    config.available_features.add("cuda-build")
+smi = shutil.which("nvidia-smi")
+if smi:
+    try:
+        listed = subprocess.run([smi, "-L"], capture_output=True, text=True,
+                                timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        listed = ""
+    if any(line.startswith("GPU ") for line in listed.splitlines()):
+        config.available_features.add("cuda-device")

@@ -183,9 +183,20 @@ static void copyBlock(const TensorSpec &spec, int64_t parts, int64_t index,
 //===----------------------------------------------------------------------===//
 
 Status Executor::init(std::string_view signatureJson, WeftModelRunFn run) {
+  // Before anything else: a cuda bundle on a machine without a usable GPU
+  // stops here (exit code 1, with the reason).
+  DeviceBackend &backend = deviceBackend();
+  backend.requireDevice();
+  device_ = backend.isHost() ? nullptr : &backend;
   std::string error;
   if (!parseModelSignature(signatureJson, sig_, error))
     return Status::failure(error);
+  if (sig_.target != backend.target())
+    return Status::failure(
+        std::string("the model was compiled for --target ") + sig_.target +
+        " but linked with the " + backend.target() + " runtime (" +
+        (backend.isHost() ? "libweft_runtime" : "libweft_runtime_cuda") +
+        "): relink it with 'weft relink BUNDLE' or compile it again");
   run_ = run;
   params_.clear();
   params_.resize(sig_.params.size());
@@ -365,7 +376,9 @@ Status Executor::prepare() {
   if (stage >= 0 && static_cast<size_t>(stage) < sig_.stageArenaBytes.size())
     planned = sig_.stageArenaBytes[static_cast<size_t>(stage)];
   uint64_t arenaBytes = std::max<uint64_t>(planned, 64);
-  if (!arena_.allocate(arenaBytes, sig_.arenaAlignment, /*zero=*/true))
+  arenaBytes_ = arenaBytes;
+  if (!device_ &&
+      !arena_.allocate(arenaBytes, sig_.arenaAlignment, /*zero=*/true))
     return Status::failure("out of memory allocating the " +
                            std::to_string(arenaBytes) + "-byte arena");
   for (size_t i = 0; i < sig_.outputs.size(); ++i) {
@@ -380,6 +393,9 @@ Status Executor::prepare() {
   paramPtrs_.clear();
   inputPtrs_.clear();
   outputPtrs_.clear();
+  if (device_)
+    return prepareDevice(arenaBytes);
+  arenaPtr_ = arena_.data();
   for (HostTensor &t : params_)
     paramPtrs_.push_back(t.data.data());
   for (HostTensor &t : inputs_)
@@ -389,8 +405,78 @@ Status Executor::prepare() {
   return Status::success();
 }
 
+Status Executor::prepareDevice(uint64_t arenaBytes) {
+  DeviceBackend &device = *device_;
+  using Kind = DeviceBuffer::Kind;
+  auto outOfMemory = [&](const std::string &what, uint64_t bytes) {
+    return Status::failure(std::string("out of ") + device.target() +
+                           " device memory allocating " + what + " (" +
+                           std::to_string(bytes) + " bytes)");
+  };
+  if (!deviceArena_.allocate(device, Kind::Device, arenaBytes,
+                             sig_.arenaAlignment, /*zero=*/true))
+    return outOfMemory("the arena", arenaBytes);
+  arenaPtr_ = deviceArena_.data();
+  // The params buffers this rank holds, uploaded once: from here on the
+  // device has the model's state (fetchParams() brings it back).
+  deviceParams_.clear();
+  deviceParams_.resize(params_.size());
+  for (size_t i = 0; i < params_.size(); ++i) {
+    HostTensor &host = params_[i];
+    if (!host.data.data()) { // another pipeline stage's
+      paramPtrs_.push_back(nullptr);
+      continue;
+    }
+    if (!deviceParams_[i].allocate(device, Kind::Device, host.byteSize()))
+      return outOfMemory("parameter '" + sig_.params[i].name + "'",
+                         host.byteSize());
+    device.upload(deviceParams_[i].data(), host.data.data(), host.byteSize());
+    paramPtrs_.push_back(deviceParams_[i].data());
+  }
+  // Inputs and outputs: device buffers and page-locked staging.
+  auto allocateIo = [&](std::vector<HostTensor> &host,
+                        const std::vector<TensorSpec> &specs,
+                        std::vector<DeviceBuffer> &onDevice,
+                        std::vector<DeviceBuffer> &staged,
+                        std::vector<void *> &ptrs) {
+    onDevice.clear();
+    onDevice.resize(host.size());
+    staged.clear();
+    staged.resize(host.size());
+    for (size_t i = 0; i < host.size(); ++i) {
+      uint64_t bytes = host[i].byteSize();
+      if (!onDevice[i].allocate(device, Kind::Device, bytes, 64, /*zero=*/true))
+        return outOfMemory("'" + specs[i].name + "'", bytes);
+      if (!staged[i].allocate(device, Kind::Pinned, bytes))
+        return Status::failure("out of page-locked host memory staging '" +
+                               specs[i].name + "' (" + std::to_string(bytes) +
+                               " bytes)");
+      ptrs.push_back(onDevice[i].data());
+    }
+    return Status::success();
+  };
+  Status status = allocateIo(inputs_, sig_.inputs, deviceInputs_, stagedInputs_,
+                             inputPtrs_);
+  if (status.ok())
+    status = allocateIo(outputs_, sig_.outputs, deviceOutputs_, stagedOutputs_,
+                        outputPtrs_);
+  device.synchronize(); // the uploads read the host tensors
+  paramsChangedOnDevice_ = false;
+  return status;
+}
+
 void Executor::run() {
-  run_(arena_.data(), paramPtrs_.data(), inputPtrs_.data(), outputPtrs_.data());
+  if (device_) {
+    // Each input through its page-locked buffer (free again: the last run
+    // ended with a synchronize()).
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      const uint64_t bytes = inputs_[i].byteSize();
+      std::memcpy(stagedInputs_[i].data(), inputs_[i].data.data(),
+                  static_cast<size_t>(bytes));
+      device_->upload(deviceInputs_[i].data(), stagedInputs_[i].data(), bytes);
+    }
+  }
+  run_(arenaPtr_, paramPtrs_.data(), inputPtrs_.data(), outputPtrs_.data());
   // A started collective must finish inside the call that started it.
   std::string pending = comm::context().pendingSlots();
   if (!pending.empty())
@@ -398,6 +484,44 @@ void Executor::run() {
           "weft_model_run returned with collectives started and not waited "
           "for (comm_wait) on slots %s",
           pending.c_str());
+  if (!device_)
+    return;
+  // The outputs (a training step's loss) after every run.
+  for (size_t i = 0; i < outputs_.size(); ++i)
+    device_->download(stagedOutputs_[i].data(), deviceOutputs_[i].data(),
+                      outputs_[i].byteSize());
+  device_->synchronize();
+  for (size_t i = 0; i < outputs_.size(); ++i)
+    std::memcpy(outputs_[i].data.data(), stagedOutputs_[i].data(),
+                static_cast<size_t>(outputs_[i].byteSize()));
+  device_->checkErrors();
+  paramsChangedOnDevice_ = true;
+}
+
+void Executor::fetchParams() {
+  if (!device_ || !paramsChangedOnDevice_)
+    return;
+  for (size_t i = 0; i < params_.size(); ++i)
+    if (deviceParams_[i].data())
+      device_->download(params_[i].data.data(), deviceParams_[i].data(),
+                        params_[i].byteSize());
+  device_->synchronize();
+  paramsChangedOnDevice_ = false;
+}
+
+void Executor::startDevice() {
+  if (!device_ || deviceStarted_)
+    return;
+  device_->startComms();
+  deviceStarted_ = true;
+}
+
+void Executor::finishDevice() {
+  if (!deviceStarted_)
+    return;
+  device_->synchronize();
+  device_->finishComms();
+  deviceStarted_ = false;
 }
 
 Status Executor::writeOutputs(const std::string &dir) const {
@@ -562,6 +686,7 @@ int executorMain(int argc, char **argv, const char *signatureJson,
     comm::finalize();
     return code;
   }
+  executor.startDevice();
 
   for (int64_t i = 0; i < options.warmup; ++i)
     executor.run();
@@ -576,6 +701,7 @@ int executorMain(int argc, char **argv, const char *signatureJson,
 
   if (!options.outputDir.empty())
     status = executor.writeOutputs(options.outputDir);
+  executor.finishDevice();
   int code = report(status, prog);
   comm::finalize();
   if (code != 0)

@@ -250,6 +250,12 @@ bool parseModelSignature(std::string_view json, ModelSignature &out,
       return fail("\"arena_alignment\" is not a power of two");
     sig.arenaAlignment = static_cast<uint64_t>(a);
   }
+  if (const JsonValue *target = root.get("target")) {
+    if (!target->isString() ||
+        (target->asString() != "cpu" && target->asString() != "cuda"))
+      return fail("\"target\" must be \"cpu\" or \"cuda\"");
+    sig.target = target->asString();
+  }
   if (const JsonValue *mode = root.get("mode")) {
     if (mode->asString() == "train")
       sig.mode = ModelMode::Train;

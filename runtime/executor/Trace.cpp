@@ -2,6 +2,7 @@
 #include "Trace.h"
 
 #include "weft/runtime/Comm.h"
+#include "weft/runtime/Device.h"
 #include "weft/runtime/FileUtil.h"
 #include "weft/runtime/Json.h"
 #include "weft/runtime/MeshIndex.h"
@@ -57,6 +58,8 @@ struct Mark {
 
 struct Tracer {
   const ModelSignature *sig = nullptr;
+  /// A device whose work runs behind the host: waited for at every mark.
+  DeviceBackend *device = nullptr;
   std::vector<Category> categories;
   int64_t stage = -1;
   uint64_t arenaBytes = 0;
@@ -66,6 +69,8 @@ struct Tracer {
   bool truncated = false;
 
   void mark(int64_t index) {
+    if (device)
+      device->synchronizeCompute();
     if (marks.size() >= kMaxMarks) {
       truncated = true;
       return;
@@ -256,6 +261,7 @@ void start(const ModelSignature &sig, int64_t stage, uint64_t arenaBytes) {
   tracer.sig = &sig;
   tracer.stage = stage;
   tracer.arenaBytes = arenaBytes;
+  tracer.device = deviceBackend().isHost() ? nullptr : &deviceBackend();
   tracer.categories.clear();
   for (const LaunchSpec &l : sig.launches)
     tracer.categories.push_back(categoryOf(l.kernel));

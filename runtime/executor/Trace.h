@@ -15,6 +15,13 @@
 // compute, point-to-point transfers, collectives, and waiting (blocked in
 // a receive or a wait for another rank), then the pipeline bubble.
 //
+// On a GPU (cuda bundles) kernels only enqueue work: with tracing on, every
+// mark first waits for the compute stream, so a launch's time is its work
+// on the GPU. That serializes the host with the GPU and slows the step
+// (more for small kernels); the trace shows where time goes, the summary's
+// step times of a traced run are not the untraced speed. The first launch
+// of a step includes the upload of the step's inputs.
+//
 // The measured bubble of a step is 1 - busy / window per stage, averaged
 // over stages: the window runs from the first microbatch launch on any rank
 // to the last one's end, busy is the stage's compute on microbatches in it.

@@ -283,6 +283,7 @@ int trainMain(int argc, char **argv, const char *signatureJson,
   // the middle of the run (its metrics file) stops the others through the
   // launcher, as they may be waiting for it in a collective.
   auto finish = [&](const Status &s) {
+    setup.executor.finishDevice();
     int code = reportStatus(s, usage);
     comm::finalize();
     return code;
@@ -321,6 +322,7 @@ int trainMain(int argc, char **argv, const char *signatureJson,
     status = executor.prepare();
   if (!(status = agreeAcrossRanks(status)).ok())
     return finish(status);
+  executor.startDevice();
   if (!options.traceFile.empty())
     trace::start(executor.signature(),
                  trace::stageOf(executor.signature(), comm::rank()),
@@ -372,6 +374,7 @@ int trainMain(int argc, char **argv, const char *signatureJson,
     bool due = store && (step == total || (options.saveEvery > 0 &&
                                            step % options.saveEvery == 0));
     if (due) {
+      executor.fetchParams(); // a device's state comes back only here
       if (!(status = store->save(executor, step, position, lastLoss)).ok()) {
         progress.clear();
         return finish(status); // every rank has this outcome
@@ -394,6 +397,7 @@ int trainMain(int argc, char **argv, const char *signatureJson,
   std::string traceError;
   bool traced = !options.traceFile.empty();
   bool traceWritten = trace::finish(options.traceFile, time, traceError);
+  executor.finishDevice();
   comm::barrier();
   comm::finalize();
   if (!leader)

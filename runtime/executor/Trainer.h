@@ -17,8 +17,15 @@
 //    "final_loss": ..., "mean_step_time_s": ..., "samples_per_s": ...}
 //
 // (peak_memory_bytes: the largest resident set, getrusage's ru_maxrss, over
-// the ranks). Bad usage or input (data files, checkpoints) is reported
-// before anything is written, with exit code 2.
+// the ranks: host memory, also for cuda bundles). Bad usage or input (data
+// files, checkpoints) is reported before anything is written, with exit
+// code 2.
+//
+// A cuda bundle (Device.h) runs the same loop on the GPU: the executor
+// uploads each step's batch and downloads the loss; the state comes back to
+// the host only for checkpoints (Executor::fetchParams). The device's
+// communicators start once every rank has prepared and end before the
+// ranks finish.
 //
 // A multi-rank bundle runs this loop on every rank (RankStart.h starts
 // them): each rank reads the whole --data files and copies its block of

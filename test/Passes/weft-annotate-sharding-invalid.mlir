@@ -7,6 +7,9 @@
 // MB0: the number of microbatches must be at least 1, got 0
 // RUN: not weft-opt %s -split-input-file -weft-annotate-sharding="dp=2 microbatches=3" 2>&1 | FileCheck %s --check-prefix=MB
 // MB: the batch of input 'x' (8 rows) does not split into dp=2 x microbatches=3 equal parts
+// RUN: not weft-opt %s -split-input-file -weft-annotate-sharding="tp=2 tp-flop-seconds=-1" 2>&1 | FileCheck %s --check-prefix=PRICE
+// RUN: not weft-opt %s -split-input-file -weft-annotate-sharding="tp=2 tp-flop-seconds=1e-9 tp-memory=inf" 2>&1 | FileCheck %s --check-prefix=PRICE
+// PRICE: the tensor-parallel costs (tp-flop-seconds, tp-byte-seconds, tp-latency, tp-memory) must be finite and not negative
 
 // expected-error @+1 {{the batch of input 'x' (8 rows) does not split into dp=3 equal parts}}
 func.func @main(%x: tensor<8x16xf32> {weft.name = "x"}) -> tensor<8x16xf32> {

@@ -7,6 +7,7 @@
 //            [--resume] [--trace FILE.json]
 //   weft export BUNDLE --checkpoint DIR -o TRAINED.onnx
 //   weft calibrate [-n N] -o CLUSTER.json [--quick]
+//   weft relink BUNDLE
 //   weft --help | --version
 //
 // `weft run` and `weft train` read BUNDLE/manifest.json and execute the
@@ -35,9 +36,17 @@
 // (Calibrate.cpp, installed beside `weft`) exactly as `weft run` starts a
 // bundle's executable (execRanks). Rank 0 writes the file atomically.
 //
+// `weft relink BUNDLE` links the bundle's model.o (weftc keeps it in
+// --target cuda bundles) again with the runtime of the build this weft
+// belongs to (tools/BundleLink.h), replacing BUNDLE's executable: a bundle
+// compiled on one machine runs on another (a GPU machine without MLIR)
+// whose weft was built there (runtime-only). manifest.json's "target" picks
+// the runtime.
+//
 //===----------------------------------------------------------------------===//
 
 #include "runtime/executor/Checkpoint.h"
+#include "tools/BundleLink.h"
 #include "tools/weft/JoinShards.h"
 #include "weft/runtime/Executor.h"
 #include "weft/runtime/FileUtil.h"
@@ -84,6 +93,8 @@ const char *const kUsage =
     "                 measure this machine with N ranks (default: one per\n"
     "                 hardware thread) and write a cluster file for\n"
     "                 weftc --cluster\n"
+    "  relink BUNDLE  link the bundle's model.o again with this weft's\n"
+    "                 runtime (a cuda bundle carried to a GPU machine)\n"
     "\n"
     "options:\n"
     "  --help         print this help\n"
@@ -100,6 +111,8 @@ const char *const kTrainUsage =
 
 const char *const kExportUsage =
     "usage: weft export BUNDLE --checkpoint DIR -o TRAINED.onnx";
+
+const char *const kRelinkUsage = "usage: weft relink BUNDLE";
 
 const char *const kCalibrateUsage =
     "usage: weft calibrate [-n N] -o CLUSTER.json [--quick]";
@@ -142,6 +155,7 @@ bool parsePositive(const std::string &text, int64_t &out) {
 
 struct Manifest {
   std::string executable;
+  std::string target = "cpu"; ///< "target" (cpu or cuda)
   int64_t worldSize = 1;
   std::string sourceModelFile; ///< "" when the bundle has none
 };
@@ -192,6 +206,14 @@ bool readManifest(const std::string &bundle, Manifest &out,
     return false;
   }
   out.worldSize = world->asInt();
+  if (const weft::JsonValue *target = root.get("target")) {
+    if (!target->isString() ||
+        (target->asString() != "cpu" && target->asString() != "cuda")) {
+      reason = path + ": \"target\" must be \"cpu\" or \"cuda\"";
+      return false;
+    }
+    out.target = target->asString();
+  }
   if (const weft::JsonValue *source = root.get("source_model_file"))
     if (source->isString())
       out.sourceModelFile = source->asString();
@@ -682,6 +704,90 @@ int calibrateCommand(int argc, char **argv) {
                        " ranks needs MPI; -n 1 runs without it");
 }
 
+/// `weft relink BUNDLE`.
+int relinkCommand(int argc, char **argv) {
+  const char *usage = kRelinkUsage;
+  std::string bundle;
+  for (int i = 0; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      std::printf("%s\n", usage);
+      return kExitOk;
+    }
+    if (!arg.empty() && arg[0] == '-')
+      return error(kExitBadInput, "unknown option '" + arg + "'", usage);
+    if (!bundle.empty())
+      return error(kExitBadInput, "unexpected argument '" + arg + "'", usage);
+    bundle = arg;
+  }
+  if (bundle.empty())
+    return error(kExitBadInput, "missing BUNDLE", usage);
+  Manifest manifest;
+  std::string reason;
+  if (!readManifest(bundle, manifest, reason))
+    return error(kExitBadInput,
+                 "not a weft bundle: " + bundle + " (" + reason + ")");
+  std::string object = weft::joinPath(bundle, "model.o");
+  if (!weft::fileExists(object))
+    return error(kExitBadInput,
+                 bundle + " has no model.o to link (weftc compile keeps it in "
+                          "--target cuda bundles; compile a cpu bundle again "
+                          "instead)");
+  if (!weft::bundleTargetAvailable(manifest.target, reason))
+    return error(kExitFailure, "cannot relink " + bundle + ": " + reason);
+  std::string libDir =
+      weft::bundleRuntimeLibDir(manifest.target, weft::executableDirectory());
+  std::string archive = weft::joinPath(
+      libDir, "lib" + weft::bundleRuntimeName(manifest.target) + ".a");
+  if (!weft::fileExists(archive))
+    return error(kExitFailure,
+                 "cannot relink " + bundle + ": " + archive +
+                     " does not exist (build the targets " +
+                     weft::bundleRuntimeName(manifest.target) + " and " +
+                     weft::bundleRuntimeName(manifest.target) + "_main)");
+
+  // Linked beside the executable, then renamed over it.
+  std::string exe = weft::joinPath(bundle, manifest.executable);
+  std::string scratch = exe + ".relink-" + std::to_string(::getpid());
+  std::vector<std::string> args =
+      weft::bundleLinkCommand(manifest.target, libDir, object, scratch);
+  std::vector<char *> cargs;
+  for (std::string &a : args)
+    cargs.push_back(&a[0]);
+  cargs.push_back(nullptr);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  pid_t pid = ::fork();
+  if (pid < 0)
+    return error(kExitFailure,
+                 std::string("cannot fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    ::execvp(cargs[0], cargs.data());
+    std::fprintf(stderr, "weft: error: cannot execute '%s': %s\n", cargs[0],
+                 std::strerror(errno));
+    ::_exit(127);
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    ::unlink(scratch.c_str());
+    std::string command;
+    for (const std::string &a : args)
+      command += (command.empty() ? "" : " ") + a;
+    return error(kExitFailure, "linking " + exe + " failed: " + command);
+  }
+  if (::rename(scratch.c_str(), exe.c_str()) != 0) {
+    int err = errno;
+    ::unlink(scratch.c_str());
+    return error(kExitFailure,
+                 "cannot replace " + exe + ": " + std::strerror(err));
+  }
+  std::printf("weft: relinked %s (target %s) with %s\n", exe.c_str(),
+              manifest.target.c_str(), archive.c_str());
+  return kExitOk;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -702,5 +808,7 @@ int main(int argc, char **argv) {
     return exportCommand(argc - 2, argv + 2);
   if (command == "calibrate")
     return calibrateCommand(argc - 2, argv + 2);
+  if (command == "relink")
+    return relinkCommand(argc - 2, argv + 2);
   return error(kExitBadInput, "unknown command '" + command + "'", kUsage);
 }

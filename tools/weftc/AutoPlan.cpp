@@ -13,7 +13,11 @@ bool weft::wantsSearch(const CompileOptions &opts) {
 
 bool weft::loadPlanningCluster(const CompileOptions &opts, Cluster &cluster,
                                std::string &error) {
-  const std::string spec = opts.cluster.empty() ? "cpu-local" : opts.cluster;
+  // Without --cluster: this machine's CPU ranks, or for GPU bundles the
+  // GPU preset.
+  const std::string spec = !opts.cluster.empty()   ? opts.cluster
+                           : opts.target == "cuda" ? "h100-sxm"
+                                                   : "cpu-local";
   return loadCluster(spec, opts.devicesGiven ? opts.devices : 0, cluster,
                      error);
 }
@@ -32,6 +36,28 @@ static SearchSpace spaceOf(const CompileOptions &opts, int64_t devices) {
   if (opts.recomputeGiven)
     space.recompute = opts.recompute;
   return space;
+}
+
+void weft::priceTensorParallel(CompileOptions &opts, const Cluster &cluster,
+                               const std::vector<int64_t> &degrees) {
+  const int64_t ranks = cluster.devices();
+  const std::string dtype = opts.dtype == "bf16" ? "bf16" : "fp32";
+  // A large product's rate: the weights worth splitting are large.
+  const double rate =
+      cluster.rankPeakFlops(dtype, ranks) * cluster.gemmEfficiencyAt(1e12);
+  for (int64_t tp : degrees) {
+    if (tp <= 1 || rate <= 0)
+      continue;
+    Link link = cluster.linkFor(tp, 1, "all_reduce", ranks);
+    TensorParallelPrices &price = opts.tpPrices[tp];
+    price.flopSeconds = 1.0 / rate;
+    price.byteSeconds = link.bandwidth > 0 ? 1.0 / link.bandwidth : 0.0;
+    price.latency = link.latency;
+    // Half of a rank's memory for weights, gradients and optimizer state:
+    // the rest holds activations and buffers (the cost model then checks
+    // the whole plan).
+    price.memoryBytes = 0.5 * cluster.rankMemoryBytes(ranks);
+  }
 }
 
 bool weft::searchPlan(const CompileOptions &opts, Planning &planning,
@@ -53,7 +79,9 @@ bool weft::searchPlan(const CompileOptions &opts, Planning &planning,
             " devices of the cluster";
     return false;
   }
-  if (!buildProfile(opts, tensorParallelDegrees(space), planning.profile,
+  CompileOptions priced = opts;
+  priceTensorParallel(priced, planning.cluster, tensorParallelDegrees(space));
+  if (!buildProfile(priced, tensorParallelDegrees(space), planning.profile,
                     error))
     return false;
   planning.model =

@@ -34,7 +34,8 @@ struct Planning {
 /// with more than one device (or a --cluster without --devices).
 bool wantsSearch(const CompileOptions &opts);
 
-/// The cluster opts name (cpu-local by default) sized for opts.devices (or
+/// The cluster opts name (by default cpu-local, h100-sxm for --target
+/// cuda) sized for opts.devices (or
 /// the cluster's own size when --devices is not given).
 bool loadPlanningCluster(const CompileOptions &opts, planner::Cluster &cluster,
                          std::string &error);
@@ -43,6 +44,12 @@ bool loadPlanningCluster(const CompileOptions &opts, planner::Cluster &cluster,
 /// `planning.chosen` is the best that fits (an error says why none does).
 bool searchPlan(const CompileOptions &opts, Planning &planning,
                 std::string &error);
+
+/// Prices tensor-parallel splits on `cluster` for each tp degree (see
+/// TensorParallelPrices): the search profiles, and compiles its choice, with
+/// the splits an integer program picks at these prices.
+void priceTensorParallel(CompileOptions &opts, const planner::Cluster &cluster,
+                         const std::vector<int64_t> &degrees);
 
 /// Writes a plan's degrees and choices into opts (as if given as flags).
 void applyPlan(const planner::PlanChoice &plan, CompileOptions &opts);

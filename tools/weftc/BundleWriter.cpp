@@ -471,6 +471,9 @@ bool BundleWriter::writePlanText(const std::string &modelPath,
                         : "")
              : std::string())
      << "\n"
+     << (summary.tpSplits.empty()
+             ? std::string()
+             : "tensor-parallel splits: " + summary.tpSplits + "\n")
      << (summary.recompute != "none"
              ? "activation recomputation: " + summary.recompute +
                    " (forward activations the backward reads are made "

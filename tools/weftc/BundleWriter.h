@@ -30,6 +30,9 @@ struct ProgramSummary {
   std::string schedule = "none";
   int64_t virtualStages = 1;      // model chunks per stage (interleaved)
   std::string recompute = "none"; // activation recomputation (--recompute)
+  /// How the search's integer program split the tensor-parallel weights
+  /// (empty: Megatron's splits, as for a pinned --tp).
+  std::string tpSplits;
   int64_t worldSize() const {
     int64_t n = 1;
     for (int64_t d : meshShape)

@@ -2,11 +2,13 @@
 //
 // The model becomes native code ahead of time: MLIR's LLVM dialect is
 // translated to LLVM IR, compiled by LLVM's target machine for the host into
-// an object file, and linked by the system C++ driver with libweft_runtime.
-// Nothing is interpreted at run time.
+// an object file, and linked by the system C++ driver with the runtime of the
+// bundle's target (tools/BundleLink.h). Nothing is interpreted at run time.
 //
 //===----------------------------------------------------------------------===//
 #include "tools/weftc/Codegen.h"
+
+#include "tools/BundleLink.h"
 
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
@@ -79,42 +81,19 @@ bool weft::emitObjectFile(mlir::ModuleOp module, const std::string &objectPath,
   return true;
 }
 
-/// Where libweft_runtime lives: $WEFT_RUNTIME_LIB_DIR, else next to weftc
-/// (../lib of its bin/ directory), else the build tree it was built in.
-static std::string runtimeLibDir() {
-  if (const char *env = std::getenv("WEFT_RUNTIME_LIB_DIR"))
-    return env;
-  std::string exe = sys::fs::getMainExecutable(nullptr, nullptr);
-  if (!exe.empty()) {
-    SmallString<256> dir(sys::path::parent_path(sys::path::parent_path(exe)));
-    sys::path::append(dir, "lib");
-    SmallString<256> lib(dir);
-    sys::path::append(lib, "libweft_runtime.a");
-    if (sys::fs::exists(lib))
-      return std::string(dir);
-  }
-  return WEFT_RUNTIME_LIB_DIR;
-}
-
 bool weft::linkExecutable(const std::string &objectPath,
-                          const std::string &exePath, std::string &error) {
-  std::string libDir = runtimeLibDir();
-  std::string driver = WEFT_CXX_COMPILER;
-  if (const char *env = std::getenv("WEFT_CXX"))
-    driver = env;
-  std::vector<std::string> args = {driver,
-                                   objectPath,
-                                   "-o",
-                                   exePath,
-                                   libDir + "/libweft_runtime_main.a",
-                                   libDir + "/libweft_runtime.a",
-                                   WEFT_OPENBLAS_LIB,
-                                   "-lpthread",
-                                   "-lm"};
-  // The runtime's MPI backend: link flags and libraries, '|'-separated.
-  for (StringRef lib : split(StringRef(WEFT_MPI_LIBS), '|'))
-    if (!lib.empty())
-      args.push_back(lib.str());
+                          const std::string &exePath, const std::string &target,
+                          std::string &error) {
+  if (!bundleTargetAvailable(target, error))
+    return false;
+  // The runtime's archives: $WEFT_RUNTIME_LIB_DIR, else next to weftc (../lib
+  // of its bin/ directory), else the build tree it was built in.
+  std::string exe = sys::fs::getMainExecutable(nullptr, nullptr);
+  std::string toolDir =
+      exe.empty() ? std::string() : sys::path::parent_path(exe).str();
+  std::vector<std::string> args = bundleLinkCommand(
+      target, bundleRuntimeLibDir(target, toolDir), objectPath, exePath);
+  const std::string &driver = args.front();
   std::vector<StringRef> argRefs(args.begin(), args.end());
   std::string message;
   SmallString<128> logPath;

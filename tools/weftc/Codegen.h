@@ -15,9 +15,11 @@ namespace weft {
 bool emitObjectFile(mlir::ModuleOp module, const std::string &objectPath,
                     std::string &error);
 
-/// Links the model object with libweft_runtime into an executable.
+/// Links the model object with the runtime of `target` ("cpu":
+/// libweft_runtime, "cuda": libweft_runtime_cuda) into an executable
+/// (tools/BundleLink.h).
 bool linkExecutable(const std::string &objectPath, const std::string &exePath,
-                    std::string &error);
+                    const std::string &target, std::string &error);
 
 } // namespace weft
 

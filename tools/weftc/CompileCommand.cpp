@@ -1,11 +1,13 @@
 //===- CompileCommand.cpp - weftc compile ---------------------------------===//
 //
 // ONNX -> weft dialect -> runtime calls with an assigned arena -> LLVM ->
-// object file -> executable linked with libweft_runtime, written as a bundle
-// with its parameters, manifest.json, plan.txt and a copy of the source model
-// (source.onnx, with its external data files).
+// object file -> executable linked with the runtime of --target
+// (libweft_runtime or libweft_runtime_cuda), written as a bundle with its
+// parameters, manifest.json, plan.txt and a copy of the source model
+// (source.onnx, with its external data files); cuda bundles keep model.o.
 //
 //===----------------------------------------------------------------------===//
+#include "tools/BundleLink.h"
 #include "tools/weftc/AutoPlan.h"
 #include "tools/weftc/BundleWriter.h"
 #include "tools/weftc/Codegen.h"
@@ -247,6 +249,13 @@ void weft::addLoweringPasses(mlir::PassManager &pm, const CompileOptions &opts,
     mesh.sequenceParallel = opts.sequenceParallel;
     mesh.microbatches = microbatches;
     mesh.pp = pp;
+    if (auto price = opts.tpPrices.find(mesh.tp);
+        price != opts.tpPrices.end()) {
+      mesh.tpFlopSeconds = price->second.flopSeconds;
+      mesh.tpByteSeconds = price->second.byteSeconds;
+      mesh.tpLatency = price->second.latency;
+      mesh.tpMemory = price->second.memoryBytes;
+    }
     pm.addPass(createAnnotateSharding(mesh));
     pm.addPass(createPartition());
     // Microbatches are a mesh axis to the partitioner; here they become
@@ -301,6 +310,9 @@ int weft::runCompileCommand(int argc, char **argv) {
   }
   if (!checkImplemented(opts, error))
     return fail(kExitBadInput, error);
+  // A target this weft has no runtime for (--target cuda without CUDA).
+  if (!bundleTargetAvailable(opts.target, error))
+    return fail(kExitBadInput, error);
   // The plan: searched by the cost model when the flags leave it open,
   // else the flags' (and the cost model predicts it for the manifest).
   Planning planning;
@@ -322,6 +334,7 @@ int weft::runCompileCommand(int argc, char **argv) {
       opts = flags;
       planning.chosen = planning.search.ranked[attempt];
       applyPlan(planning.chosen->plan, opts);
+      priceTensorParallel(opts, planning.cluster, {*opts.tp});
       llvm::errs() << "weftc: --auto chose " << planning.chosen->plan.describe()
                    << " on " << planner::describeCluster(planning.cluster)
                    << " (predicted step "
@@ -365,8 +378,8 @@ int weft::runCompileCommand(int argc, char **argv) {
     const bool retry = searched && attempt + 1 < kPlanTries &&
                        attempt + 1 < planning.search.ranked.size();
     if (!retry)
-      return fail(kExitBadInput,
-                  "cannot compile " + opts.model + " for the cpu target");
+      return fail(kExitBadInput, "cannot compile " + opts.model + " for the " +
+                                     opts.target + " target");
     llvm::errs() << "weftc: warning: weft cannot build "
                  << planning.chosen->plan.describe()
                  << " (above); trying the next best plan\n";
@@ -385,6 +398,10 @@ int weft::runCompileCommand(int argc, char **argv) {
   summary.schedule = pipelineSchedule(opts);
   summary.virtualStages = pipelineVirtualStages(opts);
   summary.recompute = opts.recompute;
+  if (searched)
+    if (auto it = planning.profile.byTp.find(summary.tp);
+        it != planning.profile.byTp.end())
+      summary.tpSplits = it->second.splits;
   if (planning.chosen) {
     const planner::PlanEstimate &e = *planning.chosen;
     summary.prediction.emplace();
@@ -404,7 +421,9 @@ int weft::runCompileCommand(int argc, char **argv) {
   mlir::PassManager llvmPm(&context);
   if (mlir::failed(mlir::applyPassManagerCLOptions(llvmPm)))
     return fail(kExitBadInput, "invalid pass manager options");
-  llvmPm.addPass(createRuntimeToLLVM());
+  RuntimeToLLVMOptions lowering;
+  lowering.target = opts.target;
+  llvmPm.addPass(createRuntimeToLLVM(lowering));
   if (mlir::failed(llvmPm.run(module)))
     return fail(kExitFailure, "lowering to LLVM failed");
 
@@ -412,9 +431,13 @@ int weft::runCompileCommand(int argc, char **argv) {
   if (!bundle.begin(opts.output, error))
     return fail(kExitBadInput, error);
   std::string objectPath = bundle.path("model.o");
-  bool ok = emitObjectFile(module, objectPath, error) &&
-            linkExecutable(objectPath, bundle.path("model"), error);
-  llvm::sys::fs::remove(objectPath);
+  bool ok =
+      emitObjectFile(module, objectPath, error) &&
+      linkExecutable(objectPath, bundle.path("model"), opts.target, error);
+  // A cuda bundle keeps its object file: a GPU machine links it again with
+  // the runtime built there (weft relink).
+  if (opts.target != "cuda")
+    llvm::sys::fs::remove(objectPath);
   // The bundle keeps a copy of its source model: it says what the bundle was
   // compiled from, and `weft export` writes trained weights into it.
   ok = ok && bundle.writeParams(summary, imported->params, error) &&

@@ -300,8 +300,6 @@ bool weft::checkImplemented(const CompileOptions &opts, std::string &error) {
     error = what + " is not implemented yet";
     return false;
   };
-  if (opts.target == "cuda")
-    return refuse("--target cuda");
   const int64_t pp = opts.pp.value_or(1);
   if (pp > 1 && !opts.train) {
     error = "--pp cuts a training step into pipeline stages: it needs "

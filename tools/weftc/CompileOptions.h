@@ -29,6 +29,12 @@ class PassManager;
 
 namespace weft {
 
+/// The prices an integer program chooses tensor-parallel splits by
+/// (weft-annotate-sharding's tp-* options), for one tp degree.
+struct TensorParallelPrices {
+  double flopSeconds = 0, byteSeconds = 0, latency = 0, memoryBytes = 0;
+};
+
 struct CompileOptions {
   std::string model;
   std::string output;
@@ -53,6 +59,9 @@ struct CompileOptions {
   double bucketMb = 25.0;
   /// Activations split along the sequence over the tensor-parallel ranks.
   bool sequenceParallel = false;
+  /// By tp degree: the plan search prices tensor-parallel splits on its
+  /// cluster; without an entry the splits are Megatron's (a pinned --tp).
+  std::map<int64_t, TensorParallelPrices> tpPrices;
   std::map<std::string, std::vector<int64_t>> inputShapes;
   /// Developer flag: differentiate the model's first output (a scalar loss)
   /// and make the bundle return the loss and the gradients of the trainable

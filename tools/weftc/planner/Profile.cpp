@@ -483,6 +483,15 @@ bool weft::planner::buildProfile(const CompileOptions &opts,
     PassManager tpPm(&context);
     AnnotateShardingOptions mesh;
     mesh.tp = tp;
+    if (auto price = opts.tpPrices.find(tp); price != opts.tpPrices.end()) {
+      mesh.tpFlopSeconds = price->second.flopSeconds;
+      mesh.tpByteSeconds = price->second.byteSeconds;
+      mesh.tpLatency = price->second.latency;
+      // Without the left-out identical layers the weights are fewer: so is
+      // their share of memory.
+      mesh.tpMemory = price->second.memoryBytes *
+                      (static_cast<double>(reducedUnits) / profile.units);
+    }
     tpPm.addPass(createAnnotateSharding(mesh));
     tpPm.addPass(createPartition());
     diagnostics.clear();
@@ -492,8 +501,12 @@ bool weft::planner::buildProfile(const CompileOptions &opts,
           diagnostics.empty() ? "the partition failed" : diagnostics;
       continue;
     }
-    analyze(copy->lookupSymbol<func::FuncOp>("main"), reducedUnits, tpProfile,
-            profile.kernels);
+    auto tpMain = copy->lookupSymbol<func::FuncOp>("main");
+    if (auto splits = tpMain->getAttrOfType<StringAttr>("weft.tp_plan"))
+      tpProfile.splits = splits.getValue().str();
+    if (std::getenv("WEFT_PLANNER_DUMP") && !tpProfile.splits.empty())
+      llvm::errs() << "tp=" << tp << " splits: " << tpProfile.splits << "\n";
+    analyze(tpMain, reducedUnits, tpProfile, profile.kernels);
     expandProfile(tpProfile, rep, dropped, profile.units);
   }
   profile.seconds =

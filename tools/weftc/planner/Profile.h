@@ -75,6 +75,9 @@ struct TpProfile {
   double largestOpBytes = 0;
   /// The largest parameter one rank holds (ZeRO-3 gathers one at a time).
   double largestParamBytes = 0;
+  /// What the integer program chose for the tensor-parallel splits (empty
+  /// for Megatron's; weft-annotate-sharding's weft.tp_plan).
+  std::string splits;
 };
 
 struct ModelProfile {

@@ -227,6 +227,18 @@ static std::string whyLost(const PlanEstimate &alt, const PlanEstimate &best) {
   return llvm::formatv("{0:f1}x slower: {1}", ratio, what).str();
 }
 
+/// A note on tensor-parallel ranks that split nothing: the integer program
+/// found every split costlier than it saves, so they repeat one another.
+static std::string whyWhole(const PlanEstimate &alt,
+                            const ModelProfile &profile) {
+  auto it = profile.byTp.find(alt.plan.tp);
+  if (alt.plan.tp == 1 || it == profile.byTp.end() ||
+      it->second.splits.rfind("0 column- and 0 row-parallel", 0) != 0)
+    return "";
+  return "; every weight whole at tp=" + std::to_string(alt.plan.tp) +
+         " (splitting costs more than it saves)";
+}
+
 std::string weft::planner::explainPlans(const SearchResult &result,
                                         const ModelProfile &profile,
                                         const Cluster &cluster, size_t top,
@@ -262,6 +274,10 @@ std::string weft::planner::explainPlans(const SearchResult &result,
     os << "\nwhere the best plan's compute goes (one step of one data- and "
           "tensor-parallel rank, all pipeline stages together):\n"
        << model->computeBreakdown(best.plan);
+  auto tpProfile = profile.byTp.find(best.plan.tp);
+  if (tpProfile != profile.byTp.end() && !tpProfile->second.splits.empty())
+    os << "\ntensor-parallel splits at tp=" << best.plan.tp << ": "
+       << tpProfile->second.splits << "\n";
   // The obvious alternatives: each mesh shape's best plan.
   std::map<std::tuple<int64_t, int64_t, int64_t>, const PlanEstimate *> fits,
       tooBig;
@@ -287,8 +303,8 @@ std::string weft::planner::explainPlans(const SearchResult &result,
         os << "best: " << e.plan.describe() << ", " << seconds(e.stepTime)
            << "\n";
       else
-        os << whyLost(e, best) << " (" << e.plan.describe() << ", "
-           << seconds(e.stepTime) << ")\n";
+        os << whyLost(e, best) << whyWhole(e, profile) << " ("
+           << e.plan.describe() << ", " << seconds(e.stepTime) << ")\n";
     } else if (auto it = tooBig.find(shape); it != tooBig.end()) {
       const PlanEstimate &e = *it->second;
       os << "does not fit: " << bytes(e.memory.total()) << " > "

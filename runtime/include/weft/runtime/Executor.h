@@ -33,10 +33,19 @@
 // Everything is also available piecewise (the Executor class) so tests can
 // drive it without a compiled model.
 //
+// A --target cuda bundle links libweft_runtime_cuda, whose DeviceBackend
+// (Device.h) puts the model's buffers on this rank's GPU: the Executor then
+// keeps the tensors below as host copies for I/O, uploads the params once
+// (prepare()) and the inputs before every run(), and downloads the outputs
+// after every run() and the params only when fetchParams() asks. A cuda
+// bundle on a machine without a usable GPU fails in init(), before it
+// reads anything (exit code 1).
+//
 //===----------------------------------------------------------------------===//
 #ifndef WEFT_RUNTIME_EXECUTOR_H
 #define WEFT_RUNTIME_EXECUTOR_H
 
+#include "weft/runtime/Device.h"
 #include "weft/runtime/ModelABI.h"
 #include "weft/runtime/Tensor.h"
 
@@ -119,6 +128,8 @@ struct LaunchSpec {
 
 struct ModelSignature {
   int64_t formatVersion = 0;
+  /// "target": the device the model's buffers live on ("cpu" when absent).
+  std::string target = "cpu";
   uint64_t arenaBytes = 0;
   uint64_t arenaAlignment = 64;
   ModelMode mode = ModelMode::Inference; ///< "mode" (absent: inference)
@@ -184,12 +195,18 @@ std::string outputFileName(const std::string &name);
 
 class Executor {
 public:
-  /// Parses the signature (a bad one is a failure, exit code 1).
+  /// First makes sure the runtime's device is usable (a cuda runtime on a
+  /// machine without a GPU exits here with code 1), then parses the
+  /// signature (a bad one, or one compiled for another target than the
+  /// runtime's, is a failure, exit code 1).
   Status init(std::string_view signatureJson, WeftModelRunFn run);
   const ModelSignature &signature() const { return sig_; }
   /// The arena this rank allocated (after prepare()): its pipeline stage's
   /// part of the plan, else all of it.
-  uint64_t arenaBytes() const { return arena_.size(); }
+  uint64_t arenaBytes() const { return arenaBytes_; }
+  /// Whether the model runs on a device (its buffers are device copies of
+  /// the host tensors here; see above).
+  bool onDevice() const { return device_ != nullptr; }
 
   /// Reads every parameter from a safetensors file, checking presence,
   /// dtype and shape. A model without parameters needs no file.
@@ -201,10 +218,21 @@ public:
   loadInputs(const std::vector<std::pair<std::string, std::string>> &inputs);
   /// Sets input `index` directly (dtype and shape are checked).
   Status setInput(size_t index, HostTensor tensor);
-  /// Allocates the arena and the outputs.
+  /// Allocates the arena and the outputs. On a device: allocates the
+  /// device buffers and uploads the params (load or resume them first).
   Status prepare();
-  /// Runs the model once (after prepare()).
+  /// Runs the model once (after prepare()). On a device: uploads the inputs
+  /// first, then downloads the outputs and checks the kernels' errors.
   void run();
+  /// On a device: downloads the params buffers (parameters, optimizer
+  /// state, step) when run() has updated them since, so param() shows the
+  /// model's current state (checkpoints). Nothing on the host.
+  void fetchParams();
+  /// On a device, collective over the ranks: starts the device's
+  /// communicators once every rank has prepared (startDevice) and ends them
+  /// before the ranks finish (finishDevice). Nothing on the host.
+  void startDevice();
+  void finishDevice();
   /// Writes every output to `dir`/outputFileName(name), creating `dir`.
   /// Several ranks: collective; rank 0 writes, a split output ("shard")
   /// put together from every rank's block.
@@ -218,17 +246,31 @@ public:
   /// trainer copies each step's rows into it in place).
   Status allocateInputs();
   /// In-place access for training (the buffers must keep their size: the
-  /// model is handed their addresses by prepare()).
+  /// model is handed their addresses by prepare(); on a device, params
+  /// changed after prepare() are not uploaded again).
   HostTensor &mutableInput(size_t index) { return inputs_[index]; }
   HostTensor &mutableParam(size_t index) { return params_[index]; }
 
 private:
+  Status prepareDevice(uint64_t arenaBytes);
+
   ModelSignature sig_;
   WeftModelRunFn run_ = nullptr;
   AlignedBuffer arena_;
   std::vector<HostTensor> params_, inputs_, outputs_;
   std::vector<bool> inputSet_;
+  /// What weft_model_run gets: host tensors, or their device copies.
+  void *arenaPtr_ = nullptr;
+  uint64_t arenaBytes_ = 0;
   std::vector<void *> paramPtrs_, inputPtrs_, outputPtrs_;
+  /// A device's buffers (null on the host) and page-locked staging for the
+  /// inputs and outputs.
+  DeviceBackend *device_ = nullptr;
+  DeviceBuffer deviceArena_;
+  std::vector<DeviceBuffer> deviceParams_, deviceInputs_, deviceOutputs_;
+  std::vector<DeviceBuffer> stagedInputs_, stagedOutputs_;
+  bool paramsChangedOnDevice_ = false; ///< since the last fetchParams()
+  bool deviceStarted_ = false;
 };
 
 /// The whole program: parses the arguments, loads, runs, writes outputs and

@@ -77,9 +77,32 @@
 // starts the ranks (weft::comm::context(), Comm.h) from these fields; the
 // collective kernels (KernelABI.h) find the mesh there.
 //
+// Models compiled for the GPU (`weftc compile --target cuda`) add
+//
+//     "target": "cuda"          (absent: "cpu")
+//
+// and are linked with libweft_runtime_cuda: arena, params, inputs and
+// outputs are then device pointers of this rank's GPU (Device.h), and the
+// kernels (KernelABI.h) enqueue work on its compute stream. Such a model
+// does not touch its buffers with host instructions; where a cpu model
+// takes a constant's address, copies bytes or loads a scalar, it calls
+//
+//   void *weft_rt_constant(int64_t id, const void *host, int64_t bytes);
+//       the device copy of constant `id` (its bytes are at `host`; ids are
+//       the model's own, from 0), uploaded on first use and cached
+//   void weft_rt_copy(void *dst, const void *src, int64_t bytes);
+//       a device-to-device copy in kernel order
+//   int64_t weft_rt_load_i64(const void *ptr);
+//       the i64 at device address `ptr` once the kernels before are done
+//       (this rank's pipeline stage)
+//
+// A runtime refuses a model compiled for another target (exit code 1).
+//
 //===----------------------------------------------------------------------===//
 #ifndef WEFT_RUNTIME_MODELABI_H
 #define WEFT_RUNTIME_MODELABI_H
+
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -92,6 +115,11 @@ void weft_model_run(void *arena, void *const *params, void *const *inputs,
 /// The type of weft_model_run.
 typedef void (*WeftModelRunFn)(void *arena, void *const *params,
                                void *const *inputs, void *const *outputs);
+
+/// The calls of --target cuda models (libweft_runtime_cuda defines them).
+void *weft_rt_constant(int64_t id, const void *host, int64_t bytes);
+void weft_rt_copy(void *dst, const void *src, int64_t bytes);
+int64_t weft_rt_load_i64(const void *ptr);
 
 #ifdef __cplusplus
 } // extern "C"

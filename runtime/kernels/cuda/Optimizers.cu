@@ -1,0 +1,180 @@
+//===- Optimizers.cu - adamw and sgd kernels ------------------------------===//
+//
+// The GPU versions of runtime/kernels/cpu/Optimizers.cpp: torch.optim's
+// AdamW and SGD (1.13's single-tensor paths), one fused elementwise kernel
+// per call. Each float operation is written with an explicitly rounded
+// intrinsic (__fmul_rn, __fadd_rn, ...) in the CPU's order: nvcc would
+// otherwise fuse multiply-adds the CPU rounds twice, and parameters
+// updated a million times would drift from the CPU's trajectory. The
+// constants derived from the attributes are rounded on the host exactly as
+// the CPU does; those that depend on the step number are computed on the
+// device, because the step is an i64 in device memory (it advances on the
+// GPU, and reading it back would synchronize).
+//
+// Results may share buffers with the operands they replace: each element
+// is read before it is written, by the thread that writes it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/kernels/cpu/KernelArgs.h"
+#include "runtime/kernels/cuda/CudaKernels.h"
+#include "runtime/kernels/cuda/MathUtil.cuh"
+
+using namespace weft;
+using namespace weft::cuda;
+using namespace weft::cuda::math;
+
+namespace {
+
+struct AdamConstants {
+  double lr, beta1, beta2;
+  float decay, b1, b2, oneMinusB1, oneMinusB2, eps;
+};
+
+__global__ void adamwKernel(const float *param, const float *grad,
+                            const float *m, const float *v, const int64_t *step,
+                            float *paramOut, float *mOut, float *vOut,
+                            int64_t n, AdamConstants k, int *errorWord,
+                            int errorCode) {
+  const int64_t t = *step;
+  if (t < 1) {
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+      atomicCAS(errorWord, 0, errorCode);
+    return;
+  }
+  // Bias corrections in double, then rounded to float, as the CPU.
+  const double correction1 = 1.0 - pow(k.beta1, static_cast<double>(t));
+  const double correction2 = 1.0 - pow(k.beta2, static_cast<double>(t));
+  const float stepSize = static_cast<float>(k.lr / correction1);
+  const float correction2Sqrt = static_cast<float>(sqrt(correction2));
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    const float p = __fmul_rn(param[i], k.decay);
+    const float g = grad[i];
+    const float mi =
+        __fadd_rn(__fmul_rn(m[i], k.b1), __fmul_rn(g, k.oneMinusB1));
+    const float vi = __fadd_rn(__fmul_rn(v[i], k.b2),
+                               __fmul_rn(__fmul_rn(g, g), k.oneMinusB2));
+    const float denom =
+        __fadd_rn(__fdiv_rn(__fsqrt_rn(vi), correction2Sqrt), k.eps);
+    paramOut[i] = __fsub_rn(p, __fmul_rn(stepSize, __fdiv_rn(mi, denom)));
+    mOut[i] = mi;
+    vOut[i] = vi;
+  }
+}
+
+struct SgdConstants {
+  float lr, momentum, dampening, weightDecay;
+  bool nesterov;
+};
+
+__global__ void sgdKernel(const float *param, const float *grad,
+                          const float *buf, const int64_t *step,
+                          float *paramOut, float *bufOut, int64_t n,
+                          SgdConstants k, int *errorWord, int errorCode) {
+  const int64_t t = *step;
+  if (t < 1) {
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+      atomicCAS(errorWord, 0, errorCode);
+    return;
+  }
+  // PyTorch creates the momentum buffer on the first step as a copy of the
+  // (decayed) gradient; later steps blend it.
+  const bool firstStep = t == 1;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    const float p = param[i];
+    float d = grad[i];
+    if (k.weightDecay != 0.0f)
+      d = __fadd_rn(d, __fmul_rn(p, k.weightDecay));
+    if (buf) {
+      const float bi = firstStep ? d
+                                 : __fadd_rn(__fmul_rn(buf[i], k.momentum),
+                                             __fmul_rn(d, k.dampening));
+      bufOut[i] = bi;
+      d = k.nesterov ? __fadd_rn(d, __fmul_rn(bi, k.momentum)) : bi;
+    }
+    paramOut[i] = __fsub_rn(p, __fmul_rn(d, k.lr));
+  }
+}
+
+void expectStep(const cpu::KernelArgs &args, int index) {
+  const cpu::TensorArg &step = args.tensor(index);
+  if (step.dtype != WEFT_I64 || step.numel != 1)
+    args.invalid("the step must be one i64");
+}
+
+void expectF32Like(const cpu::KernelArgs &args, int first, int last) {
+  for (int i = first; i <= last; ++i) {
+    args.expectDType(i, WEFT_F32);
+    args.expectSameNumel(first, i);
+  }
+}
+
+} // namespace
+
+extern "C" void weft_cuda_k_adamw(void *const *bufs, const int64_t *desc) {
+  static const int errorCode =
+      registerDeviceError("kernel adamw: the step number must be at least 1");
+  cpu::KernelArgs args("adamw", bufs, desc);
+  args.expectTensors(8, 8);
+  args.expectAttrs(5);
+  expectF32Like(args, 0, 3);
+  expectF32Like(args, 5, 7);
+  args.expectSameNumel(0, 5);
+  expectStep(args, 4);
+  const double lr = args.attrDouble(0), beta1 = args.attrDouble(1),
+               beta2 = args.attrDouble(2), eps = args.attrDouble(3),
+               weightDecay = args.attrDouble(4);
+  AdamConstants k;
+  k.lr = lr;
+  k.beta1 = beta1;
+  k.beta2 = beta2;
+  k.decay = static_cast<float>(1.0 - lr * weightDecay);
+  k.b1 = static_cast<float>(beta1);
+  k.b2 = static_cast<float>(beta2);
+  k.oneMinusB1 = static_cast<float>(1.0 - beta1);
+  k.oneMinusB2 = static_cast<float>(1.0 - beta2);
+  k.eps = static_cast<float>(eps);
+  const int64_t n = args.tensor(0).numel;
+  if (n == 0)
+    return;
+  adamwKernel<<<blocksFor(n), kBlock, 0, computeStream()>>>(
+      args.tensor(0).as<float>(), args.tensor(1).as<float>(),
+      args.tensor(2).as<float>(), args.tensor(3).as<float>(),
+      args.tensor(4).as<int64_t>(), args.tensor(5).as<float>(),
+      args.tensor(6).as<float>(), args.tensor(7).as<float>(), n, k, errorWord(),
+      errorCode);
+  checkLaunch("adamw");
+}
+
+extern "C" void weft_cuda_k_sgd(void *const *bufs, const int64_t *desc) {
+  static const int errorCode =
+      registerDeviceError("kernel sgd: the step number must be at least 1");
+  cpu::KernelArgs args("sgd", bufs, desc);
+  args.expectAttrs(6);
+  const bool hasBuffer = args.attr(5) != 0;
+  args.expectTensors(hasBuffer ? 6 : 4, hasBuffer ? 6 : 4);
+  const int stepIndex = hasBuffer ? 3 : 2;
+  const int firstOut = stepIndex + 1;
+  expectF32Like(args, 0, hasBuffer ? 2 : 1);
+  expectF32Like(args, firstOut, args.numTensors() - 1);
+  args.expectSameNumel(0, firstOut);
+  expectStep(args, stepIndex);
+  SgdConstants k;
+  k.lr = static_cast<float>(args.attrDouble(0));
+  k.momentum = static_cast<float>(args.attrDouble(1));
+  k.dampening = static_cast<float>(1.0 - args.attrDouble(2));
+  k.weightDecay = static_cast<float>(args.attrDouble(3));
+  k.nesterov = args.attr(4) != 0;
+  const int64_t n = args.tensor(0).numel;
+  if (n == 0)
+    return;
+  sgdKernel<<<blocksFor(n), kBlock, 0, computeStream()>>>(
+      args.tensor(0).as<float>(), args.tensor(1).as<float>(),
+      hasBuffer ? args.tensor(2).as<float>() : nullptr,
+      args.tensor(stepIndex).as<int64_t>(), args.tensor(firstOut).as<float>(),
+      hasBuffer ? args.tensor(firstOut + 1).as<float>() : nullptr, n, k,
+      errorWord(), errorCode);
+  checkLaunch("sgd");
+}

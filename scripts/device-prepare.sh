@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Prepares, on this machine, what scripts/device-check.sh needs on the lent
+# GPU machine (which has no MLIR, no OpenBLAS and no network), in CARRY
+# (default build-carry/, ignored by git: carry it with the run, e.g.
+# carry=["build-carry"]):
+#
+#   CARRY/debs/       Debian's OpenBLAS (pthread) and its Fortran runtime,
+#                     fetched with apt-get download
+#   CARRY/bundles/N/  one test case each: bundle/ (weftc compile --target
+#                     cuda; its model.o, parameters and manifest, not the
+#                     executable: weft relink makes that there), data/ (the
+#                     .npy inputs), args (the run's arguments, @DATA@ for the
+#                     data folder), rtol, and the same model's run on cpu
+#                     here: reference.jsonl (training) or reference/ (the
+#                     outputs of an inference run)
+#
+# usage: scripts/device-prepare.sh [BUILD_DIR] [CARRY]
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+build="$(cd "${1:-$root/build}" && pwd)"
+carry="${2:-$root/build-carry}"
+py=/usr/bin/python3 # Debian's, with torch and onnx
+export PATH="$build/bin:$PATH"
+
+rm -rf "$carry"
+mkdir -p "$carry/debs" "$carry/bundles"
+(cd "$carry/debs" &&
+  apt-get download libopenblas0-pthread libopenblas-pthread-dev \
+    libgfortran5 libquadmath0)
+
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+# add_case NAME MODEL.onnx RTOL "ARGS (@DATA@ = the data folder)" [weftc flags]
+# compiles MODEL for cuda into CARRY/bundles/NAME and runs it on cpu here
+# for the reference. The data files must already be in $work/NAME-data.
+add_case() {
+  local name="$1" model="$2" rtol="$3" args="$4"
+  shift 4
+  local dir="$carry/bundles/$name" data="$work/$name-data"
+  mkdir -p "$dir"
+  cp -r "$data" "$dir/data"
+  weftc compile "$model" -o "$dir/bundle" --target cuda "$@"
+  rm -f "$dir/bundle/model" # linked on the GPU machine (weft relink)
+  weftc compile "$model" -o "$work/$name-cpu" "$@"
+  echo "$args" >"$dir/args"
+  echo "$rtol" >"$dir/rtol"
+  local run_args="${args//@DATA@/$dir/data}"
+  if grep -q '"mode": "train"' "$dir/bundle/manifest.json"; then
+    # shellcheck disable=SC2086
+    weft train "$work/$name-cpu" $run_args --metrics "$dir/reference.jsonl" \
+      >/dev/null
+  else
+    # shellcheck disable=SC2086
+    weft run "$work/$name-cpu" $run_args --output-dir "$dir/reference"
+  fi
+}
+
+# The MLP of the training tests (MSE loss), 8 steps of AdamW.
+mkdir -p "$work/mlp-train-data"
+"$py" "$root/test/tools/make_mlp.py" "$work/mlp.onnx" --layers 3 --width 32 \
+  --rows 16
+"$py" -c "import numpy as np; r = np.random.default_rng(1)
+for n in 'xy': np.save('$work/mlp-train-data/' + n + '.npy', r.standard_normal((64, 32)).astype(np.float32))"
+add_case mlp-train "$work/mlp.onnx" 1e-4 \
+  "--data x=@DATA@/x.npy --data y=@DATA@/y.npy --steps 8" --train
+
+# The README's MLP, inference.
+mkdir -p "$work/mlp-infer-data"
+"$py" "$root/examples/mlp/make_model.py" "$work/mlp-infer-data"
+add_case mlp-infer "$work/mlp-infer-data/mlp.onnx" 1e-4 \
+  "--input x=@DATA@/x.npy"
+
+# The example causal transformer LM (embedding, attention, GELU MLP,
+# cross-entropy), fp32 and bf16 mixed precision, 8 steps each.
+mkdir -p "$work/lm-data"
+"$py" "$root/examples/transformer/make_model.py" "$work/lm-data"
+cp -r "$work/lm-data" "$work/lm-train-data"
+cp -r "$work/lm-data" "$work/lm-train-bf16-data"
+lm_args="--data tokens=@DATA@/tokens.npy --data targets=@DATA@/targets.npy --steps 8"
+add_case lm-train "$work/lm-data/transformer.onnx" 1e-4 "$lm_args" --train
+add_case lm-train-bf16 "$work/lm-data/transformer.onnx" 2e-2 "$lm_args" \
+  --train --dtype bf16
+
+echo "device-prepare: $(du -sh "$carry" | cut -f1) in $carry; carry it to the GPU" \
+  "machine and run scripts/device-check.sh there"

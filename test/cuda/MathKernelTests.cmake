@@ -1,0 +1,1 @@
+weft_add_cuda_test(weft_cuda_math_kernels_test MathKernelsTest.cpp)
