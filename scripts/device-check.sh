@@ -6,6 +6,7 @@
 #   2. configures and builds weft runtime-only with CUDA (no MLIR there):
 #      libweft_runtime(+_cuda), the weft launcher and the GPU tests
 #   3. ctest -L cuda --output-on-failure
+#   3b. weft calibrate --target cuda: $OUT/cluster-gpu.json
 #   4. per carried bundle: weft relink (its model.o with the runtime built
 #      here), runs it, and compares with the cpu reference computed where it
 #      was compiled (losses per step / outputs, to the case's rtol)
@@ -102,6 +103,12 @@ step "ctest -L cuda" ctest.log \
   ctest --test-dir "$build" -L cuda --output-on-failure --timeout 900
 grep -E "tests passed|\((Skipped|Failed|Timeout)\)" "$out/ctest.log" |
   sed 's/^/      /' | tee -a "$summary"
+
+# The GPU's figures for the cost model ($OUT/cluster-gpu.json; weftc plan
+# --cluster reads it where weftc is).
+step "weft calibrate --target cuda" calibrate.log \
+  weft calibrate --target cuda -o "$result/cluster-gpu.json"
+cat "$out/calibrate.log" >>"$summary"
 
 # 4. The carried bundles.
 compare_outputs() { # REFERENCE_DIR OUTPUT_DIR RTOL

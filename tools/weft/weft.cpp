@@ -115,10 +115,17 @@ const char *const kExportUsage =
 const char *const kRelinkUsage = "usage: weft relink BUNDLE";
 
 const char *const kCalibrateUsage =
-    "usage: weft calibrate [-n N] -o CLUSTER.json [--quick]";
+    "usage: weft calibrate [-n N] -o CLUSTER.json [--quick] [--target "
+    "cpu|cuda]";
 
 const char *const kCalibrateHelp =
-    "usage: weft calibrate [-n N] -o CLUSTER.json [--quick]\n"
+    "usage: weft calibrate [-n N] -o CLUSTER.json [--quick] [--target "
+    "cpu|cuda]\n"
+    "\n"
+    "--target cuda measures this machine's GPU instead (weft-calibrate-cuda:\n"
+    "bf16/fp32 GEMM rates through the CUDA backend's kernels, memory and L2\n"
+    "bandwidth, AdamW, launch overhead; the links between GPUs are the\n"
+    "datasheet figures of its family). Otherwise:\n"
     "\n"
     "Measures this machine through weft's runtime with N ranks (default: one\n"
     "per hardware thread), one kernel thread each, and writes CLUSTER.json\n"
@@ -627,6 +634,7 @@ int calibrateCommand(int argc, char **argv) {
   int64_t ranks = 0; // 0: not given
   std::string output;
   bool haveOutput = false, quick = false;
+  std::string target = "cpu";
   for (int i = 0; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
@@ -640,6 +648,16 @@ int calibrateCommand(int argc, char **argv) {
     }
     if (arg == "--quick") {
       quick = true;
+      continue;
+    }
+    if (arg == "--target" || arg.rfind("--target=", 0) == 0) {
+      if (arg == "--target" && i + 1 >= argc)
+        return error(kExitBadInput, "option '--target' needs a value", usage);
+      target = arg == "--target" ? argv[++i] : arg.substr(9);
+      if (target != "cpu" && target != "cuda")
+        return error(kExitBadInput,
+                     "--target must be cpu or cuda, not '" + target + "'",
+                     usage);
       continue;
     }
     std::string name = arg.substr(0, arg.find('='));
@@ -666,6 +684,7 @@ int calibrateCommand(int argc, char **argv) {
   }
   if (!haveOutput)
     return error(kExitBadInput, "missing -o CLUSTER.json", usage);
+  const int64_t ranksGiven = ranks;
   if (ranks == 0) {
     unsigned cores = std::thread::hardware_concurrency();
     ranks = cores > 0 ? cores : 1;
@@ -691,6 +710,22 @@ int calibrateCommand(int argc, char **argv) {
       weft::joinPath(absolutePath(outDir), weft::fileName(output));
 
   std::string dir = weft::executableDirectory();
+  if (target == "cuda") {
+    if (ranksGiven > 1)
+      return error(kExitBadInput,
+                   "--target cuda measures one GPU: -n must be 1", usage);
+    std::string exe =
+        weft::joinPath(dir.empty() ? "." : dir, "weft-calibrate-cuda");
+    if (::access(exe.c_str(), X_OK) != 0)
+      return error(kExitFailure,
+                   "cannot find weft-calibrate-cuda beside weft (" + exe +
+                       ": " + std::strerror(errno) +
+                       "); weft was built without the CUDA backend?");
+    std::vector<std::string> args = {"-o", outAbs};
+    if (quick)
+      args.push_back("--quick");
+    return execRanks(1, exe, args, "");
+  }
   std::string exe = weft::joinPath(dir.empty() ? "." : dir, "weft-calibrate");
   if (::access(exe.c_str(), X_OK) != 0)
     return error(kExitFailure, "cannot find weft-calibrate beside weft (" +

@@ -1,0 +1,351 @@
+//===- CalibrateCuda.cpp - weft-calibrate-cuda: this GPU for the cost model
+//-===//
+//
+//   weft-calibrate-cuda -o CLUSTER.json [--quick]
+//
+// What `weft calibrate --target cuda` starts: it measures this machine's
+// GPU through the CUDA backend's own kernels (the weft_k_* entry points a
+// --target cuda bundle calls, on device buffers, timed with CUDA events on
+// the compute stream) and writes a cluster description ("weft-cluster/1",
+// tools/weftc/planner/Cluster.h) atomically. Units are SI.
+//
+//   compute   weft_k_matmul on n x n x n products of random bf16 and f32
+//             operands, n = 256 .. 8192 (--quick: .. 4096); the median of
+//             several timed calls per size. peak_flops.bf16 and .fp32 are
+//             the best rates (fp32 as the bundles run it: full fp32, not
+//             TF32); gemm_efficiency is the bf16 curve [2n^3, rate / peak]
+//             (bundles train in bf16 on GPUs).
+//   memory    weft_k_binary add of 256 MiB f32 arrays: operands + result
+//             bytes per second (a GPU does not read the lines it writes, so
+//             the cost model counts GPU traffic that way); "cache_bytes" is
+//             the L2 size and "cache_bandwidth" the same add on arrays that
+//             fill a quarter of it; "kernel_bandwidth.adamw" weft_k_adamw
+//             on 16M parameters.
+//   overhead  weft_k_binary add of one element back to back: the time per
+//             call, host enqueue or GPU, whichever is longer.
+//   links     one process sees one GPU's kernels only: NCCL's links between
+//             GPUs are not measured here. They are copied from the datasheet
+//             preset of the GPU's family (h100-sxm for H100/H200, a100-sxm
+//             for A100, else h100-sxm) and marked "links_assumed".
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/cuda/CudaRuntime.h"
+#include "weft/runtime/FileUtil.h"
+#include "weft/runtime/KernelABI.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using weft::cuda::check;
+
+/// One kernel call's operands and results (device buffers) and its desc.
+struct Call {
+  std::vector<void *> bufs;
+  std::vector<int64_t> desc;
+
+  /// Appends a tensor of `dtype` and `dims` at `data` to the call.
+  void tensor(void *data, int64_t dtype, std::vector<int64_t> dims) {
+    bufs.push_back(data);
+    if (desc.empty())
+      desc.push_back(0);
+    ++desc[0];
+    desc.push_back(dtype);
+    desc.push_back(static_cast<int64_t>(dims.size()));
+    desc.insert(desc.end(), dims.begin(), dims.end());
+  }
+  void attrs(std::vector<int64_t> values) {
+    desc.push_back(static_cast<int64_t>(values.size()));
+    desc.insert(desc.end(), values.begin(), values.end());
+  }
+};
+
+/// Seconds per call of `fn`: two warm-up calls, then trials of `calls`
+/// calls timed with events on the compute stream; the median trial.
+template <class Fn> double timeCalls(Fn fn, int calls, int trials) {
+  fn();
+  fn();
+  cudaEvent_t begin, end;
+  check(cudaEventCreate(&begin), "creating a timing event");
+  check(cudaEventCreate(&end), "creating a timing event");
+  std::vector<double> per;
+  for (int t = 0; t < trials; ++t) {
+    check(cudaEventRecord(begin, weft::cuda::computeStream()), "timing");
+    for (int i = 0; i < calls; ++i)
+      fn();
+    check(cudaEventRecord(end, weft::cuda::computeStream()), "timing");
+    check(cudaEventSynchronize(end), "timing");
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, begin, end), "timing");
+    per.push_back(ms * 1e-3 / calls);
+  }
+  cudaEventDestroy(begin);
+  cudaEventDestroy(end);
+  std::sort(per.begin(), per.end());
+  return per[per.size() / 2];
+}
+
+void *deviceAlloc(size_t bytes) {
+  void *p = nullptr;
+  check(cudaMalloc(&p, std::max<size_t>(bytes, 256)), "allocating a buffer");
+  return p;
+}
+
+/// `n` f32 values uniform in [-1, 1) on the device, and their bf16 copy.
+struct RandomData {
+  float *f32 = nullptr;
+  void *bf16 = nullptr;
+  int64_t n = 0;
+};
+
+RandomData randomData(int64_t n) {
+  RandomData d;
+  d.n = n;
+  std::vector<float> host(static_cast<size_t>(n));
+  std::mt19937 gen(7);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (float &v : host)
+    v = dist(gen);
+  d.f32 = static_cast<float *>(deviceAlloc(n * sizeof(float)));
+  d.bf16 = deviceAlloc(n * 2);
+  check(
+      cudaMemcpy(d.f32, host.data(), n * sizeof(float), cudaMemcpyHostToDevice),
+      "uploading random data");
+  Call cast;
+  cast.tensor(d.f32, WEFT_F32, {n});
+  cast.tensor(d.bf16, WEFT_BF16, {n});
+  cast.attrs({});
+  weft_k_cast(cast.bufs.data(), cast.desc.data());
+  check(cudaDeviceSynchronize(), "converting random data");
+  return d;
+}
+
+struct GemmPoint {
+  int64_t n;
+  double rate;
+};
+
+/// n x n x n products of `dtype` operands taken from `data`.
+std::vector<GemmPoint> measureGemm(const RandomData &data, int64_t dtype,
+                                   const std::vector<int64_t> &sizes) {
+  std::vector<GemmPoint> points;
+  for (int64_t n : sizes) {
+    void *a = dtype == WEFT_BF16 ? data.bf16 : static_cast<void *>(data.f32);
+    size_t elem = dtype == WEFT_BF16 ? 2 : 4;
+    // b is a later stretch of the same random data; c its own buffer.
+    void *b = static_cast<char *>(a) + n * n * elem;
+    void *c = deviceAlloc(n * n * elem);
+    Call mm;
+    mm.tensor(a, dtype, {n, n});
+    mm.tensor(b, dtype, {n, n});
+    mm.tensor(c, dtype, {n, n});
+    mm.attrs({0, 0});
+    const double flops = 2.0 * n * n * n;
+    // Enough calls for about 20 ms a trial at 100 TFLOP/s.
+    int calls = static_cast<int>(std::clamp(2e12 / flops, 1.0, 1000.0));
+    double t = timeCalls([&] { weft_k_matmul(mm.bufs.data(), mm.desc.data()); },
+                         calls, 5);
+    check(cudaFree(c), "freeing a buffer");
+    points.push_back({n, flops / t});
+    std::printf("  %-5s n=%-5lld %9.2f TFLOP/s\n",
+                dtype == WEFT_BF16 ? "bf16" : "fp32", static_cast<long long>(n),
+                flops / t / 1e12);
+  }
+  return points;
+}
+
+/// Operands + result bytes per second of c = a + b over `n` f32 elements.
+double measureAdd(int64_t n, int trials) {
+  float *a = static_cast<float *>(deviceAlloc(n * 4));
+  float *b = static_cast<float *>(deviceAlloc(n * 4));
+  float *c = static_cast<float *>(deviceAlloc(n * 4));
+  check(cudaMemset(a, 0, n * 4), "clearing a buffer");
+  check(cudaMemset(b, 0, n * 4), "clearing a buffer");
+  Call add;
+  add.tensor(a, WEFT_F32, {n});
+  add.tensor(b, WEFT_F32, {n});
+  add.tensor(c, WEFT_F32, {n});
+  add.attrs({WEFT_BINARY_ADD});
+  int calls = static_cast<int>(std::clamp(4e9 / (12.0 * n), 1.0, 2000.0));
+  double t = timeCalls([&] { weft_k_binary(add.bufs.data(), add.desc.data()); },
+                       calls, trials);
+  for (float *p : {a, b, c})
+    check(cudaFree(p), "freeing a buffer");
+  return 12.0 * n / t;
+}
+
+/// AdamW on `n` parameters: operands + results bytes per second.
+double measureAdamw(int64_t n) {
+  std::vector<void *> t;
+  for (int i = 0; i < 4; ++i) {
+    t.push_back(deviceAlloc(n * 4));
+    check(cudaMemset(t.back(), 0, n * 4), "clearing a buffer");
+  }
+  void *step = deviceAlloc(8);
+  int64_t one = 1;
+  check(cudaMemcpy(step, &one, 8, cudaMemcpyHostToDevice), "uploading");
+  Call adamw;
+  for (int i = 0; i < 4; ++i)
+    adamw.tensor(t[i], WEFT_F32, {n});
+  adamw.tensor(step, WEFT_I64, {});
+  // param', m', v' in place.
+  adamw.tensor(t[0], WEFT_F32, {n});
+  adamw.tensor(t[2], WEFT_F32, {n});
+  adamw.tensor(t[3], WEFT_F32, {n});
+  adamw.attrs({weftDoubleToAttr(1e-3), weftDoubleToAttr(0.9),
+               weftDoubleToAttr(0.999), weftDoubleToAttr(1e-8),
+               weftDoubleToAttr(1e-2)});
+  double sec = timeCalls(
+      [&] { weft_k_adamw(adamw.bufs.data(), adamw.desc.data()); }, 10, 5);
+  for (void *p : t)
+    check(cudaFree(p), "freeing a buffer");
+  check(cudaFree(step), "freeing a buffer");
+  return 7.0 * 4.0 * n / sec;
+}
+
+/// Seconds per back-to-back launch of a one-element add (host enqueue or
+/// GPU, whichever is longer).
+double measureOverhead() {
+  float *p = static_cast<float *>(deviceAlloc(256));
+  check(cudaMemset(p, 0, 256), "clearing a buffer");
+  Call add;
+  add.tensor(p, WEFT_F32, {1});
+  add.tensor(p, WEFT_F32, {1});
+  add.tensor(p + 16, WEFT_F32, {1});
+  add.attrs({WEFT_BINARY_ADD});
+  return timeCalls([&] { weft_k_binary(add.bufs.data(), add.desc.data()); },
+                   2000, 5);
+}
+
+std::string num(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+int usage(const char *why) {
+  if (why)
+    std::fprintf(stderr, "weft-calibrate-cuda: error: %s\n", why);
+  std::fprintf(stderr,
+               "usage: weft-calibrate-cuda -o CLUSTER.json [--quick]\n");
+  return 2;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::string output;
+  bool quick = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "-o" && i + 1 < argc)
+      output = argv[++i];
+    else if (arg == "--quick")
+      quick = true;
+    else if (arg == "-h" || arg == "--help")
+      return usage(nullptr), 0;
+    else
+      return usage(("unknown argument '" + arg + "'").c_str());
+  }
+  if (output.empty())
+    return usage("-o CLUSTER.json is required");
+
+  int visible = 0;
+  cudaError_t err = cudaGetDeviceCount(&visible);
+  if (err != cudaSuccess || visible == 0) {
+    std::fprintf(stderr,
+                 "weft-calibrate-cuda: error: no usable NVIDIA GPU to "
+                 "measure (%s)\n",
+                 err != cudaSuccess ? cudaGetErrorString(err)
+                                    : "no CUDA device found");
+    return 1;
+  }
+  weft::cuda::requireDevice();
+  cudaDeviceProp prop;
+  check(cudaGetDeviceProperties(&prop, weft::cuda::device()),
+        "reading GPU properties");
+  int devices = 0;
+  check(cudaGetDeviceCount(&devices), "counting GPUs");
+  std::printf("weft-calibrate-cuda: %s (%d visible), %.1f GB, L2 %.1f MB\n",
+              prop.name, devices, prop.totalGlobalMem / 1e9,
+              prop.l2CacheSize / 1e6);
+
+  std::vector<int64_t> sizes = {256, 512, 1024, 2048, 4096};
+  if (!quick)
+    sizes.push_back(8192);
+  const int64_t largest = sizes.back();
+  RandomData data = randomData(2 * largest * largest);
+  std::printf("compute (weft_k_matmul, n x n x n):\n");
+  std::vector<GemmPoint> bf16 = measureGemm(data, WEFT_BF16, sizes);
+  std::vector<GemmPoint> fp32 = measureGemm(data, WEFT_F32, sizes);
+  double peakBf16 = 0, peakFp32 = 0;
+  for (const GemmPoint &p : bf16)
+    peakBf16 = std::max(peakBf16, p.rate);
+  for (const GemmPoint &p : fp32)
+    peakFp32 = std::max(peakFp32, p.rate);
+
+  const double memory = measureAdd(64ll << 20, 5);
+  const double cacheBytes = prop.l2CacheSize;
+  const double cache = measureAdd(
+      std::max<int64_t>(static_cast<int64_t>(cacheBytes / 48), 1024), 5);
+  const double adamw = measureAdamw(16ll << 20);
+  const double overhead = measureOverhead();
+  std::printf("memory: add of 256 MiB arrays %.0f GB/s, in L2 %.0f GB/s, "
+              "adamw %.0f GB/s\nkernel overhead %.2f us\n",
+              memory / 1e9, cache / 1e9, adamw / 1e9, overhead * 1e6);
+
+  const std::string name = prop.name;
+  const bool a100 = name.find("A100") != std::string::npos;
+  // Datasheet links of the family (Cluster.cpp's presets).
+  const char *links =
+      a100 ? R"({"intra_node": {"bandwidth": 3.0e11, "latency": 3e-6},
+            "inter_node": {"bandwidth": 2.5e10, "latency": 6e-6}})"
+           : R"({"intra_node": {"bandwidth": 4.5e11, "latency": 3e-6},
+            "inter_node": {"bandwidth": 5.0e10, "latency": 6e-6}})";
+
+  std::string j = "{\n  \"format\": \"weft-cluster/1\", \"name\": \"";
+  for (char c : name)
+    j += (std::isalnum(static_cast<unsigned char>(c)) ? c : '-');
+  j += "-calibrated\",\n  \"nodes\": 1, \"devices_per_node\": " +
+       std::to_string(std::max(devices, 1)) +
+       ",\n  \"device\": {\"kind\": \"gpu\",\n"
+       "    \"peak_flops\": {\"fp32\": " +
+       num(peakFp32) + ", \"bf16\": " + num(peakBf16) +
+       "},\n    \"memory_bytes\": " + num(double(prop.totalGlobalMem)) +
+       ", \"memory_bandwidth\": " + num(memory) +
+       ",\n    \"gemm_efficiency\": [";
+  for (size_t i = 0; i < bf16.size(); ++i)
+    j += std::string(i ? ", " : "") + "[" +
+         num(2.0 * bf16[i].n * bf16[i].n * bf16[i].n) + ", " +
+         num(std::min(1.0, bf16[i].rate / peakBf16)) + "]";
+  j += "],\n    \"cache_bytes\": " + num(cacheBytes) +
+       ", \"cache_bandwidth\": " + num(cache) +
+       ",\n    \"kernel_bandwidth\": {\"adamw\": " + num(adamw) +
+       "},\n    \"kernel_overhead_s\": " + num(overhead) +
+       "},\n  \"links\": " + links +
+       ",\n  \"overlap\": 0.9,\n  \"calibration\": {\"device\": \"" + name +
+       "\", \"links_assumed\": \"one process measures one GPU's "
+       "kernels: the links are the " +
+       (a100 ? "a100-sxm" : "h100-sxm") +
+       " datasheet figures\", \"gemm_fp32\": [";
+  for (size_t i = 0; i < fp32.size(); ++i)
+    j += std::string(i ? ", " : "") + "[" + std::to_string(fp32[i].n) + ", " +
+         num(fp32[i].rate) + "]";
+  j += "]}\n}\n";
+  std::string error;
+  if (!weft::writeFileAtomic(output, {{j.data(), j.size()}}, error)) {
+    std::fprintf(stderr, "weft-calibrate-cuda: error: %s\n", error.c_str());
+    return 1;
+  }
+  std::printf("wrote %s\n", output.c_str());
+  return 0;
+}
