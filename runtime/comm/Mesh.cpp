@@ -1,7 +1,7 @@
 //===- Mesh.cpp - The device mesh and its groups --------------------------===//
 #include "CommInternal.h"
 
-#include <functional>
+#include "weft/runtime/MeshIndex.h"
 
 namespace weft {
 namespace comm {
@@ -15,12 +15,7 @@ Mesh::Mesh(Communicator &world, std::vector<int64_t> shape,
 Mesh::~Mesh() { groups_.clear(); }
 
 std::vector<int64_t> Mesh::coordinates(int64_t rank) const {
-  std::vector<int64_t> c(shape_.size());
-  for (size_t i = shape_.size(); i-- > 0;) {
-    c[i] = rank % shape_[i];
-    rank /= shape_[i];
-  }
-  return c;
+  return meshCoordinates(rank, shape_);
 }
 
 bool Mesh::validAxes(const int64_t *axes, int64_t count,
@@ -111,15 +106,8 @@ Communicator &Mesh::group(const int64_t *axes, int64_t count) {
     comm = makeSelfCommunicator(members[0], std::move(name));
   } else {
     // color: the linear index over the other axes; key: the group index.
-    std::vector<int64_t> c = coordinates(myRank());
-    int64_t color = 0;
-    for (size_t a = 0; a < shape_.size(); ++a) {
-      bool inGroup = false;
-      for (int64_t i = 0; i < count; ++i)
-        inGroup |= axes[i] == static_cast<int64_t>(a);
-      if (!inGroup)
-        color = color * shape_[a] + c[a];
-    }
+    const int64_t color =
+        meshGroupColor(myRank(), shape_, axes, static_cast<size_t>(count));
     comm = world_->split(color, groupIndex(axes, count), std::move(members),
                          std::move(name));
   }
@@ -131,26 +119,10 @@ Communicator &Mesh::group(const int64_t *axes, int64_t count) {
 void Mesh::createGroups() {
   // Every ordered choice of distinct axes, shortest first: the same list,
   // in the same order, on every rank.
-  const int64_t n = static_cast<int64_t>(shape_.size());
-  std::vector<int64_t> axes;
-  std::vector<bool> used(n, false);
-  std::function<void(int64_t)> choose = [&](int64_t length) {
-    if (static_cast<int64_t>(axes.size()) == length) {
-      group(axes.data(), length);
-      return;
-    }
-    for (int64_t a = 0; a < n; ++a) {
-      if (used[a])
-        continue;
-      used[a] = true;
-      axes.push_back(a);
-      choose(length);
-      axes.pop_back();
-      used[a] = false;
-    }
-  };
-  for (int64_t length = 1; length <= n; ++length)
-    choose(length);
+  forEachMeshAxisChoice(static_cast<int64_t>(shape_.size()),
+                        [&](const std::vector<int64_t> &axes) {
+                          group(axes.data(), static_cast<int64_t>(axes.size()));
+                        });
 }
 
 } // namespace comm

@@ -134,25 +134,41 @@ HostTensor tensorOf(int64_t dtype, std::vector<int64_t> dims,
   return t;
 }
 
-static std::vector<int64_t> makeDesc(const KernelCase &c) {
+std::vector<int64_t>
+kernelDesc(const std::vector<std::pair<int64_t, std::vector<int64_t>>> &tensors,
+           const std::vector<int64_t> &attrs) {
   std::vector<int64_t> desc;
-  desc.push_back(static_cast<int64_t>(c.operands.size() + c.results.size()));
-  auto add = [&](const HostTensor &t) {
-    desc.push_back(t.dtype);
-    desc.push_back(static_cast<int64_t>(t.dims.size()));
-    desc.insert(desc.end(), t.dims.begin(), t.dims.end());
-  };
-  for (const HostTensor &t : c.operands)
-    add(t);
-  for (const HostTensor &t : c.results)
-    add(t);
-  desc.push_back(static_cast<int64_t>(c.attrs.size()));
-  desc.insert(desc.end(), c.attrs.begin(), c.attrs.end());
+  desc.push_back(static_cast<int64_t>(tensors.size()));
+  for (const auto &t : tensors) {
+    desc.push_back(t.first);
+    desc.push_back(static_cast<int64_t>(t.second.size()));
+    desc.insert(desc.end(), t.second.begin(), t.second.end());
+  }
+  desc.push_back(static_cast<int64_t>(attrs.size()));
+  desc.insert(desc.end(), attrs.begin(), attrs.end());
   return desc;
 }
 
+std::vector<int64_t> kernelDesc(const KernelCase &c) {
+  std::vector<std::pair<int64_t, std::vector<int64_t>>> tensors;
+  for (const std::vector<HostTensor> *list : {&c.operands, &c.results})
+    for (const HostTensor &t : *list)
+      tensors.emplace_back(t.dtype, t.dims);
+  return kernelDesc(tensors, c.attrs);
+}
+
+void *uploadTensor(const HostTensor &t) {
+  void *p = nullptr;
+  cuda::check(cudaMalloc(&p, std::max<size_t>(t.bytes.size(), 1)),
+              "test allocation");
+  cuda::check(
+      cudaMemcpy(p, t.bytes.data(), t.bytes.size(), cudaMemcpyHostToDevice),
+      "test upload");
+  return p;
+}
+
 bool runCase(const KernelCase &c) {
-  std::vector<int64_t> desc = makeDesc(c);
+  std::vector<int64_t> desc = kernelDesc(c);
   size_t numOperands = c.operands.size();
   size_t total = numOperands + c.results.size();
   auto aliasOf = [&](size_t r) {
@@ -179,15 +195,9 @@ bool runCase(const KernelCase &c) {
   // GPU.
   std::vector<void *> device(total, nullptr);
   std::vector<void *> gpuBufs(total);
-  for (size_t i = 0; i < total; ++i) {
-    size_t bytes = std::max<size_t>(cpu[i].bytes.size(), 1);
-    cuda::check(cudaMalloc(&device[i], bytes), "test allocation");
-    const HostTensor &src =
-        i < numOperands ? c.operands[i] : c.results[i - numOperands];
-    cuda::check(cudaMemcpy(device[i], src.bytes.data(), src.bytes.size(),
-                           cudaMemcpyHostToDevice),
-                "test upload");
-  }
+  for (size_t i = 0; i < total; ++i)
+    device[i] = uploadTensor(i < numOperands ? c.operands[i]
+                                             : c.results[i - numOperands]);
   for (size_t i = 0; i < total; ++i) {
     int alias = i >= numOperands ? aliasOf(i - numOperands) : -1;
     gpuBufs[i] = alias >= 0 ? device[alias] : device[i];

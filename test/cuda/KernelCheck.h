@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace weft {
@@ -62,6 +63,17 @@ struct KernelCase {
 /// Runs `c` on both devices; prints one line (PASS/FAIL with the worst
 /// element) and returns whether it passed.
 bool runCase(const KernelCase &c);
+
+/// The desc (KernelABI.h) of a call on `tensors` (dtype and dims each, in
+/// buffer order) with the attributes `attrs`.
+std::vector<int64_t>
+kernelDesc(const std::vector<std::pair<int64_t, std::vector<int64_t>>> &tensors,
+           const std::vector<int64_t> &attrs);
+/// The desc of a call of `c`'s kernel: its operands, then its results.
+std::vector<int64_t> kernelDesc(const KernelCase &c);
+
+/// A device copy of `t` (at least one byte allocated; cudaFree it).
+void *uploadTensor(const HostTensor &t);
 
 /// Exits 77 with a message when no GPU is usable; call first in main().
 void skipWithoutGpu();

@@ -590,31 +590,12 @@ void poolTests() {
 /// Runs the GPU kernel of `c` twice on fresh copies of its operands and
 /// returns whether every result is bitwise the same.
 bool repeatsBitwise(const KernelCase &c) {
-  std::vector<int64_t> desc = {
-      static_cast<int64_t>(c.operands.size() + c.results.size())};
-  auto add = [&](const HostTensor &t) {
-    desc.push_back(t.dtype);
-    desc.push_back(static_cast<int64_t>(t.dims.size()));
-    desc.insert(desc.end(), t.dims.begin(), t.dims.end());
-  };
-  for (const HostTensor &t : c.operands)
-    add(t);
-  for (const HostTensor &t : c.results)
-    add(t);
-  desc.push_back(static_cast<int64_t>(c.attrs.size()));
-  desc.insert(desc.end(), c.attrs.begin(), c.attrs.end());
+  const std::vector<int64_t> desc = kernelDesc(c);
   std::vector<std::vector<unsigned char>> first;
   for (int run = 0; run < 2; ++run) {
     std::vector<void *> bufs;
-    for (const HostTensor &t : c.operands) {
-      void *p = nullptr;
-      cuda::check(cudaMalloc(&p, std::max<size_t>(t.bytes.size(), 1)),
-                  "test allocation");
-      cuda::check(
-          cudaMemcpy(p, t.bytes.data(), t.bytes.size(), cudaMemcpyHostToDevice),
-          "test upload");
-      bufs.push_back(p);
-    }
+    for (const HostTensor &t : c.operands)
+      bufs.push_back(uploadTensor(t));
     for (const HostTensor &t : c.results) {
       void *p = nullptr;
       cuda::check(cudaMalloc(&p, std::max<size_t>(t.bytes.size(), 1)),
@@ -696,24 +677,11 @@ void deviceErrorTests() {
     c.attrs = {WEFT_LOSS_MEAN, 0, 0, 0};
     if (!grad)
       c.attrs.push_back(0);
-    std::vector<int64_t> desc = {
-        static_cast<int64_t>(c.operands.size() + c.results.size())};
+    const std::vector<int64_t> desc = kernelDesc(c);
     std::vector<void *> bufs;
     for (const std::vector<HostTensor> *list : {&c.operands, &c.results})
-      for (const HostTensor &t : *list) {
-        desc.push_back(t.dtype);
-        desc.push_back(static_cast<int64_t>(t.dims.size()));
-        desc.insert(desc.end(), t.dims.begin(), t.dims.end());
-        void *p = nullptr;
-        cuda::check(cudaMalloc(&p, std::max<size_t>(t.bytes.size(), 1)),
-                    "test allocation");
-        cuda::check(cudaMemcpy(p, t.bytes.data(), t.bytes.size(),
-                               cudaMemcpyHostToDevice),
-                    "test upload");
-        bufs.push_back(p);
-      }
-    desc.push_back(static_cast<int64_t>(c.attrs.size()));
-    desc.insert(desc.end(), c.attrs.begin(), c.attrs.end());
+      for (const HostTensor &t : *list)
+        bufs.push_back(uploadTensor(t));
     fn(bufs.data(), desc.data());
     cuda::synchronize();
     int word = 0;
@@ -741,12 +709,9 @@ struct DeviceCall {
   std::vector<void *> bufs;
 
   DeviceCall(const std::vector<std::pair<int64_t, Dims>> &tensors,
-             const std::vector<int64_t> &attrs) {
-    desc.push_back(static_cast<int64_t>(tensors.size()));
+             const std::vector<int64_t> &attrs)
+      : desc(kernelDesc(tensors, attrs)) {
     for (const auto &t : tensors) {
-      desc.push_back(t.first);
-      desc.push_back(static_cast<int64_t>(t.second.size()));
-      desc.insert(desc.end(), t.second.begin(), t.second.end());
       int64_t bytes = weftDTypeSize(t.first);
       for (int64_t d : t.second)
         bytes *= d;
@@ -758,8 +723,6 @@ struct DeviceCall {
                   "benchmark fill");
       bufs.push_back(p);
     }
-    desc.push_back(static_cast<int64_t>(attrs.size()));
-    desc.insert(desc.end(), attrs.begin(), attrs.end());
   }
   ~DeviceCall() {
     for (void *p : bufs)

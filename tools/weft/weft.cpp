@@ -137,15 +137,99 @@ const char *const kCalibrateHelp =
     "asynchronous all_reduce hides behind compute. --quick measures fewer\n"
     "sizes with fewer repetitions (for tests; the figures are rougher).\n";
 
+/// Writes `text` to `out`, ending it with a newline.
+void putLine(const char *text, std::FILE *out) {
+  std::fputs(text, out);
+  if (text[0] && text[std::strlen(text) - 1] != '\n')
+    std::fputc('\n', out);
+}
+
 int error(int code, const std::string &message, const char *usage = nullptr) {
   std::fflush(stdout);
   std::fprintf(stderr, "weft: error: %s\n", message.c_str());
-  if (usage) {
-    std::fputs(usage, stderr);
-    if (usage[0] && usage[std::strlen(usage) - 1] != '\n')
-      std::fputc('\n', stderr);
-  }
+  if (usage)
+    putLine(usage, stderr);
   return code;
+}
+
+/// Whether `arg` asks for a command's help (--help or -h).
+bool isHelpOption(const std::string &arg) {
+  return arg == "--help" || arg == "-h";
+}
+
+/// Prints a command's help `text` on stdout.
+int printHelp(const char *text) {
+  putLine(text, stdout);
+  return kExitOk;
+}
+
+/// Takes `arg` as the command's BUNDLE argument; on a second one prints the
+/// error and returns false.
+bool takeBundleArgument(const std::string &arg, std::string &bundle,
+                        const char *usage) {
+  if (!bundle.empty()) {
+    error(kExitBadInput, "unexpected argument '" + arg + "'", usage);
+    return false;
+  }
+  bundle = arg;
+  return true;
+}
+
+/// Reads the value of option `name` at argv[i] (NAME=VALUE, or NAME VALUE
+/// advancing i past it), which may be given once (`given`) and not empty;
+/// on bad usage prints the error and returns false.
+bool readOptionValue(int argc, char **argv, int &i, const std::string &name,
+                     std::string &value, bool &given, const char *usage) {
+  const std::string arg = argv[i];
+  if (given) {
+    error(kExitBadInput, "option '" + name + "' given twice", usage);
+    return false;
+  }
+  if (name.size() < arg.size()) {
+    value = arg.substr(name.size() + 1);
+  } else {
+    if (i + 1 >= argc) {
+      error(kExitBadInput, "option '" + arg + "' needs a value", usage);
+      return false;
+    }
+    value = argv[++i];
+  }
+  if (value.empty()) {
+    error(kExitBadInput, "option '" + name + "' needs a value", usage);
+    return false;
+  }
+  given = true;
+  return true;
+}
+
+/// Checks that `output` names a file in an existing directory, its
+/// directory into `outDir` (`example`: a file to suggest when `output` is a
+/// directory); on failure prints the error and returns false.
+bool checkOutputFile(const std::string &output, const std::string &example,
+                     std::string &outDir) {
+  if (output.back() == '/' || weft::isDirectory(output)) {
+    error(kExitBadInput, "output '" + output +
+                             "' is a directory; give the file to write, "
+                             "e.g. " +
+                             example);
+    return false;
+  }
+  outDir = weft::parentPath(output);
+  if (!weft::isDirectory(outDir)) {
+    error(kExitBadInput, "cannot write output '" + output + "': directory '" +
+                             outDir + "' does not exist");
+    return false;
+  }
+  return true;
+}
+
+/// argv for execv / execvp: pointers into `args`, then a null.
+std::vector<char *> execArgv(std::vector<std::string> &args) {
+  std::vector<char *> argv;
+  for (std::string &a : args)
+    argv.push_back(&a[0]);
+  argv.push_back(nullptr);
+  return argv;
 }
 
 bool parsePositive(const std::string &text, int64_t &out) {
@@ -227,6 +311,22 @@ bool readManifest(const std::string &bundle, Manifest &out,
   return true;
 }
 
+/// Reads the manifest of BUNDLE (the command's argument, "" when not
+/// given); on failure prints the error (with `usage` when BUNDLE is
+/// missing) and returns false.
+bool readBundleManifest(const std::string &bundle, Manifest &manifest,
+                        const char *usage) {
+  if (bundle.empty()) {
+    error(kExitBadInput, "missing BUNDLE", usage);
+    return false;
+  }
+  std::string reason;
+  if (readManifest(bundle, manifest, reason))
+    return true;
+  error(kExitBadInput, "not a weft bundle: " + bundle + " (" + reason + ")");
+  return false;
+}
+
 std::string absolutePath(const std::string &path) {
   char buf[PATH_MAX];
   if (::realpath(path.c_str(), buf))
@@ -240,6 +340,19 @@ bool isRanksOption(const std::string &arg) {
   return arg == "-n" || arg.compare(0, 3, "-n=") == 0 ||
          (arg.size() > 2 && arg.compare(0, 2, "-n") == 0 && arg[2] >= '0' &&
           arg[2] <= '9');
+}
+
+/// BUNDLE's executable (absolute: `bundleAbs` is BUNDLE's absolute path);
+/// when it is missing prints the error and returns false.
+bool bundleExecutable(const std::string &bundle, const std::string &bundleAbs,
+                      const Manifest &manifest, std::string &exe) {
+  exe = weft::joinPath(bundleAbs, manifest.executable);
+  if (::access(exe.c_str(), X_OK) == 0)
+    return true;
+  error(kExitBadInput, "not a weft bundle: " + bundle + " (its executable '" +
+                           manifest.executable +
+                           "' is missing or not executable)");
+  return false;
 }
 
 /// Reads the number of ranks of the -n option at argv[i] (advancing i past
@@ -282,10 +395,7 @@ int execRanks(int64_t ranks, const std::string &exe,
   }
   args.push_back(exe);
   args.insert(args.end(), exeArgs.begin(), exeArgs.end());
-  std::vector<char *> cargs;
-  for (std::string &a : args)
-    cargs.push_back(&a[0]);
-  cargs.push_back(nullptr);
+  std::vector<char *> cargs = execArgv(args);
   std::fflush(stdout);
   std::fflush(stderr);
   if (ranks > 1) {
@@ -308,10 +418,8 @@ int launchCommand(bool train, int argc, char **argv) {
   std::vector<std::string> forwarded;
   for (int i = 0; i < argc; ++i) {
     std::string arg = argv[i];
-    if (arg == "--help" || arg == "-h") {
-      std::printf("%s\n", usage);
-      return kExitOk;
-    }
+    if (isHelpOption(arg))
+      return printHelp(usage);
     if (isRanksOption(arg)) {
       if (!readRanks(argc, argv, i, ranks, usage))
         return kExitBadInput;
@@ -341,18 +449,13 @@ int launchCommand(bool train, int argc, char **argv) {
       forwarded.push_back(arg); // checked by the executable
       continue;
     }
-    if (!bundle.empty())
-      return error(kExitBadInput, "unexpected argument '" + arg + "'", usage);
-    bundle = arg;
+    if (!takeBundleArgument(arg, bundle, usage))
+      return kExitBadInput;
   }
-  if (bundle.empty())
-    return error(kExitBadInput, "missing BUNDLE", usage);
 
   Manifest manifest;
-  std::string reason;
-  if (!readManifest(bundle, manifest, reason))
-    return error(kExitBadInput,
-                 "not a weft bundle: " + bundle + " (" + reason + ")");
+  if (!readBundleManifest(bundle, manifest, usage))
+    return kExitBadInput;
   if (ranks == 0)
     ranks = manifest.worldSize;
   if (ranks != manifest.worldSize)
@@ -363,12 +466,9 @@ int launchCommand(bool train, int argc, char **argv) {
                                     std::to_string(ranks) + " to run on " +
                                     std::to_string(ranks) + " ranks)");
 
-  std::string bundleAbs = absolutePath(bundle);
-  std::string exe = weft::joinPath(bundleAbs, manifest.executable);
-  if (::access(exe.c_str(), X_OK) != 0)
-    return error(kExitBadInput, "not a weft bundle: " + bundle +
-                                    " (its executable '" + manifest.executable +
-                                    "' is missing or not executable)");
+  std::string bundleAbs = absolutePath(bundle), exe;
+  if (!bundleExecutable(bundle, bundleAbs, manifest, exe))
+    return kExitBadInput;
 
   std::vector<std::string> args = {"--bundle", bundleAbs};
   if (train)
@@ -459,10 +559,8 @@ int exportCommand(int argc, char **argv) {
   bool haveCheckpoint = false, haveOutput = false;
   for (int i = 0; i < argc; ++i) {
     std::string arg = argv[i];
-    if (arg == "--help" || arg == "-h") {
-      std::printf("%s\n", usage);
-      return kExitOk;
-    }
+    if (isHelpOption(arg))
+      return printHelp(usage);
     std::string *value = nullptr;
     bool *given = nullptr;
     std::string name = arg.substr(0, arg.find('='));
@@ -474,27 +572,14 @@ int exportCommand(int argc, char **argv) {
       given = &haveOutput;
     }
     if (value) {
-      if (*given)
-        return error(kExitBadInput, "option '" + name + "' given twice", usage);
-      if (name.size() < arg.size()) {
-        *value = arg.substr(name.size() + 1);
-      } else {
-        if (i + 1 >= argc)
-          return error(kExitBadInput, "option '" + arg + "' needs a value",
-                       usage);
-        *value = argv[++i];
-      }
-      if (value->empty())
-        return error(kExitBadInput, "option '" + name + "' needs a value",
-                     usage);
-      *given = true;
+      if (!readOptionValue(argc, argv, i, name, *value, *given, usage))
+        return kExitBadInput;
       continue;
     }
     if (!arg.empty() && arg[0] == '-')
       return error(kExitBadInput, "unknown option '" + arg + "'", usage);
-    if (!bundle.empty())
-      return error(kExitBadInput, "unexpected argument '" + arg + "'", usage);
-    bundle = arg;
+    if (!takeBundleArgument(arg, bundle, usage))
+      return kExitBadInput;
   }
   if (bundle.empty())
     return error(kExitBadInput, "missing BUNDLE", usage);
@@ -513,10 +598,8 @@ int exportCommand(int argc, char **argv) {
 #else
   // The bundle and its source model.
   Manifest manifest;
-  std::string reason;
-  if (!readManifest(bundle, manifest, reason))
-    return error(kExitBadInput,
-                 "not a weft bundle: " + bundle + " (" + reason + ")");
+  if (!readBundleManifest(bundle, manifest, usage))
+    return kExitBadInput;
   if (manifest.sourceModelFile.empty())
     return error(kExitBadInput,
                  "bundle " + bundle +
@@ -532,24 +615,16 @@ int exportCommand(int argc, char **argv) {
     return error(kExitBadInput, weft::joinPath(bundle, "manifest.json") +
                                     ": \"source_model_file\" must name a "
                                     "file inside the bundle");
-  std::string exe = weft::joinPath(bundleAbs, manifest.executable);
-  if (::access(exe.c_str(), X_OK) != 0)
-    return error(kExitBadInput, "not a weft bundle: " + bundle +
-                                    " (its executable '" + manifest.executable +
-                                    "' is missing or not executable)");
+  std::string exe;
+  if (!bundleExecutable(bundle, bundleAbs, manifest, exe))
+    return kExitBadInput;
 
   // The output: a file name in an existing directory, outside the bundle
   // and the checkpoint directory.
-  if (output.back() == '/' || weft::isDirectory(output))
-    return error(kExitBadInput,
-                 "output '" + output +
-                     "' is a directory; give the file to write, e.g. " +
-                     weft::joinPath(stripSlashes(output), "trained.onnx"));
-  std::string outDir = weft::parentPath(output);
-  if (!weft::isDirectory(outDir))
-    return error(kExitBadInput, "cannot write output '" + output +
-                                    "': directory '" + outDir +
-                                    "' does not exist");
+  std::string outDir;
+  if (!checkOutputFile(
+          output, weft::joinPath(stripSlashes(output), "trained.onnx"), outDir))
+    return kExitBadInput;
   std::string outAbs =
       weft::joinPath(absolutePath(outDir), weft::fileName(output));
   if (isInside(outAbs, bundleAbs))
@@ -578,7 +653,7 @@ int exportCommand(int argc, char **argv) {
                                     "; write the exported model elsewhere");
 
   // The model's signature, from the bundle's executable.
-  std::string signature;
+  std::string signature, reason;
   if (!readSignature(exe, signature, reason))
     return error(kExitBadInput, "cannot read the model signature of bundle " +
                                     bundle + ": " + reason);
@@ -637,10 +712,8 @@ int calibrateCommand(int argc, char **argv) {
   std::string target = "cpu";
   for (int i = 0; i < argc; ++i) {
     std::string arg = argv[i];
-    if (arg == "--help" || arg == "-h") {
-      std::printf("%s", kCalibrateHelp);
-      return kExitOk;
-    }
+    if (isHelpOption(arg))
+      return printHelp(kCalibrateHelp);
     if (isRanksOption(arg)) {
       if (!readRanks(argc, argv, i, ranks, usage))
         return kExitBadInput;
@@ -662,20 +735,8 @@ int calibrateCommand(int argc, char **argv) {
     }
     std::string name = arg.substr(0, arg.find('='));
     if (name == "-o" || name == "--output") {
-      if (haveOutput)
-        return error(kExitBadInput, "option '" + name + "' given twice", usage);
-      if (name.size() < arg.size()) {
-        output = arg.substr(name.size() + 1);
-      } else {
-        if (i + 1 >= argc)
-          return error(kExitBadInput, "option '" + arg + "' needs a value",
-                       usage);
-        output = argv[++i];
-      }
-      if (output.empty())
-        return error(kExitBadInput, "option '" + name + "' needs a value",
-                     usage);
-      haveOutput = true;
+      if (!readOptionValue(argc, argv, i, name, output, haveOutput, usage))
+        return kExitBadInput;
       continue;
     }
     if (!arg.empty() && arg[0] == '-')
@@ -692,16 +753,9 @@ int calibrateCommand(int argc, char **argv) {
 
   // The output: a file in an existing, writable directory (checked before
   // any rank starts; weft-calibrate checks again).
-  if (output.back() == '/' || weft::isDirectory(output))
-    return error(kExitBadInput,
-                 "output '" + output +
-                     "' is a directory; give the file to write, e.g. " +
-                     weft::joinPath(output, "cluster.json"));
-  std::string outDir = weft::parentPath(output);
-  if (!weft::isDirectory(outDir))
-    return error(kExitBadInput, "cannot write output '" + output +
-                                    "': directory '" + outDir +
-                                    "' does not exist");
+  std::string outDir;
+  if (!checkOutputFile(output, weft::joinPath(output, "cluster.json"), outDir))
+    return kExitBadInput;
   if (::access(outDir.c_str(), W_OK | X_OK) != 0)
     return error(kExitBadInput,
                  "cannot write output '" + output + "': directory '" + outDir +
@@ -745,29 +799,23 @@ int relinkCommand(int argc, char **argv) {
   std::string bundle;
   for (int i = 0; i < argc; ++i) {
     std::string arg = argv[i];
-    if (arg == "--help" || arg == "-h") {
-      std::printf("%s\n", usage);
-      return kExitOk;
-    }
+    if (isHelpOption(arg))
+      return printHelp(usage);
     if (!arg.empty() && arg[0] == '-')
       return error(kExitBadInput, "unknown option '" + arg + "'", usage);
-    if (!bundle.empty())
-      return error(kExitBadInput, "unexpected argument '" + arg + "'", usage);
-    bundle = arg;
+    if (!takeBundleArgument(arg, bundle, usage))
+      return kExitBadInput;
   }
-  if (bundle.empty())
-    return error(kExitBadInput, "missing BUNDLE", usage);
   Manifest manifest;
-  std::string reason;
-  if (!readManifest(bundle, manifest, reason))
-    return error(kExitBadInput,
-                 "not a weft bundle: " + bundle + " (" + reason + ")");
+  if (!readBundleManifest(bundle, manifest, usage))
+    return kExitBadInput;
   std::string object = weft::joinPath(bundle, "model.o");
   if (!weft::fileExists(object))
     return error(kExitBadInput,
                  bundle + " has no model.o to link (weftc compile keeps it in "
                           "--target cuda bundles; compile a cpu bundle again "
                           "instead)");
+  std::string reason;
   if (!weft::bundleTargetAvailable(manifest.target, reason))
     return error(kExitFailure, "cannot relink " + bundle + ": " + reason);
   std::string libDir =
@@ -786,10 +834,7 @@ int relinkCommand(int argc, char **argv) {
   std::string scratch = exe + ".relink-" + std::to_string(::getpid());
   std::vector<std::string> args =
       weft::bundleLinkCommand(manifest.target, libDir, object, scratch);
-  std::vector<char *> cargs;
-  for (std::string &a : args)
-    cargs.push_back(&a[0]);
-  cargs.push_back(nullptr);
+  std::vector<char *> cargs = execArgv(args);
   std::fflush(stdout);
   std::fflush(stderr);
   pid_t pid = ::fork();

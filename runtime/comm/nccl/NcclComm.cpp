@@ -9,12 +9,12 @@
 
 #include "../CommInternal.h"
 #include "runtime/cuda/CudaRuntime.h"
+#include "weft/runtime/MeshIndex.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
 #include <limits>
 #include <sched.h>
 
@@ -282,14 +282,11 @@ void DeviceComm::createGroups() {
       all.push_back(a);
   if (!all.empty())
     groups_[all] = world_;
-  const std::vector<int64_t> mine = mesh.coordinates(worldRank_);
 
   auto split = [&](const std::vector<int64_t> &axes) {
     // color: the linear index over the other axes; key: the group index.
-    int64_t color = 0;
-    for (int64_t a = 0; a < n; ++a)
-      if (std::find(axes.begin(), axes.end(), a) == axes.end())
-        color = color * shape[a] + mine[a];
+    const int64_t color =
+        meshGroupColor(worldRank_, shape, axes.data(), axes.size());
     const int64_t key = mesh.groupIndex(axes.data(), axes.size());
     const int64_t size = mesh.groupSize(axes.data(), axes.size());
     Lane &lane = addLane(mesh.groupName(axes.data(), axes.size()));
@@ -313,30 +310,14 @@ void DeviceComm::createGroups() {
 
   // Every ordered choice of distinct axes, shortest first (Mesh's order),
   // reduced to its axes of extent > 1: the same list on every rank.
-  std::vector<int64_t> axes;
-  std::vector<bool> used(static_cast<size_t>(n), false);
-  std::function<void(int64_t)> choose = [&](int64_t length) {
-    if (static_cast<int64_t>(axes.size()) == length) {
-      std::vector<int64_t> canonical;
-      for (int64_t a : axes)
-        if (shape[a] > 1)
-          canonical.push_back(a);
-      if (!canonical.empty() && !groups_.count(canonical))
-        split(canonical);
-      return;
-    }
-    for (int64_t a = 0; a < n; ++a) {
-      if (used[a])
-        continue;
-      used[a] = true;
-      axes.push_back(a);
-      choose(length);
-      axes.pop_back();
-      used[a] = false;
-    }
-  };
-  for (int64_t length = 1; length <= n; ++length)
-    choose(length);
+  forEachMeshAxisChoice(n, [&](const std::vector<int64_t> &axes) {
+    std::vector<int64_t> canonical;
+    for (int64_t a : axes)
+      if (shape[a] > 1)
+        canonical.push_back(a);
+    if (!canonical.empty() && !groups_.count(canonical))
+      split(canonical);
+  });
 }
 
 void DeviceComm::createTransferLanes() {

@@ -13,6 +13,8 @@
 namespace weft {
 namespace cpu {
 
+/// The methods are constexpr so that the GPU kernels (runtime/kernels/cuda,
+/// built with --expt-relaxed-constexpr) call them on the device too.
 struct WindowGeometry {
   static constexpr int kDims = 3;
   int64_t in[kDims];
@@ -23,13 +25,16 @@ struct WindowGeometry {
   int64_t padEnd[kDims];
   int64_t dilation[kDims];
 
-  int64_t inSize() const { return in[0] * in[1] * in[2]; }
-  int64_t outSize() const { return out[0] * out[1] * out[2]; }
-  int64_t kernelSize() const { return kernel[0] * kernel[1] * kernel[2]; }
+  constexpr int64_t inSize() const { return in[0] * in[1] * in[2]; }
+  constexpr int64_t outSize() const { return out[0] * out[1] * out[2]; }
+  constexpr int64_t kernelSize() const {
+    return kernel[0] * kernel[1] * kernel[2];
+  }
 
   /// Output positions o along dim d whose tap k (input index o*stride -
   /// padBegin + k*dilation) lies in [0, in): the range [lo, hi).
-  void validOutputs(int d, int64_t k, int64_t &lo, int64_t &hi) const {
+  constexpr void validOutputs(int d, int64_t k, int64_t &lo,
+                              int64_t &hi) const {
     int64_t offset = k * dilation[d] - padBegin[d];
     // o*stride + offset >= 0  and  o*stride + offset <= in - 1
     lo = offset >= 0 ? 0 : (-offset + stride[d] - 1) / stride[d];
@@ -43,7 +48,7 @@ struct WindowGeometry {
 
   /// Taps k in [0, kernel) of output position o along dim d that lie in
   /// [0, in): the range [lo, hi).
-  void validTaps(int d, int64_t o, int64_t &lo, int64_t &hi) const {
+  constexpr void validTaps(int d, int64_t o, int64_t &lo, int64_t &hi) const {
     int64_t start = o * stride[d] - padBegin[d];
     int64_t dil = dilation[d];
     lo = start >= 0 ? 0 : (-start + dil - 1) / dil;

@@ -59,7 +59,8 @@ inline void checkLossNumel(const KernelArgs &args, int64_t reduction,
   }
 }
 
-/// The label attributes and class weights of softmax_xent.
+/// The label attributes and class weights of softmax_xent. weightOf() is
+/// constexpr so that the GPU kernels (Loss.cu) call it on the device too.
 struct XentLabels {
   int64_t classes;
   bool hasIgnore;
@@ -73,7 +74,9 @@ struct XentLabels {
       fatal(kExitBadInput, "%s: label %lld out of range [0, %lld)", kernel,
             static_cast<long long>(l), static_cast<long long>(classes));
   }
-  float weightOf(int64_t l) const { return weights ? weights[l] : 1.0f; }
+  constexpr float weightOf(int64_t l) const {
+    return weights ? weights[l] : 1.0f;
+  }
 };
 
 } // namespace cpu

@@ -46,7 +46,9 @@ inline WindowGeometry makeAvgPoolGeometry(const KernelArgs &args,
 }
 
 /// Taps of output position o along dim d inside [-padBegin, in + padEnd).
-inline int64_t paddedTaps(const WindowGeometry &g, int d, int64_t o) {
+/// (This and divideByTaps are constexpr so that the GPU kernels, Pooling.cu,
+/// call them on the device too.)
+constexpr int64_t paddedTaps(const WindowGeometry &g, int d, int64_t o) {
   int64_t start = o * g.stride[d] - g.padBegin[d];
   int64_t lo = start < -g.padBegin[d] ? -g.padBegin[d] : start;
   int64_t end = start + g.kernel[d];
@@ -77,7 +79,7 @@ inline std::vector<int64_t> lastDimTapCounts(const WindowGeometry &g,
 
 /// `v` divided by avg_pool's divisor `count`: a window entirely in the
 /// padding averages nothing, 0 (not NaN).
-inline float divideByTaps(float v, int64_t count) {
+constexpr float divideByTaps(float v, int64_t count) {
   return count > 0 ? v / static_cast<float>(count) : 0.0f;
 }
 

@@ -58,7 +58,7 @@ ConvDims convDims(const cpu::ConvShape &s) {
   d.groups = s.groups;
   d.cg = s.cg;
   d.ocg = s.ocg;
-  d.taps = d.g.taps();
+  d.taps = d.g.kernelSize();
   d.positions = d.g.outSize();
   d.depth = d.cg * d.taps;
   return d;
@@ -79,22 +79,6 @@ void expectF32OrBf16(const cpu::KernelArgs &args) {
       args.unsupportedDType(args.tensor(i).dtype);
 }
 
-/// Tap t as (td, th, tw).
-static __device__ inline void splitTap(const Window &g, int64_t t,
-                                       int64_t (&k)[3]) {
-  k[2] = t % g.kernel[2];
-  k[1] = t / g.kernel[2] % g.kernel[1];
-  k[0] = t / (g.kernel[2] * g.kernel[1]);
-}
-
-/// Output position p as (od, oh, ow).
-static __device__ inline void splitPosition(const Window &g, int64_t p,
-                                            int64_t (&o)[3]) {
-  o[2] = p % g.out[2];
-  o[1] = p / g.out[2] % g.out[1];
-  o[0] = p / (g.out[2] * g.out[1]);
-}
-
 /// cols[(c * T + t) * (nb * P) + i * P + p] = x[n0 + i, c] at the input
 /// position tap t of output p reads (0 in the padding).
 __global__ void im2colKernel(const void *x, bool xBf16, ConvDims d, int64_t n0,
@@ -108,8 +92,8 @@ __global__ void im2colKernel(const void *x, bool xBf16, ConvDims d, int64_t n0,
     const int64_t row = idx / width, col = idx % width;
     const int64_t c = row / d.taps, i = col / d.positions;
     int64_t k[3], o[3];
-    splitTap(g, row % d.taps, k);
-    splitPosition(g, col % d.positions, o);
+    g.splitTap(row % d.taps, k);
+    g.splitOutput(col % d.positions, o);
     float v = 0.0f;
     const int64_t id = g.inputIndex(0, o[0], k[0]);
     const int64_t ih = g.inputIndex(1, o[1], k[1]);
@@ -169,25 +153,23 @@ __global__ void col2imKernel(const float *colsG, void *dx, bool dxBf16,
     const int64_t q = idx % inSize;
     const int64_t c = idx / inSize % d.channels;
     const int64_t i = idx / (inSize * d.channels);
-    const int64_t id = q / (g.in[1] * g.in[2]);
-    const int64_t ih = q / g.in[2] % g.in[1];
-    const int64_t iw = q % g.in[2];
+    int64_t iq[3]; // q as (id, ih, iw)
+    g.splitInput(q, iq);
     const float *base = colsG + c * d.taps * width + i * d.positions;
     float acc = 0.0f;
     for (int64_t td = 0; td < g.kernel[0]; ++td) {
-      const int64_t od = g.outputOf(0, id, td);
+      const int64_t od = g.outputOf(0, iq[0], td);
       if (od < 0)
         continue;
       for (int64_t th = 0; th < g.kernel[1]; ++th) {
-        const int64_t oh = g.outputOf(1, ih, th);
+        const int64_t oh = g.outputOf(1, iq[1], th);
         if (oh < 0)
           continue;
         for (int64_t tw = 0; tw < g.kernel[2]; ++tw) {
-          const int64_t ow = g.outputOf(2, iw, tw);
+          const int64_t ow = g.outputOf(2, iq[2], tw);
           if (ow < 0)
             continue;
-          const int64_t t = (td * g.kernel[1] + th) * g.kernel[2] + tw;
-          acc += base[t * width + (od * g.out[1] + oh) * g.out[2] + ow];
+          acc += base[g.tapAt(td, th, tw) * width + g.outputAt(od, oh, ow)];
         }
       }
     }
@@ -210,27 +192,126 @@ __global__ void convDirectKernel(const void *x, bool xBf16, const void *w,
     const int64_t n = idx / (d.positions * d.outChannels);
     const int64_t grp = oc / d.ocg;
     int64_t o[3], lo[3], hi[3];
-    splitPosition(g, p, o);
-    for (int k = 0; k < 3; ++k)
-      g.validTaps(k, o[k], lo[k], hi[k]);
+    g.outputWindow(p, o, lo, hi);
     float acc = bias ? loadAs(bias, oc, biasBf16) : 0.0f;
     for (int64_t c = 0; c < d.cg; ++c) {
       const int64_t xBase = (n * d.channels + grp * d.cg + c) * inSize;
       const int64_t wBase = (oc * d.cg + c) * d.taps;
-      for (int64_t kd = lo[0]; kd < hi[0]; ++kd)
-        for (int64_t kh = lo[1]; kh < hi[1]; ++kh)
-          for (int64_t kw = lo[2]; kw < hi[2]; ++kw) {
-            const int64_t t = (kd * g.kernel[1] + kh) * g.kernel[2] + kw;
-            const int64_t at = (g.inputIndex(0, o[0], kd) * g.in[1] +
-                                g.inputIndex(1, o[1], kh)) *
-                                   g.in[2] +
-                               g.inputIndex(2, o[2], kw);
-            acc = fmaf(loadAs(w, wBase + t, wBf16),
-                       loadAs(x, xBase + at, xBf16), acc);
-          }
+      forEachInBox(lo, hi, [&](int64_t kd, int64_t kh, int64_t kw) {
+        acc = fmaf(loadAs(w, wBase + g.tapAt(kd, kh, kw), wBf16),
+                   loadAs(x, xBase + g.tapOffset(o, kd, kh, kw), xBf16), acc);
+      });
     }
     storeAs(y, idx, yBf16, acc);
   }
+}
+
+/// The operands of conv_grad_input (dy, w, dx) and conv_grad_weight (x, dy,
+/// dw): three f32 or bf16 tensors.
+void expectGradTensors(const cpu::KernelArgs &args) {
+  args.expectTensors(3, 3);
+  expectF32OrBf16(args);
+}
+
+/// A gradient's dims from `in` (x or dx), dy and the weight (w or dw).
+ConvDims gradDims(const cpu::KernelArgs &args, const cpu::TensorArg &in,
+                  const cpu::TensorArg &dy, const cpu::TensorArg &w) {
+  return convDims(cpu::makeConvShape(
+      args, in, dy, w, 0, "expected x, w and dy of equal rank >= 3"));
+}
+
+/// Whether the gradient `result` is complete without a GEMM: it is empty,
+/// or nothing contributes to it (`nothing`) and it is zeroed.
+bool trivialGrad(const cpu::TensorArg &result, bool nothing) {
+  if (result.numel == 0)
+    return true;
+  if (nothing) {
+    zero(result.data, static_cast<size_t>(result.bytes()));
+    return true;
+  }
+  return false;
+}
+
+/// The temporaries of a chunked call, carved from one scratch() buffer:
+/// cols [C*T, nb*P] (cols or colsG), per output channel rows [OC, nb*P]
+/// (ytmp or dyT) and, when `weights` (w, or dw for conv_grad_weight) is
+/// bf16, an f32 copy of it.
+struct ConvScratch {
+  int64_t nb; // images per chunk
+  float *cols, *rows;
+  float *weights; // null unless `weights` is bf16
+};
+
+ConvScratch convScratch(const ConvDims &d, const cpu::TensorArg &weights) {
+  ConvScratch s;
+  s.nb = chunkImages(d, (d.channels * d.taps + d.outChannels) * d.positions);
+  ScratchPlan sp;
+  const int sCols =
+      sp.add(static_cast<size_t>(d.channels * d.taps * s.nb * d.positions) * 4);
+  const int sRows =
+      sp.add(static_cast<size_t>(d.outChannels * s.nb * d.positions) * 4);
+  const int sW =
+      sp.add(isBf16(weights) ? static_cast<size_t>(weights.numel) * 4 : 0);
+  sp.allocate();
+  s.cols = sp.at<float>(sCols);
+  s.rows = sp.at<float>(sRows);
+  s.weights = isBf16(weights) ? sp.at<float>(sW) : nullptr;
+  return s;
+}
+
+/// Calls f(n0, cnt, width) for each chunk of images [n0, n0 + cnt) in
+/// order, width = cnt * P its columns.
+template <class F> void forEachChunk(const ConvDims &d, int64_t nb, F &&f) {
+  for (int64_t n0 = 0; n0 < d.batch; n0 += nb) {
+    const int64_t cnt = d.batch - n0 < nb ? d.batch - n0 : nb;
+    f(n0, cnt, cnt * d.positions);
+  }
+}
+
+/// w as f32: its own data, or its bf16 values widened into `widened`.
+const float *f32Weights(const cpu::TensorArg &w, float *widened) {
+  if (!isBf16(w))
+    return w.as<float>();
+  convertElements(w.data, WEFT_BF16, widened, WEFT_F32, w.numel);
+  return widened;
+}
+
+/// Images [n0, n0 + cnt) of x into cols (im2colKernel).
+void im2col(const cpu::TensorArg &x, const ConvDims &d, int64_t n0, int64_t cnt,
+            float *cols, const char *kernel) {
+  const int64_t width = cnt * d.positions;
+  im2colKernel<<<blocksFor(d.channels * d.taps * width), kBlock, 0,
+                 computeStream()>>>(x.data, isBf16(x), d, n0, cnt, cols);
+  checkLaunch(kernel);
+}
+
+/// Images [n0, n0 + cnt) of dy into dyT (reorderDyKernel).
+void reorderDy(const cpu::TensorArg &dy, const ConvDims &d, int64_t n0,
+               int64_t cnt, float *dyT, const char *kernel) {
+  const int64_t width = cnt * d.positions;
+  reorderDyKernel<<<blocksFor(d.outChannels * width), kBlock, 0,
+                    computeStream()>>>(dy.data, isBf16(dy), d, n0, cnt, dyT);
+  checkLaunch(kernel);
+}
+
+/// An f32 operand of gemm(): `ld` floats per row, consecutive groups
+/// `stride` floats apart.
+GemmOperand f32Operand(const float *data, bool trans, int64_t ld,
+                       int64_t stride) {
+  GemmOperand op;
+  op.data = data;
+  op.trans = trans;
+  op.ld = ld;
+  op.stride = stride;
+  return op;
+}
+
+GemmResult f32Result(float *data, int64_t ld, int64_t stride) {
+  GemmResult r;
+  r.data = data;
+  r.ld = ld;
+  r.stride = stride;
+  return r;
 }
 
 } // namespace
@@ -260,154 +341,68 @@ extern "C" void weft_cuda_k_conv(void *const *bufs, const int64_t *desc) {
     checkLaunch("conv");
     return;
   }
-  const int64_t nb =
-      chunkImages(d, (d.channels * d.taps + d.outChannels) * d.positions);
-  ScratchPlan sp;
-  const int sCols =
-      sp.add(static_cast<size_t>(d.channels * d.taps * nb * d.positions) * 4);
-  const int sY =
-      sp.add(static_cast<size_t>(d.outChannels * nb * d.positions) * 4);
-  const int sW = sp.add(isBf16(w) ? static_cast<size_t>(w.numel) * 4 : 0);
-  sp.allocate();
-  float *cols = sp.at<float>(sCols), *ytmp = sp.at<float>(sY);
-  const float *wf = w.as<float>();
-  if (isBf16(w)) {
-    convertElements(w.data, WEFT_BF16, sp.at<float>(sW), WEFT_F32, w.numel);
-    wf = sp.at<float>(sW);
-  }
-  for (int64_t n0 = 0; n0 < d.batch; n0 += nb) {
-    const int64_t cnt = d.batch - n0 < nb ? d.batch - n0 : nb;
-    const int64_t width = cnt * d.positions;
-    im2colKernel<<<blocksFor(d.channels * d.taps * width), kBlock, 0, stream>>>(
-        x.data, isBf16(x), d, n0, cnt, cols);
-    checkLaunch("conv");
-    GemmOperand a, b;
-    a.data = wf;
-    a.ld = d.depth;
-    a.stride = d.ocg * d.depth;
-    b.data = cols;
-    b.ld = width;
-    b.stride = d.depth * width;
-    GemmResult c;
-    c.data = ytmp;
-    c.ld = width;
-    c.stride = d.ocg * width;
-    gemm("conv", d.ocg, width, d.depth, d.groups, a, b, c, 0.0f);
+  const ConvScratch s = convScratch(d, w);
+  const float *wf = f32Weights(w, s.weights);
+  float *cols = s.cols, *ytmp = s.rows;
+  forEachChunk(d, s.nb, [&](int64_t n0, int64_t cnt, int64_t width) {
+    im2col(x, d, n0, cnt, cols, "conv");
+    gemm("conv", d.ocg, width, d.depth, d.groups,
+         f32Operand(wf, false, d.depth, d.ocg * d.depth),
+         f32Operand(cols, false, width, d.depth * width),
+         f32Result(ytmp, width, d.ocg * width), 0.0f);
     convEpilogueKernel<<<blocksFor(d.outChannels * width), kBlock, 0, stream>>>(
         ytmp, biasData, biasBf16, y.data, isBf16(y), d, n0, cnt);
     checkLaunch("conv");
-  }
+  });
 }
 
 extern "C" void weft_cuda_k_conv_grad_input(void *const *bufs,
                                             const int64_t *desc) {
   cpu::KernelArgs args("conv_grad_input", bufs, desc);
-  args.expectTensors(3, 3);
-  expectF32OrBf16(args);
+  expectGradTensors(args);
   const cpu::TensorArg &dy = args.tensor(0), &w = args.tensor(1),
                        &dx = args.tensor(2);
-  const ConvDims d = convDims(cpu::makeConvShape(
-      args, dx, dy, w, 0, "expected x, w and dy of equal rank >= 3"));
-  if (dx.numel == 0)
+  const ConvDims d = gradDims(args, dx, dy, w);
+  if (trivialGrad(dx, dy.numel == 0 || d.ocg == 0))
     return;
-  if (dy.numel == 0 || d.ocg == 0) {
-    zero(dx.data, static_cast<size_t>(dx.bytes()));
-    return;
-  }
   cudaStream_t stream = computeStream();
-  const int64_t nb =
-      chunkImages(d, (d.channels * d.taps + d.outChannels) * d.positions);
-  ScratchPlan sp;
-  const int sCols =
-      sp.add(static_cast<size_t>(d.channels * d.taps * nb * d.positions) * 4);
-  const int sDy =
-      sp.add(static_cast<size_t>(d.outChannels * nb * d.positions) * 4);
-  const int sW = sp.add(isBf16(w) ? static_cast<size_t>(w.numel) * 4 : 0);
-  sp.allocate();
-  float *colsG = sp.at<float>(sCols), *dyT = sp.at<float>(sDy);
-  const float *wf = w.as<float>();
-  if (isBf16(w)) {
-    convertElements(w.data, WEFT_BF16, sp.at<float>(sW), WEFT_F32, w.numel);
-    wf = sp.at<float>(sW);
-  }
-  for (int64_t n0 = 0; n0 < d.batch; n0 += nb) {
-    const int64_t cnt = d.batch - n0 < nb ? d.batch - n0 : nb;
-    const int64_t width = cnt * d.positions;
-    reorderDyKernel<<<blocksFor(d.outChannels * width), kBlock, 0, stream>>>(
-        dy.data, isBf16(dy), d, n0, cnt, dyT);
-    checkLaunch("conv_grad_input");
+  const ConvScratch s = convScratch(d, w);
+  const float *wf = f32Weights(w, s.weights);
+  float *colsG = s.cols, *dyT = s.rows;
+  forEachChunk(d, s.nb, [&](int64_t n0, int64_t cnt, int64_t width) {
+    reorderDy(dy, d, n0, cnt, dyT, "conv_grad_input");
     // colsG_g[K, width] = w_g^T [K, OCg] x dyT_g [OCg, width].
-    GemmOperand a, b;
-    a.data = wf;
-    a.trans = true;
-    a.ld = d.depth;
-    a.stride = d.ocg * d.depth;
-    b.data = dyT;
-    b.ld = width;
-    b.stride = d.ocg * width;
-    GemmResult c;
-    c.data = colsG;
-    c.ld = width;
-    c.stride = d.depth * width;
-    gemm("conv_grad_input", d.depth, width, d.ocg, d.groups, a, b, c, 0.0f);
+    gemm("conv_grad_input", d.depth, width, d.ocg, d.groups,
+         f32Operand(wf, true, d.depth, d.ocg * d.depth),
+         f32Operand(dyT, false, width, d.ocg * width),
+         f32Result(colsG, width, d.depth * width), 0.0f);
     col2imKernel<<<blocksFor(cnt * d.channels * d.g.inSize()), kBlock, 0,
                    stream>>>(colsG, dx.data, isBf16(dx), d, n0, cnt);
     checkLaunch("conv_grad_input");
-  }
+  });
 }
 
 extern "C" void weft_cuda_k_conv_grad_weight(void *const *bufs,
                                              const int64_t *desc) {
   cpu::KernelArgs args("conv_grad_weight", bufs, desc);
-  args.expectTensors(3, 3);
-  expectF32OrBf16(args);
+  expectGradTensors(args);
   const cpu::TensorArg &x = args.tensor(0), &dy = args.tensor(1),
                        &dw = args.tensor(2);
-  const ConvDims d = convDims(cpu::makeConvShape(
-      args, x, dy, dw, 0, "expected x, w and dy of equal rank >= 3"));
-  if (dw.numel == 0)
+  const ConvDims d = gradDims(args, x, dy, dw);
+  if (trivialGrad(dw, dy.numel == 0 || x.numel == 0))
     return;
-  if (dy.numel == 0 || x.numel == 0) {
-    zero(dw.data, static_cast<size_t>(dw.bytes()));
-    return;
-  }
-  cudaStream_t stream = computeStream();
-  const int64_t nb =
-      chunkImages(d, (d.channels * d.taps + d.outChannels) * d.positions);
-  ScratchPlan sp;
-  const int sCols =
-      sp.add(static_cast<size_t>(d.channels * d.taps * nb * d.positions) * 4);
-  const int sDy =
-      sp.add(static_cast<size_t>(d.outChannels * nb * d.positions) * 4);
-  const int sW = sp.add(isBf16(dw) ? static_cast<size_t>(dw.numel) * 4 : 0);
-  sp.allocate();
-  float *cols = sp.at<float>(sCols), *dyT = sp.at<float>(sDy);
-  float *dwf = isBf16(dw) ? sp.at<float>(sW) : dw.as<float>();
-  for (int64_t n0 = 0; n0 < d.batch; n0 += nb) {
-    const int64_t cnt = d.batch - n0 < nb ? d.batch - n0 : nb;
-    const int64_t width = cnt * d.positions;
-    im2colKernel<<<blocksFor(d.channels * d.taps * width), kBlock, 0, stream>>>(
-        x.data, isBf16(x), d, n0, cnt, cols);
-    checkLaunch("conv_grad_weight");
-    reorderDyKernel<<<blocksFor(d.outChannels * width), kBlock, 0, stream>>>(
-        dy.data, isBf16(dy), d, n0, cnt, dyT);
-    checkLaunch("conv_grad_weight");
+  const ConvScratch s = convScratch(d, dw);
+  float *cols = s.cols, *dyT = s.rows;
+  float *dwf = s.weights ? s.weights : dw.as<float>();
+  forEachChunk(d, s.nb, [&](int64_t n0, int64_t cnt, int64_t width) {
+    im2col(x, d, n0, cnt, cols, "conv_grad_weight");
+    reorderDy(dy, d, n0, cnt, dyT, "conv_grad_weight");
     // dw_g[OCg, K] (+)= dyT_g [OCg, width] x cols_g^T [width, K].
-    GemmOperand a, b;
-    a.data = dyT;
-    a.ld = width;
-    a.stride = d.ocg * width;
-    b.data = cols;
-    b.trans = true;
-    b.ld = width;
-    b.stride = d.depth * width;
-    GemmResult c;
-    c.data = dwf;
-    c.ld = d.depth;
-    c.stride = d.ocg * d.depth;
-    gemm("conv_grad_weight", d.ocg, d.depth, width, d.groups, a, b, c,
-         n0 == 0 ? 0.0f : 1.0f);
-  }
+    gemm("conv_grad_weight", d.ocg, d.depth, width, d.groups,
+         f32Operand(dyT, false, width, d.ocg * width),
+         f32Operand(cols, true, width, d.depth * width),
+         f32Result(dwf, d.depth, d.ocg * d.depth), n0 == 0 ? 0.0f : 1.0f);
+  });
   if (isBf16(dw))
     convertElements(dwf, WEFT_F32, dw.data, WEFT_BF16, dw.numel);
 }

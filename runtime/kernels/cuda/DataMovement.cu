@@ -22,8 +22,6 @@
 #include "runtime/kernels/cpu/SlicePlan.h"
 
 #include <algorithm>
-#include <memory>
-#include <vector>
 
 using namespace weft;
 using namespace weft::cuda;

@@ -11,10 +11,11 @@
 // order), which makes every row of y a run of consecutive sorted
 // positions. Runs are cut into segments at every multiple of kSegment
 // sorted positions; one thread per (segment, column) sums its segment in
-// order. A run that fits in one segment writes its y row directly, in
-// index order from 0 as the CPU kernel sums (so short runs match it bit
-// for bit); longer runs leave per-segment partial sums that a second pass
-// adds in segment order. Every sum has a fixed order, whatever the GPU.
+// order. A run that crosses no multiple of kSegment is one segment and
+// writes its y row directly, summed from 0 in index order as the CPU
+// kernel does (so such runs match it bit for bit); longer runs leave
+// per-segment partial sums that a second pass adds in segment order. Every
+// sum has a fixed order, whatever the GPU.
 //
 //===----------------------------------------------------------------------===//
 

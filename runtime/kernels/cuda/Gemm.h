@@ -1,5 +1,4 @@
-//===- Gemm.h - Row-major GEMM on the compute stream (cuBLASLt)
-//------------===//
+//===- Gemm.h - Row-major GEMM on the compute stream (cuBLASLt) -----------===//
 //
 // The matrix products of the GPU math kernels (matmul, and conv and its
 // gradients after im2col) go through one entry point that speaks row-major

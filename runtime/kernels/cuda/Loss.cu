@@ -27,6 +27,7 @@
 #include "runtime/kernels/cuda/CudaKernels.h"
 #include "runtime/kernels/cuda/MathUtil.cuh"
 
+#include <string>
 #include <type_traits>
 
 using namespace weft;
@@ -35,17 +36,13 @@ using namespace weft::cuda::math;
 
 namespace {
 
-constexpr int kWarpRows = 4;
-constexpr int kRowThreads = 512;
-constexpr int64_t kWarpRowMax = 1024;
+/// Threads of the one-block reductions.
 constexpr int kReduceThreads = 1024;
 
-/// The label attributes and weights, as a kernel argument.
-struct LabelInfo {
-  int64_t classes;
-  bool hasIgnore;
-  int64_t ignoreIndex;
-  const float *weights; // null without weights
+/// The label attributes and class weights (cpu::XentLabels, whose
+/// weightOf() runs here too) and the device error word, as a kernel
+/// argument.
+struct LabelInfo : cpu::XentLabels {
   int *errorWord;
   int errorCode;
 };
@@ -66,91 +63,40 @@ static __device__ inline int64_t classOf(const L *labels, int64_t i,
   return l;
 }
 
-static __device__ inline float weightOf(const LabelInfo &info, int64_t l) {
-  return info.weights ? info.weights[l] : 1.0f;
-}
-
-bool aligned16(const void *p) {
-  return (reinterpret_cast<uintptr_t>(p) & 15u) == 0;
-}
-
-template <int VPT, int VEC>
-static __device__ inline void loadRow(const float *row, int64_t n, int lane,
-                                      float (&v)[VPT]) {
-#pragma unroll
-  for (int j = 0; j < VPT / VEC; ++j) {
-    const int64_t base = (static_cast<int64_t>(j) * 32 + lane) * VEC;
-    if constexpr (VEC == 4) {
-      if (base < n) {
-        const float4 t = *reinterpret_cast<const float4 *>(row + base);
-        v[4 * j] = t.x;
-        v[4 * j + 1] = t.y;
-        v[4 * j + 2] = t.z;
-        v[4 * j + 3] = t.w;
-      } else {
-        v[4 * j] = v[4 * j + 1] = v[4 * j + 2] = v[4 * j + 3] = kNegInf;
-      }
-    } else {
-      v[j] = base < n ? row[base] : kNegInf;
-    }
-  }
-}
-
-template <int VPT, int VEC>
-static __device__ inline void storeRow(float *row, int64_t n, int lane,
-                                       const float (&v)[VPT]) {
-#pragma unroll
-  for (int j = 0; j < VPT / VEC; ++j) {
-    const int64_t base = (static_cast<int64_t>(j) * 32 + lane) * VEC;
-    if (base >= n)
-      continue;
-    if constexpr (VEC == 4)
-      *reinterpret_cast<float4 *>(row + base) =
-          make_float4(v[4 * j], v[4 * j + 1], v[4 * j + 2], v[4 * j + 3]);
-    else
-      row[base] = v[j];
-  }
-}
-
-/// Element index of the lane's slot s.
-template <int VEC> static __device__ inline int64_t slotIndex(int s, int lane) {
-  return (static_cast<int64_t>(s / VEC) * 32 + lane) * VEC + s % VEC;
-}
-
-template <int N> using IntC = std::integral_constant<int, N>;
-
-template <class F> void dispatchWarpRow(int64_t n, bool vec4, F &&f) {
-  if (n <= 32)
-    return f(IntC<1>(), IntC<1>());
-  if (n <= 64)
-    return f(IntC<2>(), IntC<1>());
-  if (n <= 128)
-    return vec4 ? f(IntC<4>(), IntC<4>()) : f(IntC<4>(), IntC<1>());
-  if (n <= 256)
-    return vec4 ? f(IntC<8>(), IntC<4>()) : f(IntC<8>(), IntC<1>());
-  if (n <= 512)
-    return vec4 ? f(IntC<16>(), IntC<4>()) : f(IntC<16>(), IntC<1>());
-  return vec4 ? f(IntC<32>(), IntC<4>()) : f(IntC<32>(), IntC<1>());
+/// The row xr's largest score `m` (block-wide) and the block's sum of
+/// e^(x - m) over the row.
+static __device__ inline float blockExpSum(const float *xr, int64_t c,
+                                           float *shared, float &m) {
+  m = kNegInf;
+  for (int64_t i = threadIdx.x; i < c; i += blockDim.x)
+    m = xr[i] > m ? xr[i] : m;
+  m = blockMax(m, shared);
+  float sum = 0.0f;
+  for (int64_t i = threadIdx.x; i < c; i += blockDim.x)
+    sum += expf(xr[i] - m);
+  return blockSum(sum, shared);
 }
 
 //===-- softmax_xent ------------------------------------------------------===//
 
-/// Loss and weight of row r's position, from its max and log-sum.
+/// Loss and weight of position p, whose scores (class l at xp[l * stride])
+/// have the max m and the log-sum logSum.
 template <class L>
 static __device__ inline void
-rowLoss(const float *xr, const L *labels, int64_t r, const LabelInfo &info,
-        float m, float logSum, float *loss, float *weight) {
-  const int64_t l = classOf(labels, r, info, true);
+positionLoss(const float *xp, int64_t stride, const L *labels, int64_t p,
+             const LabelInfo &info, float m, float logSum, float *loss,
+             float *weight) {
+  const int64_t l = classOf(labels, p, info, true);
   if (l < 0) {
-    loss[r] = 0.0f;
+    loss[p] = 0.0f;
     if (weight)
-      weight[r] = 0.0f;
+      weight[p] = 0.0f;
     return;
   }
-  const float w = weightOf(info, l);
-  loss[r] = -w * ((xr[l] - m) - logSum);
+  const float w = info.weightOf(l);
+  loss[p] = -w * ((xp[l * stride] - m) - logSum);
   if (weight)
-    weight[r] = w;
+    weight[p] = w;
 }
 
 template <int VPT, int VEC, class L>
@@ -159,20 +105,15 @@ __global__ void xentWarpKernel(const float *x, const L *labels, LabelInfo info,
                                int64_t rows) {
   const int64_t c = info.classes;
   const int lane = threadIdx.x & 31;
-  for (int64_t r = blockIdx.x * int64_t(kWarpRows) + (threadIdx.x >> 5);
-       r < rows; r += int64_t(gridDim.x) * kWarpRows) {
+  for (int64_t r = firstWarpRow(); r < rows; r += warpRowStep()) {
     const float *xr = x + r * c;
     float v[VPT];
-    loadRow<VPT, VEC>(xr, c, lane, v);
-    float m = kNegInf;
-#pragma unroll
-    for (int s = 0; s < VPT; ++s)
-      m = v[s] > m ? v[s] : m;
-    m = warpMax(m);
+    loadRow<VPT, VEC>(xr, c, lane, v, kNegInf);
+    const float m = warpRowMax(v);
     float sum = 0.0f;
 #pragma unroll
     for (int s = 0; s < VPT; ++s)
-      if (slotIndex<VEC>(s, lane) < c)
+      if (slotValid<VEC>(s, lane, c))
         sum += expf(v[s] - m);
     const float logSum = logf(warpSum(sum));
     if (logProb) {
@@ -182,7 +123,7 @@ __global__ void xentWarpKernel(const float *x, const L *labels, LabelInfo info,
       storeRow<VPT, VEC>(logProb + r * c, c, lane, v);
     }
     if (lane == 0)
-      rowLoss(xr, labels, r, info, m, logSum, loss, weight);
+      positionLoss(xr, 1, labels, r, info, m, logSum, loss, weight);
   }
 }
 
@@ -194,19 +135,13 @@ __global__ void xentBlockKernel(const float *x, const L *labels, LabelInfo info,
   const int64_t c = info.classes;
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     const float *xr = x + r * c;
-    float m = kNegInf;
-    for (int64_t i = threadIdx.x; i < c; i += blockDim.x)
-      m = xr[i] > m ? xr[i] : m;
-    m = blockMax(m, shared);
-    float sum = 0.0f;
-    for (int64_t i = threadIdx.x; i < c; i += blockDim.x)
-      sum += expf(xr[i] - m);
-    const float logSum = logf(blockSum(sum, shared));
+    float m;
+    const float logSum = logf(blockExpSum(xr, c, shared, m));
     if (logProb)
       for (int64_t i = threadIdx.x; i < c; i += blockDim.x)
         logProb[r * c + i] = (xr[i] - m) - logSum;
     if (threadIdx.x == 0)
-      rowLoss(xr, labels, r, info, m, logSum, loss, weight);
+      positionLoss(xr, 1, labels, r, info, m, logSum, loss, weight);
   }
 }
 
@@ -220,29 +155,12 @@ __global__ void xentColumnKernel(const float *x, const L *labels,
   for (int64_t p = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
        p < positions; p += int64_t(gridDim.x) * blockDim.x) {
     const int64_t base = p / d * c * d + p % d;
-    float m = kNegInf;
-    for (int64_t k = 0; k < c; ++k) {
-      const float v = x[base + k * d];
-      m = v > m ? v : m;
-    }
-    float sum = 0.0f;
-    for (int64_t k = 0; k < c; ++k)
-      sum += expf(x[base + k * d] - m);
-    const float logSum = logf(sum);
+    float m;
+    const float logSum = logf(columnExpSum(x, base, c, d, m));
     if (logProb)
       for (int64_t k = 0; k < c; ++k)
         logProb[base + k * d] = (x[base + k * d] - m) - logSum;
-    const int64_t l = classOf(labels, p, info, true);
-    if (l < 0) {
-      loss[p] = 0.0f;
-      if (weight)
-        weight[p] = 0.0f;
-      continue;
-    }
-    const float w = weightOf(info, l);
-    loss[p] = -w * ((x[base + l * d] - m) - logSum);
-    if (weight)
-      weight[p] = w;
+    positionLoss(x + base, d, labels, p, info, m, logSum, loss, weight);
   }
 }
 
@@ -274,7 +192,7 @@ __global__ void xentWeightTotalKernel(const L *labels, LabelInfo info,
   for (int64_t i = threadIdx.x; i < positions; i += blockDim.x) {
     const int64_t l = classOf(labels, i, info, false);
     if (l >= 0)
-      w += weightOf(info, l);
+      w += info.weightOf(l);
   }
   w = blockSum(w, shared);
   if (threadIdx.x == 0)
@@ -297,7 +215,17 @@ coefOf(const GradScale &gs, const LabelInfo &info, int64_t p, int64_t l) {
     g = gs.dloss[0];
   else
     g = static_cast<float>(static_cast<double>(gs.dloss[0]) / *gs.total);
-  return weightOf(info, l) * g;
+  return info.weightOf(l) * g;
+}
+
+/// dscores of class k from its e^(x - max): e * f, then minus coef at the
+/// label l (two roundings, as the CPU).
+static __device__ inline float classGrad(float e, float f, float coef,
+                                         int64_t k, int64_t l) {
+  float v = __fmul_rn(e, f);
+  if (k == l)
+    v = __fsub_rn(v, coef);
+  return v;
 }
 
 template <int VPT, int VEC, class L>
@@ -306,8 +234,7 @@ __global__ void xentGradWarpKernel(const float *x, const L *labels,
                                    int64_t rows) {
   const int64_t c = info.classes;
   const int lane = threadIdx.x & 31;
-  for (int64_t r = blockIdx.x * int64_t(kWarpRows) + (threadIdx.x >> 5);
-       r < rows; r += int64_t(gridDim.x) * kWarpRows) {
+  for (int64_t r = firstWarpRow(); r < rows; r += warpRowStep()) {
     float v[VPT];
     const int64_t l = classOf(labels, r, info, lane == 0);
     if (l < 0) {
@@ -318,26 +245,18 @@ __global__ void xentGradWarpKernel(const float *x, const L *labels,
       continue;
     }
     const float coef = coefOf(gs, info, r, l);
-    loadRow<VPT, VEC>(x + r * c, c, lane, v);
-    float m = kNegInf;
-#pragma unroll
-    for (int s = 0; s < VPT; ++s)
-      m = v[s] > m ? v[s] : m;
-    m = warpMax(m);
+    loadRow<VPT, VEC>(x + r * c, c, lane, v, kNegInf);
+    const float m = warpRowMax(v);
     float sum = 0.0f;
 #pragma unroll
     for (int s = 0; s < VPT; ++s) {
-      v[s] = slotIndex<VEC>(s, lane) < c ? expf(v[s] - m) : 0.0f;
+      v[s] = slotValid<VEC>(s, lane, c) ? expf(v[s] - m) : 0.0f;
       sum += v[s];
     }
     const float f = coef / warpSum(sum);
 #pragma unroll
-    for (int s = 0; s < VPT; ++s) {
-      // e * f, then minus coef at the label: two roundings, as the CPU.
-      v[s] = __fmul_rn(v[s], f);
-      if (slotIndex<VEC>(s, lane) == l)
-        v[s] = __fsub_rn(v[s], coef);
-    }
+    for (int s = 0; s < VPT; ++s)
+      v[s] = classGrad(v[s], f, coef, slotElement<VEC>(s, lane), l);
     storeRow<VPT, VEC>(dx + r * c, c, lane, v);
   }
 }
@@ -358,20 +277,10 @@ __global__ void xentGradBlockKernel(const float *x, const L *labels,
       continue;
     }
     const float coef = coefOf(gs, info, r, l);
-    float m = kNegInf;
+    float m;
+    const float f = coef / blockExpSum(xr, c, shared, m);
     for (int64_t i = threadIdx.x; i < c; i += blockDim.x)
-      m = xr[i] > m ? xr[i] : m;
-    m = blockMax(m, shared);
-    float sum = 0.0f;
-    for (int64_t i = threadIdx.x; i < c; i += blockDim.x)
-      sum += expf(xr[i] - m);
-    const float f = coef / blockSum(sum, shared);
-    for (int64_t i = threadIdx.x; i < c; i += blockDim.x) {
-      float v = __fmul_rn(expf(xr[i] - m), f);
-      if (i == l)
-        v = __fsub_rn(v, coef);
-      dr[i] = v;
-    }
+      dr[i] = classGrad(expf(xr[i] - m), f, coef, i, l);
   }
 }
 
@@ -390,21 +299,70 @@ __global__ void xentGradColumnKernel(const float *x, const L *labels,
       continue;
     }
     const float coef = coefOf(gs, info, p, l);
-    float m = kNegInf;
-    for (int64_t k = 0; k < c; ++k) {
-      const float v = x[base + k * d];
-      m = v > m ? v : m;
-    }
-    float sum = 0.0f;
+    float m;
+    const float f = coef / columnExpSum(x, base, c, d, m);
     for (int64_t k = 0; k < c; ++k)
-      sum += expf(x[base + k * d] - m);
-    const float f = coef / sum;
-    for (int64_t k = 0; k < c; ++k) {
-      float v = __fmul_rn(expf(x[base + k * d] - m), f);
-      if (k == l)
-        v = __fsub_rn(v, coef);
-      dx[base + k * d] = v;
-    }
+      dx[base + k * d] = classGrad(expf(x[base + k * d] - m), f, coef, k, l);
+  }
+}
+
+/// The device error code (registerDeviceError) of a label out of range in
+/// `kernel`.
+int labelRangeError(const char *kernel) {
+  const std::string message = std::string("kernel ") + kernel +
+                              ": a label is out of range [0, classes) and "
+                              "is not the ignore_index";
+  return registerDeviceError(message.c_str());
+}
+
+/// Checks scores (tensor 0), labels (1) and weights (2, when given), and
+/// that `numel` (the loss or its gradient) fits `reduction` (LossLabels.h).
+cpu::XentShape checkXentShape(const cpu::KernelArgs &args, bool hasWeights,
+                              int64_t reduction, int64_t numel,
+                              const char *unreducedError,
+                              const char *reducedError) {
+  const cpu::XentShape shape =
+      cpu::checkXentOperands(args, args.tensor(0), args.tensor(1),
+                             hasWeights ? &args.tensor(2) : nullptr);
+  cpu::checkLossNumel(args, reduction, numel, shape.positions(), unreducedError,
+                      reducedError);
+  return shape;
+}
+
+/// The label attributes (1: has ignore_index, 2: ignore_index) and the
+/// weights (tensor 2, when given) of a call with `classes` classes, after
+/// checking that the labels are i64 or i32.
+LabelInfo labelInfo(const cpu::KernelArgs &args, const cpu::TensorArg &labels,
+                    int64_t classes, bool hasWeights, int errorCode) {
+  if (labels.dtype != WEFT_I64 && labels.dtype != WEFT_I32)
+    args.unsupportedDType(labels.dtype);
+  LabelInfo info;
+  info.classes = classes;
+  info.hasIgnore = args.attr(1) != 0;
+  info.ignoreIndex = args.attr(2);
+  info.weights = hasWeights ? args.tensor(2).as<float>() : nullptr;
+  info.errorWord = errorWord();
+  info.errorCode = errorCode;
+  return info;
+}
+
+/// Launches an xent kernel over the positions of `shape`: with trailing
+/// dims one thread per position, column(grid, threads); otherwise rows of
+/// up to kWarpRowMax classes one per warp, warp(Int<VPT>, Int<VEC>, grid,
+/// threads) (float4 access when `vec4`), longer rows one per block,
+/// block(grid, threads).
+template <class Column, class Warp, class Block>
+void launchXent(const cpu::XentShape &shape, bool vec4, Column &&column,
+                Warp &&warp, Block &&block) {
+  const int64_t positions = shape.positions();
+  if (shape.d != 1) {
+    column(gridFor(positions, kBlock), kBlock);
+  } else if (shape.c <= kWarpRowMax) {
+    dispatchWarpRow(shape.c, vec4, [&](auto vpt, auto vec) {
+      warp(vpt, vec, gridFor(positions, kWarpRows), 32 * kWarpRows);
+    });
+  } else {
+    block(gridFor(positions, 1), kRowThreads);
   }
 }
 
@@ -424,9 +382,7 @@ void dispatchLabels(const cpu::KernelArgs &args, const cpu::TensorArg &labels,
 
 extern "C" void weft_cuda_k_softmax_xent(void *const *bufs,
                                          const int64_t *desc) {
-  static const int errorCode = registerDeviceError(
-      "kernel softmax_xent: a label is out of range [0, classes) and is not "
-      "the ignore_index");
+  static const int errorCode = labelRangeError("softmax_xent");
   cpu::KernelArgs args("softmax_xent", bufs, desc);
   args.expectAttrs(5);
   const int64_t reduction = args.attr(0);
@@ -446,23 +402,15 @@ extern "C" void weft_cuda_k_softmax_xent(void *const *bufs,
     args.expectDType(lossIdx + 1, WEFT_F32);
     args.expectSameNumel(0, lossIdx + 1);
   }
-  const cpu::XentShape shape = cpu::checkXentOperands(
-      args, scores, labels, hasWeights ? &args.tensor(2) : nullptr);
+  const cpu::XentShape shape =
+      checkXentShape(args, hasWeights, reduction, lossT.numel,
+                     "unreduced loss must have the labels' shape",
+                     "reduced loss must be a scalar");
   const int64_t positions = shape.positions();
-  cpu::checkLossNumel(args, reduction, lossT.numel, positions,
-                      "unreduced loss must have the labels' shape",
-                      "reduced loss must be a scalar");
   if (shape.c == 0 && positions > 0)
     args.invalid("scores have no classes");
-  if (labels.dtype != WEFT_I64 && labels.dtype != WEFT_I32)
-    args.unsupportedDType(labels.dtype);
-  LabelInfo info;
-  info.classes = shape.c;
-  info.hasIgnore = args.attr(1) != 0;
-  info.ignoreIndex = args.attr(2);
-  info.weights = hasWeights ? args.tensor(2).as<float>() : nullptr;
-  info.errorWord = errorWord();
-  info.errorCode = errorCode;
+  const LabelInfo info =
+      labelInfo(args, labels, shape.c, hasWeights, errorCode);
   const bool reduced = reduction != WEFT_LOSS_NONE;
   ScratchPlan sp;
   const int sLoss = sp.add(reduced ? static_cast<size_t>(positions) * 4 : 0);
@@ -474,23 +422,25 @@ extern "C" void weft_cuda_k_softmax_xent(void *const *bufs,
   const float *x = scores.as<float>();
   cudaStream_t stream = computeStream();
   if (positions > 0) {
+    const bool vec4 =
+        shape.c % 4 == 0 && aligned16(x) && (!logProb || aligned16(logProb));
     dispatchLabels(args, labels, [&](auto *pl) {
       using L = std::remove_const_t<std::remove_pointer_t<decltype(pl)>>;
-      if (shape.d != 1) {
-        xentColumnKernel<L><<<gridFor(positions, kBlock), kBlock, 0, stream>>>(
-            x, pl, info, logProb, loss, weight, positions, shape.d);
-      } else if (shape.c <= kWarpRowMax) {
-        const bool vec4 = shape.c % 4 == 0 && aligned16(x) &&
-                          (!logProb || aligned16(logProb));
-        dispatchWarpRow(shape.c, vec4, [&](auto vpt, auto vec) {
-          xentWarpKernel<decltype(vpt)::value, decltype(vec)::value, L>
-              <<<gridFor(positions, kWarpRows), 32 * kWarpRows, 0, stream>>>(
-                  x, pl, info, logProb, loss, weight, positions);
-        });
-      } else {
-        xentBlockKernel<L><<<gridFor(positions, 1), kRowThreads, 0, stream>>>(
-            x, pl, info, logProb, loss, weight, positions);
-      }
+      launchXent(
+          shape, vec4,
+          [&](unsigned grid, int threads) {
+            xentColumnKernel<L><<<grid, threads, 0, stream>>>(
+                x, pl, info, logProb, loss, weight, positions, shape.d);
+          },
+          [&](auto vpt, auto vec, unsigned grid, int threads) {
+            xentWarpKernel<decltype(vpt)::value, decltype(vec)::value, L>
+                <<<grid, threads, 0, stream>>>(x, pl, info, logProb, loss,
+                                               weight, positions);
+          },
+          [&](unsigned grid, int threads) {
+            xentBlockKernel<L><<<grid, threads, 0, stream>>>(
+                x, pl, info, logProb, loss, weight, positions);
+          });
     });
     checkLaunch("softmax_xent");
   }
@@ -504,9 +454,7 @@ extern "C" void weft_cuda_k_softmax_xent(void *const *bufs,
 
 extern "C" void weft_cuda_k_softmax_xent_grad(void *const *bufs,
                                               const int64_t *desc) {
-  static const int errorCode = registerDeviceError(
-      "kernel softmax_xent_grad: a label is out of range [0, classes) and is "
-      "not the ignore_index");
+  static const int errorCode = labelRangeError("softmax_xent_grad");
   cpu::KernelArgs args("softmax_xent_grad", bufs, desc);
   args.expectAttrs(4);
   const int64_t reduction = args.attr(0);
@@ -523,26 +471,18 @@ extern "C" void weft_cuda_k_softmax_xent_grad(void *const *bufs,
   args.expectDType(dlossIdx, WEFT_F32);
   args.expectDType(dlossIdx + 1, WEFT_F32);
   args.expectSameNumel(0, dlossIdx + 1);
-  const cpu::XentShape shape = cpu::checkXentOperands(
-      args, scores, labels, hasWeights ? &args.tensor(2) : nullptr);
+  const cpu::XentShape shape =
+      checkXentShape(args, hasWeights, reduction, dloss.numel,
+                     "dloss of an unreduced loss must have the labels' shape",
+                     "dloss of a reduced loss must be a scalar");
   const int64_t positions = shape.positions();
-  cpu::checkLossNumel(args, reduction, dloss.numel, positions,
-                      "dloss of an unreduced loss must have the labels' shape",
-                      "dloss of a reduced loss must be a scalar");
   if (positions == 0 || shape.c == 0) {
     if (positions > 0)
       args.invalid("scores have no classes");
     return;
   }
-  if (labels.dtype != WEFT_I64 && labels.dtype != WEFT_I32)
-    args.unsupportedDType(labels.dtype);
-  LabelInfo info;
-  info.classes = shape.c;
-  info.hasIgnore = args.attr(1) != 0;
-  info.ignoreIndex = args.attr(2);
-  info.weights = hasWeights ? args.tensor(2).as<float>() : nullptr;
-  info.errorWord = errorWord();
-  info.errorCode = errorCode;
+  const LabelInfo info =
+      labelInfo(args, labels, shape.c, hasWeights, errorCode);
   const bool mean = reduction == WEFT_LOSS_MEAN;
   ScratchPlan sp;
   const int sTotal = sp.add(mean ? sizeof(double) : 0);
@@ -554,6 +494,7 @@ extern "C" void weft_cuda_k_softmax_xent_grad(void *const *bufs,
   const float *x = scores.as<float>();
   float *dx = args.tensor(dlossIdx + 1).as<float>();
   cudaStream_t stream = computeStream();
+  const bool vec4 = shape.c % 4 == 0 && aligned16(x) && aligned16(dx);
   dispatchLabels(args, labels, [&](auto *pl) {
     using L = std::remove_const_t<std::remove_pointer_t<decltype(pl)>>;
     if (mean) {
@@ -561,21 +502,20 @@ extern "C" void weft_cuda_k_softmax_xent_grad(void *const *bufs,
           pl, info, positions, sp.at<double>(sTotal));
       checkLaunch("softmax_xent_grad");
     }
-    if (shape.d != 1) {
-      xentGradColumnKernel<L>
-          <<<gridFor(positions, kBlock), kBlock, 0, stream>>>(
+    launchXent(
+        shape, vec4,
+        [&](unsigned grid, int threads) {
+          xentGradColumnKernel<L><<<grid, threads, 0, stream>>>(
               x, pl, info, gs, dx, positions, shape.d);
-    } else if (shape.c <= kWarpRowMax) {
-      const bool vec4 = shape.c % 4 == 0 && aligned16(x) && aligned16(dx);
-      dispatchWarpRow(shape.c, vec4, [&](auto vpt, auto vec) {
-        xentGradWarpKernel<decltype(vpt)::value, decltype(vec)::value, L>
-            <<<gridFor(positions, kWarpRows), 32 * kWarpRows, 0, stream>>>(
-                x, pl, info, gs, dx, positions);
-      });
-    } else {
-      xentGradBlockKernel<L><<<gridFor(positions, 1), kRowThreads, 0, stream>>>(
-          x, pl, info, gs, dx, positions);
-    }
+        },
+        [&](auto vpt, auto vec, unsigned grid, int threads) {
+          xentGradWarpKernel<decltype(vpt)::value, decltype(vec)::value, L>
+              <<<grid, threads, 0, stream>>>(x, pl, info, gs, dx, positions);
+        },
+        [&](unsigned grid, int threads) {
+          xentGradBlockKernel<L>
+              <<<grid, threads, 0, stream>>>(x, pl, info, gs, dx, positions);
+        });
   });
   checkLaunch("softmax_xent_grad");
 }

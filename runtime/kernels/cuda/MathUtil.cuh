@@ -11,6 +11,8 @@
 //   must follow the uninterrupted one);
 // - a carve-up of one weft::cuda::scratch() buffer into a kernel call's
 //   temporaries (scratch() hands out one buffer, reused by the next call);
+// - the row access of the row-wise kernels (softmax, the norms, the
+//   losses): one row per warp held in registers, or one column per thread;
 // - the window geometry of conv and the pools, usable on the device.
 //
 // Everything lives in weft::cuda::math; device helpers are static inline
@@ -29,6 +31,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 namespace weft {
 namespace cuda {
@@ -162,54 +165,200 @@ static __device__ inline float blockMax(float v, float *shared) {
   return warpMax(t);
 }
 
+//===-- Rows --------------------------------------------------------------===//
+
+/// Rows per block of the warp-per-row kernels (one warp each).
+constexpr int kWarpRows = 4;
+/// Threads of the block-per-row kernels.
+constexpr int kRowThreads = 512;
+/// Longest row a warp holds in registers.
+constexpr int64_t kWarpRowMax = 1024;
+
+/// A lane's share of a row: register slot j * VEC + q holds element
+/// (j * 32 + lane) * VEC + q, so each load instruction of the warp reads
+/// 32 * VEC consecutive floats.
+template <int VEC>
+static __device__ inline int64_t slotIndex(int j, int lane, int q) {
+  return (static_cast<int64_t>(j) * 32 + lane) * VEC + q;
+}
+
+/// The element of the row that slot s of the lane holds.
+template <int VEC>
+static __device__ inline int64_t slotElement(int s, int lane) {
+  return slotIndex<VEC>(s / VEC, lane, s % VEC);
+}
+
+/// Whether slot s of the lane holds an element of a row of n.
+template <int VEC>
+static __device__ inline bool slotValid(int s, int lane, int64_t n) {
+  return slotElement<VEC>(s, lane) < n;
+}
+
+/// Loads the lane's share of row[0, n); slots past the row get `fill`.
+/// VEC == 4 needs n % 4 == 0 and a 16-byte aligned row.
+template <int VPT, int VEC>
+static __device__ inline void loadRow(const float *row, int64_t n, int lane,
+                                      float (&v)[VPT], float fill) {
+#pragma unroll
+  for (int j = 0; j < VPT / VEC; ++j) {
+    const int64_t base = slotIndex<VEC>(j, lane, 0);
+    if constexpr (VEC == 4) {
+      if (base < n) {
+        const float4 t = *reinterpret_cast<const float4 *>(row + base);
+        v[4 * j] = t.x;
+        v[4 * j + 1] = t.y;
+        v[4 * j + 2] = t.z;
+        v[4 * j + 3] = t.w;
+      } else {
+        v[4 * j] = v[4 * j + 1] = v[4 * j + 2] = v[4 * j + 3] = fill;
+      }
+    } else {
+      v[j] = base < n ? row[base] : fill;
+    }
+  }
+}
+
+/// Stores the lane's share of row[0, n) (slots past the row are dropped).
+template <int VPT, int VEC>
+static __device__ inline void storeRow(float *row, int64_t n, int lane,
+                                       const float (&v)[VPT]) {
+#pragma unroll
+  for (int j = 0; j < VPT / VEC; ++j) {
+    const int64_t base = slotIndex<VEC>(j, lane, 0);
+    if (base >= n)
+      continue;
+    if constexpr (VEC == 4) {
+      *reinterpret_cast<float4 *>(row + base) =
+          make_float4(v[4 * j], v[4 * j + 1], v[4 * j + 2], v[4 * j + 3]);
+    } else {
+      row[base] = v[j];
+    }
+  }
+}
+
+/// Row r of the rows this warp handles in a warp-per-row launch, and the
+/// step to its next.
+static __device__ inline int64_t firstWarpRow() {
+  return static_cast<int64_t>(blockIdx.x) * kWarpRows + (threadIdx.x >> 5);
+}
+static __device__ inline int64_t warpRowStep() {
+  return static_cast<int64_t>(gridDim.x) * kWarpRows;
+}
+
+/// Largest value of a row held in the warp's slots (padding slots hold
+/// -inf); every lane gets it.
+template <int VPT>
+static __device__ inline float warpRowMax(const float (&v)[VPT]) {
+  float m = kNegInf;
+#pragma unroll
+  for (int s = 0; s < VPT; ++s)
+    m = v[s] > m ? v[s] : m;
+  return warpMax(m);
+}
+
+/// One thread's strided column x[base + k * stride], k in [0, n): its
+/// largest value into `m`, and the sum of e^(x - m) over it in order.
+static __device__ inline float columnExpSum(const float *x, int64_t base,
+                                            int64_t n, int64_t stride,
+                                            float &m) {
+  m = kNegInf;
+  for (int64_t k = 0; k < n; ++k) {
+    const float v = x[base + k * stride];
+    m = v > m ? v : m;
+  }
+  float sum = 0.0f;
+  for (int64_t k = 0; k < n; ++k)
+    sum += expf(x[base + k * stride] - m);
+  return sum;
+}
+
+/// Whether p allows float4 access (16-byte aligned).
+inline bool aligned16(const void *p) {
+  return (reinterpret_cast<uintptr_t>(p) & 15u) == 0;
+}
+
+/// A compile-time int, the argument of the dispatchers' callbacks.
+template <int N> using Int = std::integral_constant<int, N>;
+
+/// Calls f(Int<VPT>, Int<VEC>) for a warp-per-row kernel over rows of n
+/// <= kWarpRowMax elements: VPT slots per lane, float4 access when `vec4`.
+template <class F> void dispatchWarpRow(int64_t n, bool vec4, F &&f) {
+  if (n <= 32)
+    return f(Int<1>(), Int<1>());
+  if (n <= 64)
+    return f(Int<2>(), Int<1>());
+  if (n <= 128)
+    return vec4 ? f(Int<4>(), Int<4>()) : f(Int<4>(), Int<1>());
+  if (n <= 256)
+    return vec4 ? f(Int<8>(), Int<4>()) : f(Int<8>(), Int<1>());
+  if (n <= 512)
+    return vec4 ? f(Int<16>(), Int<4>()) : f(Int<16>(), Int<1>());
+  return vec4 ? f(Int<32>(), Int<4>()) : f(Int<32>(), Int<1>());
+}
+
 //===-- Window geometry ---------------------------------------------------===//
 
 /// WindowGeometry (runtime/kernels/cpu/ConvGeometry.h: 1-3 spatial dims
-/// normalized to 3) as a kernel argument.
-struct Window {
-  int64_t in[3], out[3], kernel[3], stride[3], padBegin[3], padEnd[3],
-      dilation[3];
-
+/// normalized to 3) as a kernel argument. Its constexpr methods (inSize,
+/// outSize, kernelSize, validTaps) serve on the device as they are; the
+/// index maths of the GPU loops is added here. Positions and taps split
+/// into (d, h, w), the last fastest.
+struct Window : weft::cpu::WindowGeometry {
   static Window from(const weft::cpu::WindowGeometry &g) {
     Window w;
-    for (int d = 0; d < 3; ++d) {
-      w.in[d] = g.in[d];
-      w.out[d] = g.out[d];
-      w.kernel[d] = g.kernel[d];
-      w.stride[d] = g.stride[d];
-      w.padBegin[d] = g.padBegin[d];
-      w.padEnd[d] = g.padEnd[d];
-      w.dilation[d] = g.dilation[d];
-    }
+    static_cast<weft::cpu::WindowGeometry &>(w) = g;
     return w;
   }
 
-  __host__ __device__ int64_t inSize() const { return in[0] * in[1] * in[2]; }
-  __host__ __device__ int64_t outSize() const {
-    return out[0] * out[1] * out[2];
+  /// Output position p as (od, oh, ow).
+  __host__ __device__ void splitOutput(int64_t p, int64_t (&o)[3]) const {
+    o[2] = p % out[2];
+    o[1] = p / out[2] % out[1];
+    o[0] = p / (out[2] * out[1]);
   }
-  __host__ __device__ int64_t taps() const {
-    return kernel[0] * kernel[1] * kernel[2];
+  /// Input position q as (id, ih, iw).
+  __host__ __device__ void splitInput(int64_t q, int64_t (&i)[3]) const {
+    i[0] = q / (in[1] * in[2]);
+    i[1] = q / in[2] % in[1];
+    i[2] = q % in[2];
+  }
+  /// Tap t as (td, th, tw).
+  __host__ __device__ void splitTap(int64_t t, int64_t (&k)[3]) const {
+    k[2] = t % kernel[2];
+    k[1] = t / kernel[2] % kernel[1];
+    k[0] = t / (kernel[2] * kernel[1]);
+  }
+  /// The number of output position (od, oh, ow) in its plane, and of tap
+  /// (kd, kh, kw) in the window.
+  __host__ __device__ int64_t outputAt(int64_t od, int64_t oh,
+                                       int64_t ow) const {
+    return (od * out[1] + oh) * out[2] + ow;
+  }
+  __host__ __device__ int64_t tapAt(int64_t kd, int64_t kh, int64_t kw) const {
+    return (kd * kernel[1] + kh) * kernel[2] + kw;
   }
 
-  /// Taps k in [0, kernel) of output position o along dim d that lie in
-  /// [0, in): [lo, hi) (WindowGeometry::validTaps).
-  __host__ __device__ void validTaps(int d, int64_t o, int64_t &lo,
-                                     int64_t &hi) const {
-    const int64_t start = o * stride[d] - padBegin[d];
-    const int64_t dil = dilation[d];
-    lo = start >= 0 ? 0 : (-start + dil - 1) / dil;
-    const int64_t top = in[d] - 1 - start;
-    hi = top < 0 ? 0 : top / dil + 1;
-    if (hi > kernel[d])
-      hi = kernel[d];
-    if (lo > hi)
-      lo = hi;
+  /// Output position p as `o`, and along each dim the taps [lo, hi) of its
+  /// window that lie inside the input (validTaps).
+  __host__ __device__ void outputWindow(int64_t p, int64_t (&o)[3],
+                                        int64_t (&lo)[3],
+                                        int64_t (&hi)[3]) const {
+    splitOutput(p, o);
+    for (int d = 0; d < 3; ++d)
+      validTaps(d, o[d], lo[d], hi[d]);
   }
 
   /// Input index along dim d read by tap k of output o (may be outside).
   __host__ __device__ int64_t inputIndex(int d, int64_t o, int64_t k) const {
     return o * stride[d] - padBegin[d] + k * dilation[d];
+  }
+
+  /// The input-plane offset read by tap (kd, kh, kw) of output position o
+  /// (a tap inside the input).
+  __host__ __device__ int64_t tapOffset(const int64_t (&o)[3], int64_t kd,
+                                        int64_t kh, int64_t kw) const {
+    return (inputIndex(0, o[0], kd) * in[1] + inputIndex(1, o[1], kh)) * in[2] +
+           inputIndex(2, o[2], kw);
   }
 
   /// Output index along d whose tap k reads input index i, or -1.
@@ -234,7 +383,28 @@ struct Window {
     if (lo > hi)
       lo = hi;
   }
+
+  /// Input position q as `i`, and along each dim the outputs [lo, hi)
+  /// whose windows cover it (coveringOutputs).
+  __host__ __device__ void coveringWindow(int64_t q, int64_t (&i)[3],
+                                          int64_t (&lo)[3],
+                                          int64_t (&hi)[3]) const {
+    splitInput(q, i);
+    for (int d = 0; d < 3; ++d)
+      coveringOutputs(d, i[d], lo[d], hi[d]);
+  }
 };
+
+/// Calls f(a, b, c) for every (a, b, c) of the box [lo, hi), c fastest: the
+/// taps of a window in window order, or the outputs covering an input.
+template <class F>
+static __device__ inline void forEachInBox(const int64_t (&lo)[3],
+                                           const int64_t (&hi)[3], F &&f) {
+  for (int64_t a = lo[0]; a < hi[0]; ++a)
+    for (int64_t b = lo[1]; b < hi[1]; ++b)
+      for (int64_t c = lo[2]; c < hi[2]; ++c)
+        f(a, b, c);
+}
 
 } // namespace math
 } // namespace cuda

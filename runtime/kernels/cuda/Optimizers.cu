@@ -26,6 +26,19 @@ using namespace weft::cuda::math;
 
 namespace {
 
+/// Reads the step number into t; below 1 the first thread records the
+/// error in the device error word, and the update must be skipped (false).
+static __device__ inline bool readStep(const int64_t *step, int *errorWord,
+                                       int errorCode, int64_t &t) {
+  t = *step;
+  if (t < 1) {
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+      atomicCAS(errorWord, 0, errorCode);
+    return false;
+  }
+  return true;
+}
+
 struct AdamConstants {
   double lr, beta1, beta2;
   float decay, b1, b2, oneMinusB1, oneMinusB2, eps;
@@ -36,12 +49,9 @@ __global__ void adamwKernel(const float *param, const float *grad,
                             float *paramOut, float *mOut, float *vOut,
                             int64_t n, AdamConstants k, int *errorWord,
                             int errorCode) {
-  const int64_t t = *step;
-  if (t < 1) {
-    if (blockIdx.x == 0 && threadIdx.x == 0)
-      atomicCAS(errorWord, 0, errorCode);
+  int64_t t;
+  if (!readStep(step, errorWord, errorCode, t))
     return;
-  }
   // Bias corrections in double, then rounded to float, as the CPU.
   const double correction1 = 1.0 - pow(k.beta1, static_cast<double>(t));
   const double correction2 = 1.0 - pow(k.beta2, static_cast<double>(t));
@@ -72,12 +82,9 @@ __global__ void sgdKernel(const float *param, const float *grad,
                           const float *buf, const int64_t *step,
                           float *paramOut, float *bufOut, int64_t n,
                           SgdConstants k, int *errorWord, int errorCode) {
-  const int64_t t = *step;
-  if (t < 1) {
-    if (blockIdx.x == 0 && threadIdx.x == 0)
-      atomicCAS(errorWord, 0, errorCode);
+  int64_t t;
+  if (!readStep(step, errorWord, errorCode, t))
     return;
-  }
   // PyTorch creates the momentum buffer on the first step as a copy of the
   // (decayed) gradient; later steps blend it.
   const bool firstStep = t == 1;

@@ -34,41 +34,15 @@ using namespace weft::cuda::math;
 
 namespace {
 
-/// Output position p of a plane as (od, oh, ow).
-static __device__ inline void splitOutput(const Window &g, int64_t p,
-                                          int64_t (&o)[3]) {
-  o[2] = p % g.out[2];
-  o[1] = p / g.out[2] % g.out[1];
-  o[0] = p / (g.out[2] * g.out[1]);
-}
-
-/// PoolWindow.h's tapCount: avg_pool's divisor factor along d.
+/// PoolWindow.h's tapCount (avg_pool's divisor factor along d) on the device:
+/// the CPU's leaves lo and hi uninitialized, so it cannot be constexpr.
 static __device__ inline int64_t tapCount(const Window &g, bool countPad, int d,
                                           int64_t o) {
-  if (countPad) {
-    const int64_t start = o * g.stride[d] - g.padBegin[d];
-    const int64_t lo = start < -g.padBegin[d] ? -g.padBegin[d] : start;
-    const int64_t end = start + g.kernel[d];
-    const int64_t limit = g.in[d] + g.padEnd[d];
-    const int64_t hi = end > limit ? limit : end;
-    return hi > lo ? hi - lo : 0;
-  }
+  if (countPad)
+    return cpu::paddedTaps(g, d, o);
   int64_t lo, hi;
   g.validTaps(d, o, lo, hi);
   return hi - lo;
-}
-
-static __device__ inline float divideByTaps(float v, int64_t count) {
-  return count > 0 ? v / static_cast<float>(count) : 0.0f;
-}
-
-/// The plane-relative input offset of tap (kd, kh, kw) of output o.
-static __device__ inline int64_t tapOffset(const Window &g,
-                                           const int64_t (&o)[3], int64_t kd,
-                                           int64_t kh, int64_t kw) {
-  return (g.inputIndex(0, o[0], kd) * g.in[1] + g.inputIndex(1, o[1], kh)) *
-             g.in[2] +
-         g.inputIndex(2, o[2], kw);
 }
 
 __global__ void maxPoolKernel(const float *x, float *y, Window g,
@@ -78,16 +52,12 @@ __global__ void maxPoolKernel(const float *x, float *y, Window g,
        i += int64_t(gridDim.x) * blockDim.x) {
     const float *xp = x + i / outSize * inSize;
     int64_t o[3], lo[3], hi[3];
-    splitOutput(g, i % outSize, o);
-    for (int d = 0; d < 3; ++d)
-      g.validTaps(d, o[d], lo[d], hi[d]);
+    g.outputWindow(i % outSize, o, lo, hi);
     float best = kNegInf;
-    for (int64_t kd = lo[0]; kd < hi[0]; ++kd)
-      for (int64_t kh = lo[1]; kh < hi[1]; ++kh)
-        for (int64_t kw = lo[2]; kw < hi[2]; ++kw) {
-          const float v = xp[tapOffset(g, o, kd, kh, kw)];
-          best = (v > best || v != v) ? v : best;
-        }
+    forEachInBox(lo, hi, [&](int64_t kd, int64_t kh, int64_t kw) {
+      const float v = xp[g.tapOffset(o, kd, kh, kw)];
+      best = (v > best || v != v) ? v : best;
+    });
     y[i] = best;
   }
 }
@@ -99,18 +69,15 @@ __global__ void avgPoolKernel(const float *x, float *y, Window g, bool countPad,
        i += int64_t(gridDim.x) * blockDim.x) {
     const float *xp = x + i / outSize * inSize;
     int64_t o[3], lo[3], hi[3];
-    splitOutput(g, i % outSize, o);
-    for (int d = 0; d < 3; ++d)
-      g.validTaps(d, o[d], lo[d], hi[d]);
+    g.outputWindow(i % outSize, o, lo, hi);
     float sum = 0.0f;
-    for (int64_t kd = lo[0]; kd < hi[0]; ++kd)
-      for (int64_t kh = lo[1]; kh < hi[1]; ++kh)
-        for (int64_t kw = lo[2]; kw < hi[2]; ++kw)
-          sum += xp[tapOffset(g, o, kd, kh, kw)];
+    forEachInBox(lo, hi, [&](int64_t kd, int64_t kh, int64_t kw) {
+      sum += xp[g.tapOffset(o, kd, kh, kw)];
+    });
     const int64_t count = tapCount(g, countPad, 0, o[0]) *
                           tapCount(g, countPad, 1, o[1]) *
                           tapCount(g, countPad, 2, o[2]);
-    y[i] = divideByTaps(sum, count);
+    y[i] = cpu::divideByTaps(sum, count);
   }
 }
 
@@ -153,15 +120,13 @@ __global__ void maxPoolArgmaxKernel(const float *x, int32_t *arg, Window g,
        i += int64_t(gridDim.x) * blockDim.x) {
     const float *xp = x + i / outSize * inSize;
     int64_t o[3], lo[3], hi[3];
-    splitOutput(g, i % outSize, o);
-    for (int d = 0; d < 3; ++d)
-      g.validTaps(d, o[d], lo[d], hi[d]);
+    g.outputWindow(i % outSize, o, lo, hi);
     float best = 0.0f;
     int64_t pos = -1;
     for (int64_t kd = lo[0]; kd < hi[0]; ++kd)
       for (int64_t kh = lo[1]; kh < hi[1]; ++kh)
         for (int64_t kw = lo[2]; kw < hi[2]; ++kw) {
-          const int64_t off = tapOffset(g, o, kd, kh, kw);
+          const int64_t off = g.tapOffset(o, kd, kh, kw);
           const float v = xp[off];
           if (pos < 0 || v > best || (v != v && best == best)) {
             best = v;
@@ -180,21 +145,16 @@ __global__ void maxPoolGradKernel(const int32_t *arg, const float *dy,
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < total;
        e += int64_t(gridDim.x) * blockDim.x) {
     const int64_t plane = e / inSize, q = e % inSize;
-    const int64_t i[3] = {q / (g.in[1] * g.in[2]), q / g.in[2] % g.in[1],
-                          q % g.in[2]};
-    int64_t lo[3], hi[3];
-    for (int d = 0; d < 3; ++d)
-      g.coveringOutputs(d, i[d], lo[d], hi[d]);
+    int64_t i[3], lo[3], hi[3];
+    g.coveringWindow(q, i, lo, hi);
     const int32_t *ap = arg + plane * outSize;
     const float *dyp = dy + plane * outSize;
     float acc = 0.0f;
-    for (int64_t od = lo[0]; od < hi[0]; ++od)
-      for (int64_t oh = lo[1]; oh < hi[1]; ++oh)
-        for (int64_t ow = lo[2]; ow < hi[2]; ++ow) {
-          const int64_t o = (od * g.out[1] + oh) * g.out[2] + ow;
-          if (ap[o] == q)
-            acc += dyp[o];
-        }
+    forEachInBox(lo, hi, [&](int64_t od, int64_t oh, int64_t ow) {
+      const int64_t o = g.outputAt(od, oh, ow);
+      if (ap[o] == q)
+        acc += dyp[o];
+    });
     dx[e] = acc;
   }
 }
@@ -208,21 +168,17 @@ __global__ void avgPoolGradKernel(const float *dy, float *dx, Window g,
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < total;
        e += int64_t(gridDim.x) * blockDim.x) {
     const int64_t plane = e / inSize, q = e % inSize;
-    const int64_t i[3] = {q / (g.in[1] * g.in[2]), q / g.in[2] % g.in[1],
-                          q % g.in[2]};
-    int64_t lo[3], hi[3];
-    for (int d = 0; d < 3; ++d)
-      g.coveringOutputs(d, i[d], lo[d], hi[d]);
+    int64_t i[3], lo[3], hi[3];
+    g.coveringWindow(q, i, lo, hi);
     const float *dyp = dy + plane * outSize;
     float acc = 0.0f;
     for (int64_t od = lo[0]; od < hi[0]; ++od) {
       const int64_t cd = tapCount(g, countPad, 0, od);
       for (int64_t oh = lo[1]; oh < hi[1]; ++oh) {
         const int64_t cdh = cd * tapCount(g, countPad, 1, oh);
-        for (int64_t ow = hi[2] - 1; ow >= lo[2]; --ow) {
-          const int64_t o = (od * g.out[1] + oh) * g.out[2] + ow;
-          acc += divideByTaps(dyp[o], cdh * tapCount(g, countPad, 2, ow));
-        }
+        for (int64_t ow = hi[2] - 1; ow >= lo[2]; --ow)
+          acc += cpu::divideByTaps(dyp[g.outputAt(od, oh, ow)],
+                                   cdh * tapCount(g, countPad, 2, ow));
       }
     }
     dx[e] = acc;

@@ -12,14 +12,16 @@
 // interleave): rows (inner = 1) by a thread, a warp or a block per row
 // with 16-byte loads; columns by blocks of W columns x H row lanes.
 // Few long rows or columns are cut into fixed chunks whose partial results
-// a second pass combines. Every choice depends on the shape alone and
-// every combination has a fixed order (shuffle trees, no atomics), so the
-// result is the same bits on every run.
+// a second pass combines. Every choice depends on the shape alone (and on
+// 16-byte alignment, which the memory plan fixes) and every combination
+// has a fixed order (shuffle trees, no atomics), so the result is the same
+// bits on every run.
 //
 //===----------------------------------------------------------------------===//
 
 #include "runtime/kernels/cuda/CudaKernels.h"
 #include "runtime/kernels/cuda/DataKernelUtil.cuh"
+
 #include "weft/runtime/Float16.h"
 
 #include <algorithm>

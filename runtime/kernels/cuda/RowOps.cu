@@ -29,77 +29,16 @@
 #include "runtime/kernels/cuda/CudaKernels.h"
 #include "runtime/kernels/cuda/MathUtil.cuh"
 
-#include <type_traits>
-
 using namespace weft;
 using namespace weft::cuda;
 using namespace weft::cuda::math;
 
 namespace {
 
-/// Rows per block of the warp-per-row kernels (one warp each).
-constexpr int kWarpRows = 4;
-/// Threads of the block-per-row kernels.
-constexpr int kRowThreads = 512;
-/// Longest row a warp holds in registers.
-constexpr int64_t kWarpRowMax = 1024;
-
 //===-- Row access --------------------------------------------------------===//
 
-/// A lane's share of a row: register slot j * VEC + q holds element
-/// (j * 32 + lane) * VEC + q, so each load instruction of the warp reads
-/// 32 * VEC consecutive floats.
-template <int VEC>
-static __device__ inline int64_t slotIndex(int j, int lane, int q) {
-  return (static_cast<int64_t>(j) * 32 + lane) * VEC + q;
-}
-
-/// Loads the lane's share of row[0, n); slots past the row get `fill`.
-/// VEC == 4 needs n % 4 == 0 and a 16-byte aligned row.
-template <int VPT, int VEC>
-static __device__ inline void loadRow(const float *row, int64_t n, int lane,
-                                      float (&v)[VPT], float fill) {
-#pragma unroll
-  for (int j = 0; j < VPT / VEC; ++j) {
-    const int64_t base = slotIndex<VEC>(j, lane, 0);
-    if constexpr (VEC == 4) {
-      if (base < n) {
-        const float4 t = *reinterpret_cast<const float4 *>(row + base);
-        v[4 * j] = t.x;
-        v[4 * j + 1] = t.y;
-        v[4 * j + 2] = t.z;
-        v[4 * j + 3] = t.w;
-      } else {
-        v[4 * j] = v[4 * j + 1] = v[4 * j + 2] = v[4 * j + 3] = fill;
-      }
-    } else {
-      v[j] = base < n ? row[base] : fill;
-    }
-  }
-}
-
-template <int VPT, int VEC>
-static __device__ inline void storeRow(float *row, int64_t n, int lane,
-                                       const float (&v)[VPT]) {
-#pragma unroll
-  for (int j = 0; j < VPT / VEC; ++j) {
-    const int64_t base = slotIndex<VEC>(j, lane, 0);
-    if (base >= n)
-      continue;
-    if constexpr (VEC == 4) {
-      *reinterpret_cast<float4 *>(row + base) =
-          make_float4(v[4 * j], v[4 * j + 1], v[4 * j + 2], v[4 * j + 3]);
-    } else {
-      row[base] = v[j];
-    }
-  }
-}
-
-/// Whether slot s of the lane holds an element of a row of n.
-template <int VEC>
-static __device__ inline bool slotValid(int s, int lane, int64_t n) {
-  return slotIndex<VEC>(s / VEC, lane, s % VEC) < n;
-}
+// The warp-per-row kernels hold a row in register slots (MathUtil.cuh's
+// loadRow / storeRow); the block-per-row ones walk it VEC floats at a time.
 
 /// VEC consecutive floats at p (16-byte aligned when VEC == 4).
 template <int VEC>
@@ -123,37 +62,26 @@ static __device__ inline void storeVec(float *p, const float (&v)[VEC]) {
     *p = v[0];
 }
 
-/// Row r of the rows this warp handles in a warp-per-row launch, and the
-/// step to its next.
-static __device__ inline int64_t firstWarpRow() {
-  return static_cast<int64_t>(blockIdx.x) * kWarpRows + (threadIdx.x >> 5);
-}
-static __device__ inline int64_t warpRowStep() {
-  return static_cast<int64_t>(gridDim.x) * kWarpRows;
+/// One pass of a block over row[0, n): calls f(i, v) for each of this
+/// thread's VEC-float chunks in turn (block-strided), i the chunk's start
+/// and v its values.
+template <int VEC, class F>
+static __device__ inline void forEachChunk(const float *row, int64_t n, F &&f) {
+  for (int64_t i = threadIdx.x * int64_t(VEC); i < n;
+       i += int64_t(blockDim.x) * VEC) {
+    float v[VEC];
+    loadVec<VEC>(row + i, v);
+    f(i, v);
+  }
 }
 
 //===-- Host dispatch -----------------------------------------------------===//
 
-template <int N> using Int = std::integral_constant<int, N>;
-
-bool aligned16(const void *p) {
-  return (reinterpret_cast<uintptr_t>(p) & 15u) == 0;
-}
-
-/// Calls f(Int<VPT>, Int<VEC>) for a warp-per-row kernel over rows of n
-/// <= 1024 elements: VPT slots per lane, float4 access when `vec4`.
-template <class F> void dispatchWarpRow(int64_t n, bool vec4, F &&f) {
-  if (n <= 32)
-    return f(Int<1>(), Int<1>());
-  if (n <= 64)
-    return f(Int<2>(), Int<1>());
-  if (n <= 128)
-    return vec4 ? f(Int<4>(), Int<4>()) : f(Int<4>(), Int<1>());
-  if (n <= 256)
-    return vec4 ? f(Int<8>(), Int<4>()) : f(Int<8>(), Int<1>());
-  if (n <= 512)
-    return vec4 ? f(Int<16>(), Int<4>()) : f(Int<16>(), Int<1>());
-  return vec4 ? f(Int<32>(), Int<4>()) : f(Int<32>(), Int<1>());
+/// Checks a call of `tensors` f32 tensors and `attrs` attributes.
+void expectF32Call(const cpu::KernelArgs &args, int tensors, int attrs) {
+  args.expectTensors(tensors, tensors);
+  args.expectAttrs(attrs);
+  cpu::expectAllF32(args);
 }
 
 /// Calls f(Int<VEC>) for a block-per-row kernel.
@@ -162,6 +90,23 @@ template <class F> void dispatchVec(bool vec4, F &&f) {
     f(Int<4>());
   else
     f(Int<1>());
+}
+
+/// Launches a row-wise op over `rows` rows of n floats, float4 access when
+/// `vec4`: rows of up to kWarpRowMax go one per warp, warp(Int<VPT>,
+/// Int<VEC>, grid, threads) launching the op's warp kernel; longer rows one
+/// per block, block(Int<VEC>, grid, threads).
+template <class Warp, class Block>
+void launchRows(int64_t rows, int64_t n, bool vec4, Warp &&warp,
+                Block &&block) {
+  if (n <= kWarpRowMax) {
+    dispatchWarpRow(n, vec4, [&](auto vpt, auto vec) {
+      warp(vpt, vec, gridFor(rows, kWarpRows), 32 * kWarpRows);
+    });
+  } else {
+    dispatchVec(vec4,
+                [&](auto vec) { block(vec, gridFor(rows, 1), kRowThreads); });
+  }
 }
 
 //===-- softmax -----------------------------------------------------------===//
@@ -173,11 +118,7 @@ __global__ void softmaxWarpKernel(const float *x, float *y, int64_t rows,
   for (int64_t r = firstWarpRow(); r < rows; r += warpRowStep()) {
     float v[VPT];
     loadRow<VPT, VEC>(x + r * n, n, lane, v, kNegInf);
-    float m = kNegInf;
-#pragma unroll
-    for (int s = 0; s < VPT; ++s)
-      m = v[s] > m ? v[s] : m;
-    m = warpMax(m);
+    const float m = warpRowMax(v);
     float sum = 0.0f;
 #pragma unroll
     for (int s = 0; s < VPT; ++s) {
@@ -213,35 +154,26 @@ __global__ void softmaxBlockKernel(const float *x, float *y, int64_t rows,
     const float *xr = x + r * n;
     float *yr = y + r * n;
     float m = kNegInf;
-    for (int64_t i = threadIdx.x * int64_t(VEC); i < n;
-         i += int64_t(blockDim.x) * VEC) {
-      float v[VEC];
-      loadVec<VEC>(xr + i, v);
+    forEachChunk<VEC>(xr, n, [&](int64_t, float(&v)[VEC]) {
 #pragma unroll
       for (int q = 0; q < VEC; ++q)
         m = v[q] > m ? v[q] : m;
-    }
+    });
     m = blockMax(m, shared);
     float sum = 0.0f;
-    for (int64_t i = threadIdx.x * int64_t(VEC); i < n;
-         i += int64_t(blockDim.x) * VEC) {
-      float v[VEC];
-      loadVec<VEC>(xr + i, v);
+    forEachChunk<VEC>(xr, n, [&](int64_t, float(&v)[VEC]) {
 #pragma unroll
       for (int q = 0; q < VEC; ++q)
         sum += expf(v[q] - m);
-    }
+    });
     sum = blockSum(sum, shared);
     const float logSum = logf(sum), inv = 1.0f / sum;
-    for (int64_t i = threadIdx.x * int64_t(VEC); i < n;
-         i += int64_t(blockDim.x) * VEC) {
-      float v[VEC];
-      loadVec<VEC>(xr + i, v);
+    forEachChunk<VEC>(xr, n, [&](int64_t i, float(&v)[VEC]) {
 #pragma unroll
       for (int q = 0; q < VEC; ++q)
         v[q] = log ? (v[q] - m) - logSum : expf(v[q] - m) * inv;
       storeVec<VEC>(yr + i, v);
-    }
+    });
   }
 }
 
@@ -253,14 +185,8 @@ __global__ void softmaxColumnKernel(const float *x, float *y, int64_t outer,
   for (int64_t col = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
        col < columns; col += int64_t(gridDim.x) * blockDim.x) {
     const int64_t base = col / inner * n * inner + col % inner;
-    float m = kNegInf;
-    for (int64_t k = 0; k < n; ++k) {
-      const float v = x[base + k * inner];
-      m = v > m ? v : m;
-    }
-    float sum = 0.0f;
-    for (int64_t k = 0; k < n; ++k)
-      sum += expf(x[base + k * inner] - m);
+    float m;
+    const float sum = columnExpSum(x, base, n, inner, m);
     const float logSum = logf(sum), inv = 1.0f / sum;
     for (int64_t k = 0; k < n; ++k) {
       const float v = x[base + k * inner];
@@ -303,26 +229,22 @@ __global__ void softmaxGradBlockKernel(const float *y, const float *dy,
     const float *yr = y + r * n, *dyr = dy + r * n;
     float *dxr = dx + r * n;
     float s = 0.0f;
-    for (int64_t i = threadIdx.x * int64_t(VEC); i < n;
-         i += int64_t(blockDim.x) * VEC) {
-      float yv[VEC], dv[VEC];
-      loadVec<VEC>(yr + i, yv);
+    forEachChunk<VEC>(yr, n, [&](int64_t i, float(&yv)[VEC]) {
+      float dv[VEC];
       loadVec<VEC>(dyr + i, dv);
 #pragma unroll
       for (int q = 0; q < VEC; ++q)
         s += log ? dv[q] : dv[q] * yv[q];
-    }
+    });
     s = blockSum(s, shared);
-    for (int64_t i = threadIdx.x * int64_t(VEC); i < n;
-         i += int64_t(blockDim.x) * VEC) {
-      float yv[VEC], dv[VEC];
-      loadVec<VEC>(yr + i, yv);
+    forEachChunk<VEC>(yr, n, [&](int64_t i, float(&yv)[VEC]) {
+      float dv[VEC];
       loadVec<VEC>(dyr + i, dv);
 #pragma unroll
       for (int q = 0; q < VEC; ++q)
         dv[q] = log ? dv[q] - expf(yv[q]) * s : yv[q] * (dv[q] - s);
       storeVec<VEC>(dxr + i, dv);
-    }
+    });
   }
 }
 
@@ -398,26 +320,20 @@ static __device__ inline void blockMoments(const float *xr, int64_t n,
                                            float eps, float *shared,
                                            float &mean, float &rstd) {
   float s = 0.0f;
-  for (int64_t i = threadIdx.x * int64_t(VEC); i < n;
-       i += int64_t(blockDim.x) * VEC) {
-    float v[VEC];
-    loadVec<VEC>(xr + i, v);
+  forEachChunk<VEC>(xr, n, [&](int64_t, float(&v)[VEC]) {
 #pragma unroll
     for (int q = 0; q < VEC; ++q)
       s += v[q];
-  }
+  });
   mean = blockSum(s, shared) / static_cast<float>(n);
   float sq = 0.0f;
-  for (int64_t i = threadIdx.x * int64_t(VEC); i < n;
-       i += int64_t(blockDim.x) * VEC) {
-    float v[VEC];
-    loadVec<VEC>(xr + i, v);
+  forEachChunk<VEC>(xr, n, [&](int64_t, float(&v)[VEC]) {
 #pragma unroll
     for (int q = 0; q < VEC; ++q) {
       const float d = v[q] - mean;
       sq += d * d;
     }
-  }
+  });
   const float var = blockSum(sq, shared) / static_cast<float>(n);
   rstd = 1.0f / sqrtf(var + eps);
 }
@@ -432,10 +348,8 @@ __global__ void layerNormBlockKernel(const float *x, const float *scale,
     float *yr = y + r * n;
     float mean, rstd;
     blockMoments<VEC>(xr, n, eps, shared, mean, rstd);
-    for (int64_t i = threadIdx.x * int64_t(VEC); i < n;
-         i += int64_t(blockDim.x) * VEC) {
-      float v[VEC], sv[VEC], bv[VEC];
-      loadVec<VEC>(xr + i, v);
+    forEachChunk<VEC>(xr, n, [&](int64_t i, float(&v)[VEC]) {
+      float sv[VEC], bv[VEC];
       loadVec<VEC>(scale + i, sv);
       if (bias)
         loadVec<VEC>(bias + i, bv);
@@ -444,7 +358,7 @@ __global__ void layerNormBlockKernel(const float *x, const float *scale,
         v[q] = bias ? (v[q] - mean) * rstd * sv[q] + bv[q]
                     : (v[q] - mean) * rstd * sv[q];
       storeVec<VEC>(yr + i, v);
-    }
+    });
   }
 }
 
@@ -500,10 +414,8 @@ __global__ void layerNormGradBlockKernel(const float *x, const float *scale,
     float mean, rstd;
     blockMoments<VEC>(xr, n, eps, shared, mean, rstd);
     float sg = 0.0f, sgx = 0.0f;
-    for (int64_t i = threadIdx.x * int64_t(VEC); i < n;
-         i += int64_t(blockDim.x) * VEC) {
-      float xv[VEC], dv[VEC], sv[VEC];
-      loadVec<VEC>(xr + i, xv);
+    forEachChunk<VEC>(xr, n, [&](int64_t i, float(&xv)[VEC]) {
+      float dv[VEC], sv[VEC];
       loadVec<VEC>(dyr + i, dv);
       loadVec<VEC>(scale + i, sv);
 #pragma unroll
@@ -512,13 +424,11 @@ __global__ void layerNormGradBlockKernel(const float *x, const float *scale,
         sg += g;
         sgx += g * ((xv[q] - mean) * rstd);
       }
-    }
+    });
     const float mg = blockSum(sg, shared) * inv;
     const float mgx = blockSum(sgx, shared) * inv;
-    for (int64_t i = threadIdx.x * int64_t(VEC); i < n;
-         i += int64_t(blockDim.x) * VEC) {
-      float xv[VEC], dv[VEC], sv[VEC];
-      loadVec<VEC>(xr + i, xv);
+    forEachChunk<VEC>(xr, n, [&](int64_t i, float(&xv)[VEC]) {
+      float dv[VEC], sv[VEC];
       loadVec<VEC>(dyr + i, dv);
       loadVec<VEC>(scale + i, sv);
 #pragma unroll
@@ -527,7 +437,7 @@ __global__ void layerNormGradBlockKernel(const float *x, const float *scale,
         xv[q] = rstd * ((dv[q] * sv[q] - mg) - xh * mgx);
       }
       storeVec<VEC>(dxr + i, xv);
-    }
+    });
     if (threadIdx.x == 0)
       stats[r] = make_float2(mean, rstd);
   }
@@ -609,9 +519,7 @@ __global__ void batchNormKernel(const float *x, const float *mul,
 
 extern "C" void weft_cuda_k_softmax(void *const *bufs, const int64_t *desc) {
   cpu::KernelArgs args("softmax", bufs, desc);
-  args.expectTensors(2, 2);
-  args.expectAttrs(2);
-  cpu::expectAllF32(args);
+  expectF32Call(args, 2, 2);
   const cpu::TensorArg &x = args.tensor(0);
   const cpu::TensorArg &y = args.tensor(1);
   args.expectSameNumel(0, 1);
@@ -632,20 +540,18 @@ extern "C" void weft_cuda_k_softmax(void *const *bufs, const int64_t *desc) {
   if (inner != 1) {
     softmaxColumnKernel<<<gridFor(outer * inner, kBlock), kBlock, 0, stream>>>(
         px, py, outer, n, inner, log);
-  } else if (n <= kWarpRowMax) {
-    const bool vec4 = n % 4 == 0 && aligned16(px) && aligned16(py);
-    dispatchWarpRow(n, vec4, [&](auto vpt, auto vec) {
-      softmaxWarpKernel<decltype(vpt)::value, decltype(vec)::value>
-          <<<gridFor(outer, kWarpRows), 32 * kWarpRows, 0, stream>>>(
-              px, py, outer, n, log);
-    });
   } else {
     const bool vec4 = n % 4 == 0 && aligned16(px) && aligned16(py);
-    dispatchVec(vec4, [&](auto vec) {
-      softmaxBlockKernel<decltype(vec)::value>
-          <<<gridFor(outer, 1), kRowThreads, 0, stream>>>(px, py, outer, n,
-                                                          log);
-    });
+    launchRows(
+        outer, n, vec4,
+        [&](auto vpt, auto vec, unsigned grid, int threads) {
+          softmaxWarpKernel<decltype(vpt)::value, decltype(vec)::value>
+              <<<grid, threads, 0, stream>>>(px, py, outer, n, log);
+        },
+        [&](auto vec, unsigned grid, int threads) {
+          softmaxBlockKernel<decltype(vec)::value>
+              <<<grid, threads, 0, stream>>>(px, py, outer, n, log);
+        });
   }
   checkLaunch("softmax");
 }
@@ -653,9 +559,7 @@ extern "C" void weft_cuda_k_softmax(void *const *bufs, const int64_t *desc) {
 extern "C" void weft_cuda_k_softmax_grad(void *const *bufs,
                                          const int64_t *desc) {
   cpu::KernelArgs args("softmax_grad", bufs, desc);
-  args.expectTensors(3, 3);
-  args.expectAttrs(2);
-  cpu::expectAllF32(args);
+  expectF32Call(args, 3, 2);
   const cpu::TensorArg &y = args.tensor(0);
   args.expectSameNumel(0, 1);
   args.expectSameNumel(0, 2);
@@ -677,22 +581,19 @@ extern "C" void weft_cuda_k_softmax_grad(void *const *bufs,
   if (inner != 1) {
     softmaxGradColumnKernel<<<gridFor(outer * inner, kBlock), kBlock, 0,
                               stream>>>(py, pdy, pdx, outer, n, inner, log);
-  } else if (n <= kWarpRowMax) {
-    const bool vec4 =
-        n % 4 == 0 && aligned16(py) && aligned16(pdy) && aligned16(pdx);
-    dispatchWarpRow(n, vec4, [&](auto vpt, auto vec) {
-      softmaxGradWarpKernel<decltype(vpt)::value, decltype(vec)::value>
-          <<<gridFor(outer, kWarpRows), 32 * kWarpRows, 0, stream>>>(
-              py, pdy, pdx, outer, n, log);
-    });
   } else {
     const bool vec4 =
         n % 4 == 0 && aligned16(py) && aligned16(pdy) && aligned16(pdx);
-    dispatchVec(vec4, [&](auto vec) {
-      softmaxGradBlockKernel<decltype(vec)::value>
-          <<<gridFor(outer, 1), kRowThreads, 0, stream>>>(py, pdy, pdx, outer,
-                                                          n, log);
-    });
+    launchRows(
+        outer, n, vec4,
+        [&](auto vpt, auto vec, unsigned grid, int threads) {
+          softmaxGradWarpKernel<decltype(vpt)::value, decltype(vec)::value>
+              <<<grid, threads, 0, stream>>>(py, pdy, pdx, outer, n, log);
+        },
+        [&](auto vec, unsigned grid, int threads) {
+          softmaxGradBlockKernel<decltype(vec)::value>
+              <<<grid, threads, 0, stream>>>(py, pdy, pdx, outer, n, log);
+        });
   }
   checkLaunch("softmax_grad");
 }
@@ -720,28 +621,23 @@ extern "C" void weft_cuda_k_layer_norm(void *const *bufs, const int64_t *desc) {
   cudaStream_t stream = computeStream();
   const bool vec4 = n % 4 == 0 && aligned16(px) && aligned16(py) &&
                     aligned16(scale) && (!bias || aligned16(bias));
-  if (n <= kWarpRowMax) {
-    dispatchWarpRow(n, vec4, [&](auto vpt, auto vec) {
-      layerNormWarpKernel<decltype(vpt)::value, decltype(vec)::value>
-          <<<gridFor(rows, kWarpRows), 32 * kWarpRows, 0, stream>>>(
-              px, scale, bias, py, rows, n, eps);
-    });
-  } else {
-    dispatchVec(vec4, [&](auto vec) {
-      layerNormBlockKernel<decltype(vec)::value>
-          <<<gridFor(rows, 1), kRowThreads, 0, stream>>>(px, scale, bias, py,
-                                                         rows, n, eps);
-    });
-  }
+  launchRows(
+      rows, n, vec4,
+      [&](auto vpt, auto vec, unsigned grid, int threads) {
+        layerNormWarpKernel<decltype(vpt)::value, decltype(vec)::value>
+            <<<grid, threads, 0, stream>>>(px, scale, bias, py, rows, n, eps);
+      },
+      [&](auto vec, unsigned grid, int threads) {
+        layerNormBlockKernel<decltype(vec)::value>
+            <<<grid, threads, 0, stream>>>(px, scale, bias, py, rows, n, eps);
+      });
   checkLaunch("layer_norm");
 }
 
 extern "C" void weft_cuda_k_layer_norm_grad(void *const *bufs,
                                             const int64_t *desc) {
   cpu::KernelArgs args("layer_norm_grad", bufs, desc);
-  args.expectTensors(6, 6);
-  args.expectAttrs(2);
-  cpu::expectAllF32(args);
+  expectF32Call(args, 6, 2);
   const cpu::TensorArg &x = args.tensor(0);
   const cpu::NormRows nr = cpu::layerNormRows(args, x);
   args.expectSameNumel(0, 2);
@@ -777,19 +673,18 @@ extern "C" void weft_cuda_k_layer_norm_grad(void *const *bufs,
   cudaStream_t stream = computeStream();
   const bool vec4 = n % 4 == 0 && aligned16(px) && aligned16(pdy) &&
                     aligned16(pdx) && aligned16(scale);
-  if (n <= kWarpRowMax) {
-    dispatchWarpRow(n, vec4, [&](auto vpt, auto vec) {
-      layerNormGradWarpKernel<decltype(vpt)::value, decltype(vec)::value>
-          <<<gridFor(rows, kWarpRows), 32 * kWarpRows, 0, stream>>>(
-              px, scale, pdy, pdx, stats, rows, n, eps);
-    });
-  } else {
-    dispatchVec(vec4, [&](auto vec) {
-      layerNormGradBlockKernel<decltype(vec)::value>
-          <<<gridFor(rows, 1), kRowThreads, 0, stream>>>(px, scale, pdy, pdx,
-                                                         stats, rows, n, eps);
-    });
-  }
+  launchRows(
+      rows, n, vec4,
+      [&](auto vpt, auto vec, unsigned grid, int threads) {
+        layerNormGradWarpKernel<decltype(vpt)::value, decltype(vec)::value>
+            <<<grid, threads, 0, stream>>>(px, scale, pdy, pdx, stats, rows, n,
+                                           eps);
+      },
+      [&](auto vec, unsigned grid, int threads) {
+        layerNormGradBlockKernel<decltype(vec)::value>
+            <<<grid, threads, 0, stream>>>(px, scale, pdy, pdx, stats, rows, n,
+                                           eps);
+      });
   checkLaunch("layer_norm_grad");
   const dim3 grid(static_cast<unsigned>(ceilDiv(n, kColumnThreads)),
                   static_cast<unsigned>(chunks));
@@ -810,9 +705,7 @@ extern "C" void weft_cuda_k_layer_norm_grad(void *const *bufs,
 
 extern "C" void weft_cuda_k_batch_norm(void *const *bufs, const int64_t *desc) {
   cpu::KernelArgs args("batch_norm", bufs, desc);
-  args.expectTensors(6, 6);
-  args.expectAttrs(1);
-  cpu::expectAllF32(args);
+  expectF32Call(args, 6, 1);
   const cpu::TensorArg &x = args.tensor(0);
   const cpu::TensorArg &y = args.tensor(5);
   if (x.rank < 2)
