@@ -182,18 +182,10 @@ extern "C" void weft_k_slice(void *const *bufs, const int64_t *desc) {
 
 extern "C" void weft_k_gather(void *const *bufs, const int64_t *desc) {
   KernelArgs args("gather", bufs, desc);
-  args.expectTensors(3, 3);
-  args.expectAttrs(1);
+  const int64_t axis = checkGather(args);
   const TensorArg &data = args.tensor(0);
   const TensorArg &indices = args.tensor(1);
   const TensorArg &y = args.tensor(2);
-  args.expectDType(2, data.dtype);
-  const int64_t axis = args.attr(0);
-  if (axis < 0 || axis >= data.rank)
-    args.invalid("axis out of range");
-  if (y.numel != data.extent(0, static_cast<int>(axis)) * indices.numel *
-                     data.extent(static_cast<int>(axis) + 1, data.rank))
-    args.invalid("result size does not match data and indices");
   if (y.numel == 0)
     return;
   if (indices.dtype == WEFT_I64)

@@ -11,6 +11,8 @@
 
 #include "KernelArgs.h"
 
+#include <initializer_list>
+
 namespace weft {
 namespace cpu {
 
@@ -38,6 +40,22 @@ inline NormRows layerNormRows(const KernelArgs &args, const TensorArg &x) {
 }
 
 /// A softmax axis of `x` (rank >= 1): `x` as [outer, n, inner].
+/// layer_norm_grad's checks (x, scale, dy -> dx, dscale, dbias; all f32;
+/// axis, epsilon): its rows, shared by the CPU and GPU kernels.
+inline NormRows checkLayerNormGrad(const KernelArgs &args) {
+  args.expectTensors(6, 6);
+  args.expectAttrs(2);
+  expectAllF32(args);
+  const NormRows nr = layerNormRows(args, args.tensor(0));
+  args.expectSameNumel(0, 2);
+  args.expectSameNumel(0, 3);
+  for (int i : {1, 4, 5})
+    if (args.tensor(i).numel != nr.inner)
+      args.invalid("scale, dscale and dbias must hold prod(x.dims[axis:]) "
+                   "values");
+  return nr;
+}
+
 struct SoftmaxAxis {
   int64_t outer, n, inner;
 };

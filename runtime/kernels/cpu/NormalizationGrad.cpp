@@ -34,18 +34,9 @@ constexpr int64_t kMaxNormBlocks = 64;
 
 extern "C" void weft_k_layer_norm_grad(void *const *bufs, const int64_t *desc) {
   KernelArgs args("layer_norm_grad", bufs, desc);
-  args.expectTensors(6, 6);
-  args.expectAttrs(2);
-  expectAllF32(args);
+  const NormRows nr = checkLayerNormGrad(args);
   const TensorArg &x = args.tensor(0);
-  const NormRows nr = layerNormRows(args, x);
-  args.expectSameNumel(0, 2);
-  args.expectSameNumel(0, 3);
   const int64_t inner = nr.inner, rows = nr.rows;
-  for (int i : {1, 4, 5})
-    if (args.tensor(i).numel != inner)
-      args.invalid("scale, dscale and dbias must hold prod(x.dims[axis:]) "
-                   "values");
   const float eps = static_cast<float>(args.attrDouble(1));
   const float *px = x.as<float>();
   const float *scale = args.tensor(1).as<float>();

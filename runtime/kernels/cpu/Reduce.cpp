@@ -12,6 +12,7 @@
 
 #include "DTypes.h"
 #include "Parallel.h"
+#include "ReduceAxes.h"
 #include "RowOps.h"
 #include "VectorMath.h"
 #include "Widen.h"
@@ -201,24 +202,10 @@ extern "C" void weft_k_reduce(void *const *bufs, const int64_t *desc) {
   const TensorArg &x = args.tensor(0);
   const TensorArg &y = args.tensor(1);
   args.expectDType(1, x.dtype);
-  const int64_t op = args.attr(0);
-  const int64_t naxes = args.attr(1);
-  const int64_t *axes = args.attrArray(2, naxes);
-  if (op != WEFT_REDUCE_SUM && op != WEFT_REDUCE_MEAN && op != WEFT_REDUCE_MAX)
-    args.invalid("unknown reduce op");
-  bool reducedAxis[kMaxRank] = {};
-  for (int64_t i = 0; i < naxes; ++i) {
-    if (axes[i] < 0 || axes[i] >= x.rank)
-      args.invalid("axis out of range");
-    reducedAxis[axes[i]] = true;
-  }
-  int64_t reducedCount = 1;
-  for (int d = 0; d < x.rank; ++d)
-    if (reducedAxis[d])
-      reducedCount *= x.dims[d];
-  const int64_t outCount = reducedCount == 0 ? y.numel : x.numel / reducedCount;
-  if (y.numel != outCount)
-    args.invalid("result size does not match the reduced input");
+  const ReduceAxes spec = checkReduceAxes(args, x, y);
+  const int64_t op = spec.op;
+  const bool *reducedAxis = spec.reduced;
+  const int64_t reducedCount = spec.reducedCount, outCount = spec.outCount;
 
   // Merge dims; strides are x's row-major strides of each merged group.
   std::vector<DimGroup> groups;

@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/kernels/cpu/GatherIndices.h"
 #include "runtime/kernels/cuda/CudaKernels.h"
 #include "runtime/kernels/cuda/DataKernelUtil.cuh"
 
@@ -302,18 +303,10 @@ void scatterAddTyped(const cpu::KernelArgs &args, const cpu::TensorArg &indices,
 
 extern "C" void weft_cuda_k_gather(void *const *bufs, const int64_t *desc) {
   cpu::KernelArgs args("gather", bufs, desc);
-  args.expectTensors(3, 3);
-  args.expectAttrs(1);
+  const int64_t axis = cpu::checkGather(args);
   const cpu::TensorArg &data = args.tensor(0);
   const cpu::TensorArg &indices = args.tensor(1);
   const cpu::TensorArg &y = args.tensor(2);
-  args.expectDType(2, data.dtype);
-  const int64_t axis = args.attr(0);
-  if (axis < 0 || axis >= data.rank)
-    args.invalid("axis out of range");
-  if (y.numel != data.extent(0, static_cast<int>(axis)) * indices.numel *
-                     data.extent(static_cast<int>(axis) + 1, data.rank))
-    args.invalid("result size does not match data and indices");
   if (y.numel == 0)
     return;
   if (indices.dtype == WEFT_I64)

@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/kernels/cpu/ReduceAxes.h"
 #include "runtime/kernels/cuda/CudaKernels.h"
 #include "runtime/kernels/cuda/DataKernelUtil.cuh"
 
@@ -423,24 +424,10 @@ extern "C" void weft_cuda_k_reduce(void *const *bufs, const int64_t *desc) {
   if (yType != xType)
     fatal(kExitFailure, "kernel reduce: tensor 1 is %s, expected %s",
           cpu::dtypeName(yType), cpu::dtypeName(xType));
-  const int64_t op = args.attr(0);
-  const int64_t naxes = args.attr(1);
-  const int64_t *axes = args.attrArray(2, naxes);
-  if (op != WEFT_REDUCE_SUM && op != WEFT_REDUCE_MEAN && op != WEFT_REDUCE_MAX)
-    args.invalid("unknown reduce op");
-  bool reducedAxis[kMaxRank] = {};
-  for (int64_t i = 0; i < naxes; ++i) {
-    if (axes[i] < 0 || axes[i] >= x.rank)
-      args.invalid("axis out of range");
-    reducedAxis[axes[i]] = true;
-  }
-  int64_t reducedCount = 1;
-  for (int d = 0; d < x.rank; ++d)
-    if (reducedAxis[d])
-      reducedCount *= x.dims[d];
-  const int64_t outCount = reducedCount == 0 ? y.numel : x.numel / reducedCount;
-  if (y.numel != outCount)
-    args.invalid("result size does not match the reduced input");
+  const cpu::ReduceAxes spec = cpu::checkReduceAxes(args, x, y);
+  const int64_t op = spec.op;
+  const bool *reducedAxis = spec.reduced;
+  const int64_t reducedCount = spec.reducedCount, outCount = spec.outCount;
 
   // Merged dims, outermost first.
   std::vector<Group> groups;

@@ -637,16 +637,9 @@ extern "C" void weft_cuda_k_layer_norm(void *const *bufs, const int64_t *desc) {
 extern "C" void weft_cuda_k_layer_norm_grad(void *const *bufs,
                                             const int64_t *desc) {
   cpu::KernelArgs args("layer_norm_grad", bufs, desc);
-  expectF32Call(args, 6, 2);
+  const cpu::NormRows nr = cpu::checkLayerNormGrad(args);
   const cpu::TensorArg &x = args.tensor(0);
-  const cpu::NormRows nr = cpu::layerNormRows(args, x);
-  args.expectSameNumel(0, 2);
-  args.expectSameNumel(0, 3);
   const int64_t n = nr.inner, rows = nr.rows;
-  for (int i : {1, 4, 5})
-    if (args.tensor(i).numel != n)
-      args.invalid("scale, dscale and dbias must hold prod(x.dims[axis:]) "
-                   "values");
   const float eps = static_cast<float>(args.attrDouble(1));
   const float *px = x.as<float>();
   const float *scale = args.tensor(1).as<float>();
