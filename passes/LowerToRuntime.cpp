@@ -34,6 +34,9 @@ bool cpuSupports(Operation *op, Type elementType) {
   bool arithmetic =
       isF32 || code == WEFT_F64 || code == WEFT_I64 || code == WEFT_I32;
   StringRef kernel = cast<KernelOpInterface>(op).getKernelName();
+  // weft.fused's verifier admits only what weft_k_fused runs.
+  if (kernel == "fused")
+    return true;
   if (kernel == "unary") {
     if (isa<NotOp>(op))
       return code == WEFT_BOOL;

@@ -369,4 +369,28 @@ def PipelineStages : Pass<"weft-pipeline-stages", "mlir::ModuleOp"> {
   ];
 }
 
+def FuseElementwise : Pass<"weft-fuse-elementwise", "mlir::ModuleOp"> {
+  let summary = "Group chains of elementwise ops into weft.fused";
+  let description = [{
+    Producer-consumer fusion of elementwise ops (neg, sqrt, exp, log, tanh,
+    erf, relu, sigmoid, add, sub, mul, div, pow, max, min and casts between
+    f32, bf16 and f16) whose results share one shape: an op joins the group
+    of an operand's producer when that group has its shape, the same place
+    in the step (stage, microbatch, backward, chunk) and nothing outside
+    the group reads the group's values before the op. Each group of two or
+    more ops becomes one weft.fused at the position of its last op; its
+    results are the values read outside it, its operands the values it
+    reads from outside (splat constants become immediates). The runtime
+    runs a weft.fused in one pass over memory instead of one per op.
+    First, casts to bf16 or f16 move above the transposes, reshapes and
+    slices they follow (so they can join the group that made the data, and
+    the data moves at half the bytes), a narrowing of a widening from the
+    same type cancels, and casts of one value to one type merge; all exact.
+    Then a bf16 or f16 weft.matmul whose only reader is a cast to f32
+    that no fusible op reads becomes a matmul with an f32 result (the
+    kernels accumulate in f32; the result is then not rounded to bf16).
+    weftc runs it for --target cuda (and with --fuse elementwise).
+  }];
+}
+
 #endif // WEFT_PASSES_TD

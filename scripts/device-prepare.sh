@@ -42,7 +42,9 @@ add_case() {
   cp -r "$data" "$dir/data"
   weftc compile "$model" -o "$dir/bundle" --target cuda "$@"
   rm -f "$dir/bundle/model" # linked on the GPU machine (weft relink)
-  weftc compile "$model" -o "$work/$name-cpu" "$@"
+  # The reference fuses as --target cuda does (train-fused.test checks the
+  # fused cpu program against the unfused one).
+  weftc compile "$model" -o "$work/$name-cpu" --fuse elementwise "$@"
   echo "$args" >"$dir/args"
   echo "$rtol" >"$dir/rtol"
   local run_args="${args//@DATA@/$dir/data}"

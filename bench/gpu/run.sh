@@ -68,6 +68,10 @@ for e in step:
 print(f"one traced step: {total / 1e3:.1f} ms in {len(step)} launches")
 for name, (count, dur) in sorted(by.items(), key=lambda kv: -kv[1][1]):
     print(f"{name:20s} {count:5d} launches {dur / 1e3:9.2f} ms {100 * dur / total:5.1f}%")
+# The longest launches, by their index in the step (weftc's launch order).
+print("longest launches (index, kernel, us):")
+for e in sorted(step, key=lambda e: -e["dur"])[:40]:
+    print(f"  {e['args'].get('launch')} {e['name']} {e['dur']:.0f}")
 PY
 cat "$out/gpu-trace-summary.txt"
 python3 "$root/bench/gpu/torch_gpt_step.py" "${shape[@]}" \

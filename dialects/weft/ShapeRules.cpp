@@ -266,6 +266,18 @@ LogicalResult WhereOp::inferReturnTypes(MLIRContext *,
 // Linear algebra and convolution
 //===----------------------------------------------------------------------===//
 
+bool MatMulOp::isCompatibleReturnTypes(TypeRange inferred, TypeRange actual) {
+  if (inferred == actual)
+    return true;
+  if (inferred.size() != 1 || actual.size() != 1)
+    return false;
+  auto want = dyn_cast<RankedTensorType>(inferred[0]);
+  auto got = dyn_cast<RankedTensorType>(actual[0]);
+  return want && got && want.getShape() == got.getShape() &&
+         (want.getElementType().isBF16() || want.getElementType().isF16()) &&
+         got.getElementType().isF32();
+}
+
 LogicalResult MatMulOp::inferReturnTypes(MLIRContext *,
                                          std::optional<Location> loc,
                                          Adaptor adaptor,

@@ -204,7 +204,9 @@ def Weft_MatMulOp : Weft_ComputeOp<"matmul", [InferTypeOpAdaptor, Weft_Different
     Both operands have rank >= 2; the last two dims are the matrices
     (transposed first when `transpose_a` / `transpose_b` is set), the leading
     dims broadcast. ONNX MatMul's 1-D operands and Gemm's alpha/beta/C are
-    normalized at import.
+    normalized at import. bf16 or f16 operands may give an f32 result (the
+    product accumulated in f32 and not rounded): weft-fuse-elementwise
+    folds a widening cast into the product that way.
   }];
   let arguments = (ins Weft_FloatTensor:$lhs, Weft_FloatTensor:$rhs,
                    DefaultValuedAttr<BoolAttr, "false">:$transpose_a,
@@ -214,6 +216,11 @@ def Weft_MatMulOp : Weft_ComputeOp<"matmul", [InferTypeOpAdaptor, Weft_Different
     $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
   }];
   let hasCanonicalizer = 1;
+  let extraClassDeclaration = [{
+    /// The inferred type, or an f32 result from bf16/f16 operands.
+    static bool isCompatibleReturnTypes(::mlir::TypeRange inferred,
+                                        ::mlir::TypeRange actual);
+  }];
 }
 
 def Weft_ConvOp : Weft_ComputeOp<"conv", [InferTypeOpAdaptor, Weft_Differentiable]> {
@@ -441,5 +448,7 @@ include "dialects/weft/WeftGradOps.td"
 include "dialects/weft/WeftTrainingOps.td"
 
 include "dialects/weft/WeftCommOps.td"
+
+include "dialects/weft/WeftFusionOps.td"
 
 #endif // WEFT_OPS_TD

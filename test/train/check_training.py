@@ -167,6 +167,7 @@ def main():
     dtype = "fp32"
     if "--dtype" in sys.argv:
         dtype = sys.argv[sys.argv.index("--dtype") + 1]
+    fuse = "--fuse" in sys.argv
     if "--clip" in sys.argv:
         clip = float(sys.argv[sys.argv.index("--clip") + 1])
     os.makedirs(work, exist_ok=True)
@@ -202,10 +203,28 @@ def main():
     bundle = os.path.join(work, "bundle")
     if clip is not None:
         flags += ["--clip-grad-norm", str(clip)]
-    run(["weftc", "compile", onnx_path, "-o", bundle, "--train", *flags])
+    run(["weftc", "compile", onnx_path, "-o", bundle, "--train", *flags,
+         *(["--fuse", "elementwise"] if fuse else [])])
     shutil.rmtree(os.path.join(work, "ckpt-full"), ignore_errors=True)
     got = train_weft(bundle, data_args, os.path.join(work, "full"), STEPS,
                      ckpt=os.path.join(work, "ckpt-full") if resume_check else None)
+    fused_ok = True
+    if fuse:
+        # The same step without weft-fuse-elementwise: in f32 the fused
+        # kernels must compute exactly what the unfused ones do; in bf16 the
+        # products that now return f32 skip a rounding, so only the
+        # reference's limit applies.
+        plain = os.path.join(work, "bundle-unfused")
+        run(["weftc", "compile", onnx_path, "-o", plain, "--train", *flags,
+             "--fuse", "none"])
+        os.makedirs(os.path.join(work, "unfused"), exist_ok=True)
+        unfused = train_weft(plain, data_args, os.path.join(work, "unfused"),
+                             STEPS)
+        if dtype == "fp32":
+            fused_ok = got == unfused
+        print(f"fused against unfused: {'bitwise equal' if got == unfused else 'differ'}"
+              f" (max relative {max(abs(a - b) / max(abs(b), 1e-12) for a, b in zip(got, unfused)):.1e};"
+              f" {'ok' if fused_ok else 'FAILED'})")
     def worst_error(a, b):
         return max(abs(x - y) / max(abs(y), 1e-12) for x, y in zip(a, b))
 
@@ -213,7 +232,7 @@ def main():
         err = abs(a - b) / max(abs(b), 1e-12)
         print(f"step {s + 1:2d}  weft {a:.7f}  torch {b:.7f}  rel {err:.1e}")
     worst = worst_error(got, ref)
-    ok = len(got) == STEPS and worst <= limit
+    ok = len(got) == STEPS and worst <= limit and fused_ok
     print(f"{name}/{optimizer}/{dtype}: max relative loss error {worst:.2e} "
           f"({'ok' if ok else 'FAILED'}, limit {limit})")
     if dtype == "bf16":

@@ -293,6 +293,11 @@ void weft::addLoweringPasses(mlir::PassManager &pm, const CompileOptions &opts,
   }
   if (until == LowerUntil::Pipeline)
     return;
+  // Chains of elementwise ops run as one kernel each: one pass over memory
+  // where a GPU would otherwise make one per op.
+  if (opts.fuse == "elementwise" ||
+      (opts.fuse.empty() && opts.target == "cuda"))
+    pm.addPass(createFuseElementwise());
   pm.addPass(createLowerToRuntime());
   pm.addNestedPass<mlir::func::FuncOp>(createAssignBuffers());
 }

@@ -55,6 +55,9 @@ struct CompileOptions {
   std::optional<double> lr, weightDecay, beta1, beta2, eps, momentum,
       clipGradNorm;
   std::string dtype = "fp32";
+  /// --fuse: "elementwise" runs weft-fuse-elementwise before the lowering,
+  /// "none" does not; empty picks by target (cuda fuses, cpu does not).
+  std::string fuse;
   /// Gradient all_reduce buckets, in MiB (weft-bucket-collectives).
   double bucketMb = 25.0;
   /// Activations split along the sequence over the tensor-parallel ranks.

@@ -9,6 +9,7 @@
 
 #include "DTypes.h"
 #include "ElementwiseLoops.h"
+#include "ElementwiseMath.h"
 #include "RowOps.h"
 
 #include <cmath>
@@ -23,34 +24,6 @@ namespace {
 // Transcendental maps cost ~10x a load/store; split them finer.
 constexpr int64_t kCheapGrain = kParallelGrain;
 constexpr int64_t kCostlyGrain = kParallelGrain / 8;
-
-template <class T> T wrapNeg(T v) {
-  if constexpr (std::is_integral_v<T>)
-    return static_cast<T>(-static_cast<std::make_unsigned_t<T>>(v));
-  else
-    return -v;
-}
-template <class T> T wrapAdd(T a, T b) {
-  if constexpr (std::is_integral_v<T>)
-    return static_cast<T>(static_cast<std::make_unsigned_t<T>>(a) +
-                          static_cast<std::make_unsigned_t<T>>(b));
-  else
-    return a + b;
-}
-template <class T> T wrapSub(T a, T b) {
-  if constexpr (std::is_integral_v<T>)
-    return static_cast<T>(static_cast<std::make_unsigned_t<T>>(a) -
-                          static_cast<std::make_unsigned_t<T>>(b));
-  else
-    return a - b;
-}
-template <class T> T wrapMul(T a, T b) {
-  if constexpr (std::is_integral_v<T>)
-    return static_cast<T>(static_cast<std::make_unsigned_t<T>>(a) *
-                          static_cast<std::make_unsigned_t<T>>(b));
-  else
-    return a * b;
-}
 
 template <class T> T intDiv(T a, T b) {
   if (b == 0)
@@ -71,10 +44,6 @@ template <class T> T intPow(T base, T exp) {
   }
   return result;
 }
-
-// Max/Min propagate NaN like numpy's maximum/minimum.
-template <class T> T maxOf(T a, T b) { return (a != a || a > b) ? a : b; }
-template <class T> T minOf(T a, T b) { return (a != a || a < b) ? a : b; }
 
 //===-- unary -------------------------------------------------------------===//
 
@@ -146,27 +115,11 @@ void unaryInt(int64_t op, int64_t dtype, const T *x, T *y, int64_t n) {
         static_cast<long long>(op), dtypeName(dtype));
 }
 
-/// Pow with one scalar float exponent: the common x^2 of decomposed norms,
-/// x^0.5, ... as plain arithmetic rather than a powf call per element.
+/// Pow with one scalar float exponent as plain arithmetic where
+/// withPowByScalar knows `e`; false otherwise.
 template <class T> bool powByScalar(const T *a, T e, T *c, int64_t n) {
-  if (e == T(2))
-    mapElements(a, c, n, kCheapGrain, [](T v) { return v * v; });
-  else if (e == T(1))
-    mapElements(a, c, n, kCheapGrain, [](T v) { return v; });
-  else if (e == T(3))
-    mapElements(a, c, n, kCheapGrain, [](T v) { return v * v * v; });
-  else if (e == T(0.5))
-    // pow(-0, .5) = +0 and pow(-inf, .5) = +inf, unlike sqrt.
-    mapElements(a, c, n, kCheapGrain, [](T v) {
-      return v == -std::numeric_limits<T>::infinity()
-                 ? std::numeric_limits<T>::infinity()
-                 : std::sqrt(v) + T(0);
-    });
-  else if (e == T(-1))
-    mapElements(a, c, n, kCheapGrain, [](T v) { return T(1) / v; });
-  else
-    return false;
-  return true;
+  return withPowByScalar(
+      e, [&](auto op) { mapElements(a, c, n, kCheapGrain, op); });
 }
 
 template <class T>
@@ -204,10 +157,10 @@ void binaryArith(int64_t op, int64_t dtype, const BroadcastPlan<2> &plan,
     }
   case WEFT_BINARY_MAX:
     return mapBroadcast2(plan, a, b, c, kCheapGrain,
-                         [](T x, T y) { return maxOf(x, y); });
+                         [](T x, T y) { return propagatingMax(x, y); });
   case WEFT_BINARY_MIN:
     return mapBroadcast2(plan, a, b, c, kCheapGrain,
-                         [](T x, T y) { return minOf(x, y); });
+                         [](T x, T y) { return propagatingMin(x, y); });
   default:
     unsupportedBinary(op, dtype);
   }

@@ -95,6 +95,22 @@ enum WeftReduceOp {
   WEFT_REDUCE_MAX = 2,
 };
 
+/// Instruction codes of weft_k_fused: a unary op (WeftUnaryOp code, NOT
+/// excluded), a binary op (WEFT_FUSED_BINARY + WeftBinaryOp code, ADD to MIN)
+/// or a copy (WEFT_FUSED_COPY: a cast when the instruction's dtype differs
+/// from its operand's).
+enum WeftFusedOp {
+  WEFT_FUSED_BINARY = 16,
+  WEFT_FUSED_COPY = 32,
+};
+
+/// Limits of one weft_k_fused launch (the compiler's fusion keeps to them).
+enum WeftFusedLimits {
+  WEFT_FUSED_MAX_OPERANDS = 16,
+  WEFT_FUSED_MAX_RESULTS = 8,
+  WEFT_FUSED_MAX_REGISTERS = 64,
+};
+
 /// Reduction codes of weft_k_softmax_xent.
 enum WeftLossReduction {
   WEFT_LOSS_NONE = 0,
@@ -145,6 +161,35 @@ enum WeftLossReduction {
 ///                                    has_ignore_index, ignore_index,
 ///                                    has_weights, has_log_prob
 /// copy         x -> y                (none); y = x, same byte size
+/// fused        x0..xn-1 -> y0..ym-1  n, m, k, imm[k] (double bits), q,
+///                                    q x (opcode, a, b, dtype), out[m]:
+///                                    a chain of elementwise ops in one
+///                                    pass over the elements of the
+///                                    results, which all have one shape
+///                                    (the iteration shape). Registers
+///                                    0..n-1 hold x_i's element (numpy
+///                                    broadcasting of x_i to the iteration
+///                                    shape), n..n+k-1 the immediates, and
+///                                    n+k+j instruction j's result; a and b
+///                                    name earlier registers (b is -1 for
+///                                    unary ops and copies). Every register
+///                                    holds an f32; each instruction
+///                                    computes as the unary/binary kernel
+///                                    does for f32 tensors, then rounds to
+///                                    its dtype (f32, bf16 or f16) as cast
+///                                    does. y_j = register out[j], stored
+///                                    in y_j's dtype. Operands and results
+///                                    are f32, bf16 or f16; a result may
+///                                    share the buffer of an operand of the
+///                                    same shape and dtype (each element is
+///                                    read before it is written). pow takes
+///                                    the binary kernel's shortcuts for an
+///                                    exponent of 2, 1, 3, 0.5 or -1 where
+///                                    the exponent is the same for every
+///                                    element (an immediate, a one-element
+///                                    operand, or made from those only).
+///                                    Limits: WeftFusedLimits, registers
+///                                    counting n + k + q; m >= 1
 ///
 /// Backward kernels (gradients of the ops above; all f32):
 /// scatter_add  indices, updates -> y axis; y = 0, then for every index
@@ -259,7 +304,8 @@ enum WeftLossReduction {
   X(transpose) X(concat) X(split) X(slice) X(gather) X(expand) X(trilu)        \
   X(softmax_xent) X(copy) X(scatter_add) X(conv_grad_input)                    \
   X(conv_grad_weight) X(max_pool_grad) X(avg_pool_grad) X(layer_norm_grad)     \
-  X(softmax_grad) X(softmax_xent_grad) X(slice_grad) X(adamw) X(sgd)
+  X(softmax_grad) X(softmax_xent_grad) X(slice_grad) X(adamw) X(sgd)      \
+  X(fused)
 // clang-format on
 
 // clang-format off

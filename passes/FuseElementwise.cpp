@@ -1,0 +1,314 @@
+//===- FuseElementwise.cpp - Chains of elementwise ops into weft.fused ----===//
+//
+// Greedy producer-consumer fusion within each block, in program order. An
+// op joins a group when
+//   - its result has the group's shape (the iteration shape),
+//   - it has the group's discardable attributes (stage, microbatch, ...),
+//   - every value of the group read outside it is read after the op: the
+//     group becomes one op at the position of its last member, so a reader
+//     before that position would read a value not yet computed,
+//   - the group stays within weft_k_fused's limits.
+// Placing the group at its last member keeps every operand defined before
+// it: each member's operands precede that member, and another group's
+// results precede every outside reader of them by the rule above.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Passes.h"
+
+#include "dialects/weft/Fusion.h"
+
+#include "weft/runtime/KernelABI.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace weft {
+#define GEN_PASS_DEF_FUSEELEMENTWISE
+#include "passes/Passes.h.inc"
+} // namespace weft
+
+using namespace mlir;
+using namespace weft;
+
+namespace {
+
+struct Group {
+  SmallVector<Operation *> members;
+  ArrayRef<int64_t> shape;
+  DictionaryAttr attrs;
+};
+
+/// An op that may be a member: a fusible elementwise op on fusible tensors
+/// whose operands all broadcast to its result's shape.
+bool isFusible(Operation *op) {
+  if (!fusedOpcode(op) || op->getNumResults() != 1 ||
+      !isFusibleTensor(op->getResult(0).getType()))
+    return false;
+  return llvm::all_of(op->getOperandTypes(), isFusibleTensor);
+}
+
+class Fuser {
+public:
+  explicit Fuser(Block &block) : block(block) {
+    int64_t index = 0;
+    for (Operation &op : block)
+      position[&op] = index++;
+  }
+
+  void run() {
+    for (Operation &op : block) {
+      if (!isFusible(&op))
+        continue;
+      Group *group = nullptr;
+      for (Value operand : op.getOperands())
+        if (Operation *def = operand.getDefiningOp())
+          if (Group *candidate = groupOf.lookup(def);
+              candidate && canJoin(*candidate, &op)) {
+            group = candidate;
+            break;
+          }
+      if (!group) {
+        groups.push_back(std::make_unique<Group>());
+        group = groups.back().get();
+        group->shape =
+            cast<RankedTensorType>(op.getResult(0).getType()).getShape();
+        group->attrs = op.getDiscardableAttrDictionary();
+      }
+      group->members.push_back(&op);
+      groupOf[&op] = group;
+    }
+    for (auto &group : groups)
+      if (group->members.size() > 1)
+        build(*group);
+  }
+
+private:
+  /// The op of this block that holds `user` (the user itself or an
+  /// ancestor), or null.
+  Operation *inBlock(Operation *user) {
+    return block.findAncestorOpInBlock(*user);
+  }
+
+  bool canJoin(Group &group, Operation *op) {
+    if (cast<RankedTensorType>(op->getResult(0).getType()).getShape() !=
+            group.shape ||
+        op->getDiscardableAttrDictionary() != group.attrs)
+      return false;
+    int64_t at = position.lookup(op);
+    for (Operation *member : group.members)
+      for (Operation *user : member->getUsers()) {
+        Operation *reader = inBlock(user);
+        if (reader == op || groupOf.lookup(reader) == &group)
+          continue;
+        if (!reader || position.lookup(reader) < at)
+          return false;
+      }
+    SmallVector<Operation *> trial(group.members);
+    trial.push_back(op);
+    Counts counts = count(trial);
+    return counts.operands <= WEFT_FUSED_MAX_OPERANDS &&
+           counts.results <= WEFT_FUSED_MAX_RESULTS &&
+           counts.registers <= WEFT_FUSED_MAX_REGISTERS;
+  }
+
+  struct Counts {
+    int64_t operands = 0, results = 0, registers = 0;
+  };
+
+  /// The outside values the members read (splat constants aside, which
+  /// become immediates) and the member values read outside them.
+  void boundary(ArrayRef<Operation *> members, llvm::SetVector<Value> &operands,
+                llvm::SetVector<Operation *> &constants,
+                SmallVectorImpl<Value> &results) {
+    llvm::SmallPtrSet<Operation *, 16> inside(members.begin(), members.end());
+    for (Operation *member : members) {
+      for (Value operand : member->getOperands()) {
+        Operation *def = operand.getDefiningOp();
+        if (def && inside.contains(def))
+          continue;
+        if (def && isFusibleConstant(def))
+          constants.insert(def);
+        else
+          operands.insert(operand);
+      }
+      Value result = member->getResult(0);
+      if (llvm::any_of(result.getUsers(),
+                       [&](Operation *user) { return !inside.contains(user); }))
+        results.push_back(result);
+    }
+  }
+
+  Counts count(ArrayRef<Operation *> members) {
+    llvm::SetVector<Value> operands;
+    llvm::SetVector<Operation *> constants;
+    SmallVector<Value> results;
+    boundary(members, operands, constants, results);
+    Counts counts;
+    counts.operands = operands.size();
+    // The last member's value may only be read inside the group so far;
+    // it becomes a result once the group closes, so count it.
+    counts.results = std::max<int64_t>(1, results.size());
+    counts.registers = operands.size() + constants.size() + members.size();
+    return counts;
+  }
+
+  void build(Group &group) {
+    llvm::SetVector<Value> operands;
+    llvm::SetVector<Operation *> constants;
+    SmallVector<Value> results;
+    boundary(group.members, operands, constants, results);
+    if (results.empty() || operands.empty())
+      return;
+    Operation *last = group.members.back();
+    OpBuilder b(last);
+    SmallVector<Type> resultTypes;
+    for (Value v : results)
+      resultTypes.push_back(v.getType());
+    SmallVector<Location> locs;
+    for (Operation *member : group.members)
+      locs.push_back(member->getLoc());
+    auto fused = FusedOp::create(b, b.getFusedLoc(locs), resultTypes,
+                                 operands.getArrayRef());
+    fused->setDiscardableAttrs(group.attrs);
+    Block *body = b.createBlock(&fused.getBody());
+    IRMapping mapping;
+    for (Value operand : operands)
+      mapping.map(operand,
+                  body->addArgument(operand.getType(), operand.getLoc()));
+    for (Operation *constant : constants)
+      b.clone(*constant, mapping);
+    for (Operation *member : group.members) {
+      Operation *copy = b.clone(*member, mapping);
+      copy->setDiscardableAttrs(DictionaryAttr::get(copy->getContext()));
+    }
+    SmallVector<Value> yielded;
+    for (Value v : results)
+      yielded.push_back(mapping.lookup(v));
+    YieldOp::create(b, last->getLoc(), yielded);
+    for (auto [old, now] : llvm::zip(results, fused.getResults()))
+      old.replaceAllUsesWith(now);
+    for (Operation *member : llvm::reverse(group.members))
+      member->erase();
+    for (Operation *constant : constants)
+      if (constant->use_empty())
+        constant->erase();
+  }
+
+  Block &block;
+  DenseMap<Operation *, int64_t> position;
+  DenseMap<Operation *, Group *> groupOf;
+  SmallVector<std::unique_ptr<Group>> groups;
+};
+
+bool isNarrowing(CastOp cast) {
+  Type from = cast.getInput().getType().getElementType();
+  Type to = cast.getType().getElementType();
+  return from.isF32() && (to.isBF16() || to.isF16());
+}
+
+/// Casts to bf16 or f16 move above the data movement (transpose, reshape,
+/// slice) they follow, so they can join the elementwise group that made the
+/// data and the data moves at half the bytes; a narrowing of a widening
+/// from the same type cancels; casts of one value to one type are merged.
+/// All of it is exact: a cast commutes with moving elements.
+void sinkNarrowingCasts(Block &block) {
+  SmallVector<CastOp> work;
+  for (Operation &op : block)
+    if (auto cast = dyn_cast<CastOp>(op); cast && isNarrowing(cast))
+      work.push_back(cast);
+  while (!work.empty()) {
+    CastOp cast = work.pop_back_val();
+    Operation *mover = cast.getInput().getDefiningOp();
+    if (!mover || !isa<TransposeOp, ReshapeOp, SliceOp>(mover) ||
+        !mover->hasOneUse())
+      continue;
+    Type narrow = cast.getType().getElementType();
+    Value input = mover->getOperand(0);
+    auto inputType = llvm::cast<RankedTensorType>(input.getType());
+    OpBuilder b(mover);
+    Value narrowed;
+    if (auto widening = input.getDefiningOp<CastOp>();
+        widening && widening.getInput().getType().getElementType() == narrow)
+      narrowed = widening.getInput();
+    if (!narrowed) {
+      auto inner =
+          CastOp::create(b, cast.getLoc(), inputType.clone(narrow), input);
+      inner->setDiscardableAttrs(mover->getDiscardableAttrDictionary());
+      work.push_back(inner);
+      narrowed = inner;
+    }
+    Operation *moved = b.clone(*mover);
+    moved->setOperand(0, narrowed);
+    moved->getResult(0).setType(cast.getType());
+    cast.getResult().replaceAllUsesWith(moved->getResult(0));
+    cast.erase();
+    mover->erase();
+    if (Operation *def = input.getDefiningOp();
+        def && isa<CastOp>(def) && def->use_empty())
+      def->erase();
+  }
+  // The first cast of a value to a type precedes the others in the block,
+  // so it can stand for them.
+  DenseMap<std::pair<Value, Type>, CastOp> first;
+  for (Operation &op : llvm::make_early_inc_range(block)) {
+    auto cast = dyn_cast<CastOp>(op);
+    if (!cast)
+      continue;
+    auto [it, inserted] =
+        first.try_emplace({cast.getInput(), cast.getType()}, cast);
+    if (inserted || cast->getDiscardableAttrDictionary() !=
+                        it->second->getDiscardableAttrDictionary())
+      continue;
+    cast.getResult().replaceAllUsesWith(it->second.getResult());
+    cast.erase();
+  }
+}
+
+/// A bf16 or f16 product only widened to f32, by casts that no fusible op
+/// reads, becomes one product with an f32 result: the kernels accumulate in
+/// f32 anyway, and one pass over memory goes away (a fused group reading
+/// the narrow product instead reads half the bytes, so those casts stay).
+void foldWideningCasts(Block &block) {
+  SmallVector<CastOp> casts;
+  for (Operation &op : block)
+    if (auto cast = dyn_cast<CastOp>(op))
+      casts.push_back(cast);
+  for (CastOp cast : casts) {
+    auto product = cast.getInput().getDefiningOp<MatMulOp>();
+    auto narrow = dyn_cast<RankedTensorType>(cast.getInput().getType());
+    if (!product || !product->hasOneUse() || !narrow ||
+        !(narrow.getElementType().isBF16() ||
+          narrow.getElementType().isF16()) ||
+        !cast.getType().getElementType().isF32() ||
+        llvm::any_of(cast->getUsers(), isFusible))
+      continue;
+    OpBuilder b(product);
+    auto wide = MatMulOp::create(
+        b, product.getLoc(), cast.getType(), product.getLhs(), product.getRhs(),
+        product.getTransposeAAttr(), product.getTransposeBAttr());
+    wide->setDiscardableAttrs(product->getDiscardableAttrDictionary());
+    cast.getResult().replaceAllUsesWith(wide.getResult());
+    cast.erase();
+    product.erase();
+  }
+}
+
+struct FuseElementwisePass
+    : public weft::impl::FuseElementwiseBase<FuseElementwisePass> {
+  void runOnOperation() override {
+    SmallVector<Block *> blocks;
+    getOperation().walk([&](Block *block) {
+      if (!isa<FusedOp>(block->getParentOp()))
+        blocks.push_back(block);
+    });
+    for (Block *block : blocks) {
+      sinkNarrowingCasts(*block);
+      foldWideningCasts(*block);
+      Fuser(*block).run();
+    }
+  }
+};
+
+} // namespace
