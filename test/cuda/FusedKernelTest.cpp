@@ -27,6 +27,7 @@
 
 #include "runtime/cuda/CudaRuntime.h"
 #include "runtime/kernels/cuda/CudaKernels.h"
+#include "test/unit/kernels/FusedProgramBuilder.h"
 #include "weft/runtime/Float16.h"
 
 #include <array>
@@ -43,15 +44,6 @@ namespace {
 
 using Dims = std::vector<int64_t>;
 
-constexpr int64_t kAdd = WEFT_FUSED_BINARY + WEFT_BINARY_ADD;
-constexpr int64_t kSub = WEFT_FUSED_BINARY + WEFT_BINARY_SUB;
-constexpr int64_t kMul = WEFT_FUSED_BINARY + WEFT_BINARY_MUL;
-constexpr int64_t kDiv = WEFT_FUSED_BINARY + WEFT_BINARY_DIV;
-constexpr int64_t kPow = WEFT_FUSED_BINARY + WEFT_BINARY_POW;
-constexpr int64_t kMax = WEFT_FUSED_BINARY + WEFT_BINARY_MAX;
-constexpr int64_t kMin = WEFT_FUSED_BINARY + WEFT_BINARY_MIN;
-constexpr int64_t kCopy = WEFT_FUSED_COPY;
-
 int failures = 0;
 
 int64_t numelOf(const Dims &dims) {
@@ -67,37 +59,6 @@ std::string dimsName(const Dims &dims) {
     s += (i ? "x" : "") + std::to_string(dims[i]);
   return s + "]";
 }
-
-/// A fused program: operands, immediates, instructions, result registers.
-struct Program {
-  int numOperands = 0;
-  std::vector<double> imms;
-  std::vector<std::array<int64_t, 4>> code; // opcode, a, b, dtype
-  std::vector<int64_t> out;
-
-  /// Adds an immediate (all before the first instruction); its register.
-  int64_t imm(double v) {
-    imms.push_back(v);
-    return numOperands + static_cast<int64_t>(imms.size()) - 1;
-  }
-  /// Appends an instruction; returns its register.
-  int64_t op(int64_t opcode, int64_t a, int64_t b = -1,
-             int64_t dtype = WEFT_F32) {
-    code.push_back({opcode, a, b, dtype});
-    return numOperands + static_cast<int64_t>(imms.size() + code.size()) - 1;
-  }
-  std::vector<int64_t> attrs() const {
-    std::vector<int64_t> a = {numOperands, static_cast<int64_t>(out.size()),
-                              static_cast<int64_t>(imms.size())};
-    for (double v : imms)
-      a.push_back(weftDoubleToAttr(v));
-    a.push_back(static_cast<int64_t>(code.size()));
-    for (const auto &c : code)
-      a.insert(a.end(), c.begin(), c.end());
-    a.insert(a.end(), out.begin(), out.end());
-    return a;
-  }
-};
 
 /// One test: the program, its operands, results (dtype and the iteration
 /// shape) and the GPU-vs-CPU tolerance.
@@ -335,19 +296,10 @@ void expect(const FusedCase &c) {
 Program geluProgram(int64_t yType, bool onlyY) {
   Program p;
   p.numOperands = 2;
-  const int64_t sqrt2 = p.imm(std::sqrt(2.0)), one = p.imm(1.0),
-                half = p.imm(0.5);
-  const int64_t x = p.op(kCopy, 0);
-  const int64_t t = p.op(kAdd, x, 1);
-  const int64_t u = p.op(kDiv, t, sqrt2);
-  const int64_t e = p.op(WEFT_UNARY_ERF, u);
-  const int64_t s = p.op(kAdd, e, one);
-  const int64_t v = p.op(kMul, t, s);
-  const int64_t y = p.op(kMul, v, half);
-  const int64_t yr = p.op(kCopy, y, -1, yType);
-  p.out = {yr};
+  const GeluRegisters r = appendGelu(p, yType);
+  p.out = {r.rounded};
   if (!onlyY)
-    p.out.push_back(t);
+    p.out.push_back(r.t);
   return p;
 }
 

@@ -113,17 +113,8 @@ void check(const Program &p, const std::vector<Tensor> &operands,
 Program geluProgram() {
   Program p;
   p.numOperands = 2;
-  const int64_t sqrt2 = p.imm(std::sqrt(2.0)), one = p.imm(1.0),
-                half = p.imm(0.5);
-  const int64_t x = p.op(kCopy, 0);
-  const int64_t t = p.op(kAdd, x, 1);
-  const int64_t u = p.op(kDiv, t, sqrt2);
-  const int64_t e = p.op(WEFT_UNARY_ERF, u);
-  const int64_t s = p.op(kAdd, e, one);
-  const int64_t v = p.op(kMul, t, s);
-  const int64_t y = p.op(kMul, v, half);
-  const int64_t yb = p.op(kCopy, y, -1, WEFT_BF16);
-  p.out = {yb, t, y};
+  const GeluRegisters r = appendGelu(p, WEFT_BF16);
+  p.out = {r.rounded, r.t, r.y};
   return p;
 }
 

@@ -10,6 +10,7 @@
 #define WEFT_TEST_UNIT_KERNELS_FUSEDTESTUTIL_H
 
 #include "KernelTestUtil.h"
+#include "test/unit/kernels/FusedProgramBuilder.h"
 #include "weft/runtime/Float16.h"
 
 #include <array>
@@ -19,15 +20,6 @@
 
 namespace weft {
 namespace test {
-
-constexpr int64_t kAdd = WEFT_FUSED_BINARY + WEFT_BINARY_ADD;
-constexpr int64_t kSub = WEFT_FUSED_BINARY + WEFT_BINARY_SUB;
-constexpr int64_t kMul = WEFT_FUSED_BINARY + WEFT_BINARY_MUL;
-constexpr int64_t kDiv = WEFT_FUSED_BINARY + WEFT_BINARY_DIV;
-constexpr int64_t kPow = WEFT_FUSED_BINARY + WEFT_BINARY_POW;
-constexpr int64_t kMax = WEFT_FUSED_BINARY + WEFT_BINARY_MAX;
-constexpr int64_t kMin = WEFT_FUSED_BINARY + WEFT_BINARY_MIN;
-constexpr int64_t kCopy = WEFT_FUSED_COPY;
 
 /// A tensor of any float dtype, stored as its bytes.
 struct Tensor {
@@ -77,37 +69,6 @@ inline Tensor valuesOf(int64_t dtype, Dims dims, const std::vector<float> &v) {
     t.set(static_cast<int64_t>(i), v[i]);
   return t;
 }
-
-/// A fused program: operands, immediates, instructions, result registers.
-struct Program {
-  int numOperands = 0;
-  std::vector<double> imms;
-  std::vector<std::array<int64_t, 4>> code; // opcode, a, b, dtype
-  std::vector<int64_t> out;
-
-  int64_t imm(double v) {
-    imms.push_back(v);
-    return numOperands + static_cast<int64_t>(imms.size()) - 1;
-  }
-  /// Appends an instruction; returns its register. Immediates must all be
-  /// added before the first instruction.
-  int64_t op(int64_t opcode, int64_t a, int64_t b = -1,
-             int64_t dtype = WEFT_F32) {
-    code.push_back({opcode, a, b, dtype});
-    return numOperands + static_cast<int64_t>(imms.size() + code.size()) - 1;
-  }
-  std::vector<int64_t> attrs() const {
-    std::vector<int64_t> a = {numOperands, static_cast<int64_t>(out.size()),
-                              static_cast<int64_t>(imms.size())};
-    for (double v : imms)
-      a.push_back(weftDoubleToAttr(v));
-    a.push_back(static_cast<int64_t>(code.size()));
-    for (const auto &c : code)
-      a.insert(a.end(), c.begin(), c.end());
-    a.insert(a.end(), out.begin(), out.end());
-    return a;
-  }
-};
 
 inline void runFused(const Program &p, std::vector<Tensor> &operands,
                      std::vector<Tensor> &results) {
