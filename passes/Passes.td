@@ -393,4 +393,26 @@ def FuseElementwise : Pass<"weft-fuse-elementwise", "mlir::ModuleOp"> {
   }];
 }
 
+def AlignProducts : Pass<"weft-align-products", "mlir::ModuleOp"> {
+  let summary = "Pad a product's odd output dimension to a multiple of 8";
+  let description = [{
+    A weft.matmul whose result's last dimension n is at least `min-dim` and
+    not a multiple of `multiple` (an LM head's vocabulary of 50257, say)
+    gets its rhs padded with zero columns to the next multiple (a concat
+    with a zero constant) and the real n columns sliced back, after the
+    cast to f32 when that is the product's one reader (else only f32
+    products are padded). GPU GEMMs then read and write 16-byte aligned
+    rows in the product and in both of its gradients; the values are the
+    same. Run on the forward graph before weft-autodiff (weftc does for
+    --target cuda without tensor parallelism). Errors: multiple < 2 or
+    min-dim < 1.
+  }];
+  let options = [
+    Option<"multiple", "multiple", "int64_t", "8",
+           "Pad the output dimension to a multiple of this">,
+    Option<"minDim", "min-dim", "int64_t", "1024",
+           "Leave products with a smaller output dimension alone">,
+  ];
+}
+
 #endif // WEFT_PASSES_TD

@@ -198,6 +198,14 @@ void weft::addLoweringPasses(mlir::PassManager &pm, const CompileOptions &opts,
     precision.dtype = opts.dtype;
     pm.addPass(createMixedPrecision(precision));
   }
+  // GPU GEMMs want 16-byte aligned rows: an odd vocabulary is padded (not
+  // under tensor parallelism, whose vocabulary split expects the real one,
+  // nor in the planner's profile, which prices every tp from one forward).
+  const bool align = opts.alignProducts == "on" ||
+                     (opts.alignProducts.empty() && opts.target == "cuda");
+  if (forward && align && until != LowerUntil::ProfileForward &&
+      opts.tp.value_or(1) == 1 && !opts.sequenceParallel)
+    pm.addPass(createAlignProducts());
   if (until == LowerUntil::ProfileForward)
     return;
   // Pipeline stages are cut in the forward model; autodiff puts each

@@ -27,7 +27,7 @@ const char *const weft::kCompileUsage =
     "          [--beta1 F] [--beta2 F] [--eps F] [--momentum F] "
     "[--clip-grad-norm F]\n"
     "          [--dtype fp32|bf16] [--bucket-mb MB] [--sequence-parallel]\n"
-    "          [--fuse elementwise|none]\n"
+    "          [--fuse elementwise|none] [--align-products on|off]\n"
     "          [--input-shape NAME=D0xD1x...]... [--mlir-print-ir-after-all] "
     "...\n"
     "debugging aid: --emit-gradients [--freeze GLOB]... compiles the "
@@ -182,6 +182,7 @@ bool weft::parseCompileOptions(int argc, char **argv, CompileOptions &opts,
       {"--clip-grad-norm", floatFlag(opts.clipGradNorm)},
       {"--dtype", oneOf(opts.dtype, {"fp32", "bf16"})},
       {"--fuse", oneOf(opts.fuse, {"elementwise", "none"})},
+      {"--align-products", oneOf(opts.alignProducts, {"on", "off"})},
       {"--bucket-mb",
        [&](const std::string &v) {
          double mb;

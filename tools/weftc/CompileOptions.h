@@ -58,6 +58,10 @@ struct CompileOptions {
   /// --fuse: "elementwise" runs weft-fuse-elementwise before the lowering,
   /// "none" does not; empty picks by target (cuda fuses, cpu does not).
   std::string fuse;
+  /// --align-products: "on" runs weft-align-products (odd output dimensions
+  /// of products padded to a multiple of 8), "off" does not; empty picks by
+  /// target (cuda aligns, cpu does not). Never under tensor parallelism.
+  std::string alignProducts;
   /// Gradient all_reduce buckets, in MiB (weft-bucket-collectives).
   double bucketMb = 25.0;
   /// Activations split along the sequence over the tensor-parallel ranks.
