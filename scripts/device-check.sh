@@ -137,10 +137,25 @@ run_case() { # DIR
   rm -rf "$logs" && mkdir -p "$logs"
   weft relink "$dir/bundle" || return 1
   if [ -f "$dir/reference.jsonl" ]; then
-    weft train "$dir/bundle" "${args[@]}" --metrics "$logs/metrics.jsonl" ||
-      return 1
+    weft train "$dir/bundle" "${args[@]}" --metrics "$logs/metrics.jsonl" \
+      >"$logs/summary.json" || return 1
     python3 "$root/test/tools/compare_metrics.py" "$dir/reference.jsonl" \
       "$logs/metrics.jsonl" --rtol "$rtol" || return 1
+    # The measured memory is the GPU's: at least the planned arena and the
+    # parameters.
+    python3 - "$logs/summary.json" "$dir/bundle/manifest.json" <<'PY' || return 1
+import json, sys
+summary = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
+manifest = json.load(open(sys.argv[2]))
+planned = manifest.get("predicted", {}).get("memory_breakdown_bytes", {})
+arena = planned.get("intermediates_arena", 0) + planned.get("parameters", 0)
+peak = summary.get("peak_memory_bytes", 0)
+ok = summary.get("memory_measured") == "device" and peak >= arena and peak > 0
+print(f"memory: {summary.get('memory_measured')} peak {peak} bytes, arena and "
+      f"parameters {arena} "
+      f"({'ok' if ok else 'WRONG'})")
+sys.exit(0 if ok else 1)
+PY
     # The same steps traced (the GPU waited for after every launch).
     weft train "$dir/bundle" "${args[@]}" --trace "$logs/trace.json"
   else

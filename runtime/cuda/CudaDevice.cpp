@@ -11,6 +11,7 @@
 #include "runtime/cuda/CudaRuntime.h"
 #include "weft/runtime/Device.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <mutex>
 #include <unordered_map>
@@ -45,7 +46,9 @@ public:
     if (zero)
       cuda::zero(aligned, static_cast<size_t>(bytes));
     std::lock_guard<std::mutex> lock(mutex_);
-    bases_[aligned] = base;
+    bases_[aligned] = {base, bytes + extra};
+    live_ += bytes + extra;
+    peak_ = std::max(peak_, live_);
     return aligned;
   }
 
@@ -55,7 +58,8 @@ public:
       std::lock_guard<std::mutex> lock(mutex_);
       auto it = bases_.find(ptr);
       if (it != bases_.end()) {
-        base = it->second;
+        base = it->second.base;
+        live_ -= it->second.bytes;
         bases_.erase(it);
       }
     }
@@ -118,9 +122,19 @@ public:
 
   void checkErrors() override { cuda::checkDeviceErrors(); }
 
+  int64_t peakMemoryBytes() override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return static_cast<int64_t>(peak_ + cuda::kernelMemoryBytes());
+  }
+
 private:
+  struct Allocation {
+    void *base;     ///< what cudaMalloc returned
+    uint64_t bytes; ///< what it allocated
+  };
   std::mutex mutex_;
-  std::unordered_map<void *, void *> bases_; ///< aligned -> cudaMalloc'ed
+  std::unordered_map<void *, Allocation> bases_; ///< by aligned pointer
+  uint64_t live_ = 0, peak_ = 0;                 ///< bytes allocated
 };
 
 } // namespace

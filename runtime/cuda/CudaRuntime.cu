@@ -122,6 +122,11 @@ void *gemmWorkspace(size_t *bytes) {
   return s.gemmWorkspace;
 }
 
+size_t kernelMemoryBytes() {
+  State &s = state();
+  return s.scratchBytes + (s.gemmWorkspace ? kGemmWorkspaceBytes : 0);
+}
+
 void *scratch(size_t bytes) {
   State &s = state();
   if (bytes > s.scratchBytes) {

@@ -55,6 +55,9 @@ void *gemmWorkspace(size_t *bytes);
 /// valid until the next scratch() call, whose work is ordered after this
 /// call's on the same stream. Grows only, stream-ordered (nothing waits).
 void *scratch(size_t bytes);
+/// Device memory the runtime holds for the kernels: the scratch buffer
+/// (which only grows, so this is its peak) and the GEMM workspace.
+size_t kernelMemoryBytes();
 
 /// Enqueues a zero fill of `bytes` at `ptr` on computeStream().
 void zero(void *ptr, size_t bytes);

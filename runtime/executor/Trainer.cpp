@@ -10,6 +10,7 @@
 #include "RankStart.h"
 
 #include "weft/runtime/Comm.h"
+#include "weft/runtime/Device.h"
 #include "weft/runtime/Diagnostics.h"
 #include "weft/runtime/FileUtil.h"
 #include "weft/runtime/Float16.h"
@@ -385,14 +386,19 @@ int trainMain(int argc, char **argv, const char *signatureJson,
   metrics.close();
 
   double mean = stepsRun ? timeSum / static_cast<double>(stepsRun) : NAN;
-  // Measured peak memory: the largest resident set over the ranks.
+  // Measured peak memory: the largest resident set over the ranks or, for
+  // a bundle on a GPU, the most device memory the model held (its buffers,
+  // the kernels' scratch and workspace), largest rank.
   struct rusage usage_ {};
   getrusage(RUSAGE_SELF, &usage_);
-  int64_t peak =
-      comm::maxOverRanks(static_cast<int64_t>(usage_.ru_maxrss) * 1024);
+  const int64_t devicePeak = deviceBackend().peakMemoryBytes();
+  const bool onDevice = devicePeak >= 0;
+  int64_t peak = comm::maxOverRanks(
+      onDevice ? devicePeak : static_cast<int64_t>(usage_.ru_maxrss) * 1024);
   // The baseline of the rank with the largest peak is not known here; the
-  // largest baseline is the conservative choice.
-  const int64_t baseline = comm::maxOverRanks(setup.baselineBytes);
+  // largest baseline is the conservative choice. Device memory has none.
+  const int64_t baseline =
+      onDevice ? 0 : comm::maxOverRanks(setup.baselineBytes);
   trace::Breakdown time;
   std::string traceError;
   bool traced = !options.traceFile.empty();
@@ -405,6 +411,8 @@ int trainMain(int argc, char **argv, const char *signatureJson,
   JsonValue summary = JsonValue::object();
   summary.set("world_size", JsonValue::integer(executor.signature().worldSize));
   summary.set("peak_memory_bytes", JsonValue::integer(peak));
+  summary.set("memory_measured",
+              JsonValue::string(onDevice ? "device" : "resident set"));
   summary.set("steps", JsonValue::integer(total));
   summary.set("final_loss", finiteOrNull(lastLoss));
   summary.set("mean_step_time_s", finiteOrNull(mean));
@@ -439,17 +447,25 @@ int trainMain(int argc, char **argv, const char *signatureJson,
                 static_cast<double>(modelPeak) / setup.predictedMemory - 1.0));
     }
     summary.set("predicted", std::move(p));
+    char what[160];
+    if (onDevice)
+      std::snprintf(what, sizeof what,
+                    "peak %s memory of the model's buffers, kernel scratch "
+                    "and GEMM workspace, largest rank",
+                    deviceBackend().target());
+    else
+      std::snprintf(what, sizeof what,
+                    "peak resident set above the process's %.1f MiB before "
+                    "the model loaded, largest rank",
+                    static_cast<double>(baseline) / (1 << 20));
     std::fprintf(stderr,
                  "weft: step time %.4g s measured (median), %.4g s predicted "
                  "by the cost model for %s (%+.0f%%); memory %.1f MiB "
-                 "measured (peak resident set above the process's %.1f MiB "
-                 "before the model loaded, largest rank), %.1f MiB "
-                 "predicted\n",
+                 "measured (%s), %.1f MiB predicted\n",
                  median, setup.predictedStepTime,
                  setup.predictionCluster.c_str(),
                  100.0 * (median / setup.predictedStepTime - 1.0),
-                 static_cast<double>(modelPeak) / (1 << 20),
-                 static_cast<double>(baseline) / (1 << 20),
+                 static_cast<double>(modelPeak) / (1 << 20), what,
                  setup.predictedMemory / (1 << 20));
   }
   if (traced) {

@@ -78,6 +78,11 @@ public:
   /// After every step: fails with the message a kernel recorded on the
   /// device (an index out of range, say).
   virtual void checkErrors() = 0;
+  /// The most device memory the model has held at once so far: its
+  /// buffers (allocate()) plus what the kernels keep (scratch, GEMM
+  /// workspace). -1 on the host, where the executor measures the process's
+  /// resident set instead.
+  virtual int64_t peakMemoryBytes() { return -1; }
 };
 
 /// The backend of the runtime library this program is linked with.
