@@ -1,9 +1,10 @@
 //===- Calibrate.h - What weft-calibrate's parts share ------------*- C++
 //-*-===//
 //
-// weft-calibrate (Calibrate.cpp: the device, the report and main;
-// CalibrateComm.cpp: collectives and overlap) measures through the
-// runtime's kernels and communicators; these are the pieces both use.
+// weft-calibrate (Calibrate.cpp: the device and main; CalibrateComm.cpp:
+// collectives and overlap; CalibrateReport.cpp: the cluster file and the
+// table) measures through the runtime's kernels and communicators; these
+// are the pieces they share.
 //
 //===----------------------------------------------------------------------===//
 #ifndef WEFT_TOOLS_WEFT_CALIBRATE_H
@@ -15,6 +16,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <vector>
 
 namespace weft::calibrate {
@@ -92,6 +94,55 @@ std::vector<Series> measureCollectives(comm::Communicator &world,
 /// How much of an asynchronous all-reduce over `world` hides behind
 /// matrix products (every rank measures).
 OverlapFigures measureOverlap(comm::Communicator &world, bool quick);
+
+//===----------------------------------------------------------------------===//
+// What rank 0 measures and reports
+//===----------------------------------------------------------------------===//
+
+struct GemmPoint {
+  int64_t n;
+  double flops; ///< of one product: 2 n^3
+  double fp32Rate, bf16Rate;
+};
+
+struct DeviceFigures {
+  std::vector<GemmPoint> gemm;
+  double peakFp32 = 0, peakBf16 = 0;
+  /// Streams (Stream::traffic() per second): the node's memory with every
+  /// hardware thread streaming, one core alone, a core's share of the last
+  /// cache level with every core streaming, AdamW on the node.
+  double memoryBandwidth = 0, oneCoreBandwidth = 0, cacheBandwidth = 0,
+         adamwBandwidth = 0;
+  /// What one core's add reads and writes per second (no write-allocate).
+  double oneCoreReadWritten = 0;
+  double cacheBytes = 0; ///< the node's last-level cache (0: unknown)
+  int64_t streamArrayBytes = 0, cacheArrayBytes = 0;
+  int nodeThreads = 1;
+  double kernelOverhead = 0;
+  double copyBandwidth = 0; ///< one rank's weft_k_copy (the N = 1 links)
+};
+
+struct Report {
+  int64_t ranks = 1;
+  bool quick = false;
+  unsigned cores = 1;
+  DeviceFigures device;
+  std::vector<Series> series;
+  OverlapFigures overlap;
+  bool haveLinks = false;
+  double headlineBandwidth = 0, headlineLatency = 0;
+  double seconds = 0;
+  double loadBefore = -1, loadAfter = -1; ///< 1-minute load averages
+};
+
+/// The 1-minute load average (-1 if unknown).
+double loadAverage();
+/// The cluster file (format weft-cluster/1) of a calibration.
+std::string clusterJson(const Report &r);
+/// The calibration's table, on stdout; `output` is where the file went.
+void printTable(const Report &r, const std::string &output);
+/// Whether `output` can be written (its folder exists); `why` if not.
+bool checkOutput(const std::string &output, std::string &why);
 
 } // namespace weft::calibrate
 
