@@ -127,17 +127,6 @@ void call(KernelFn fn, const std::vector<const DeviceTensor *> &ts,
   fn(bufs.data(), desc.data());
 }
 
-Dims broadcastDims(const Dims &a, const Dims &b) {
-  Dims r(std::max(a.size(), b.size()), 1);
-  for (size_t i = 0; i < r.size(); ++i) {
-    const size_t ia = i + a.size(), ib = i + b.size();
-    const int64_t da = ia >= r.size() ? a[ia - r.size()] : 1;
-    const int64_t db = ib >= r.size() ? b[ib - r.size()] : 1;
-    r[i] = da == 1 ? db : da;
-  }
-  return r;
-}
-
 /// Allocations of unfused runs, freed together. After rewind() a run of
 /// the same program gets the same tensors back (`fresh` false), so a timed
 /// loop allocates nothing.

@@ -10,6 +10,7 @@
 
 #include "weft/runtime/KernelABI.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -58,6 +59,19 @@ struct Program {
     return a;
   }
 };
+
+/// The numpy broadcast of two shapes (which must broadcast).
+inline std::vector<int64_t> broadcastDims(const std::vector<int64_t> &a,
+                                          const std::vector<int64_t> &b) {
+  std::vector<int64_t> r(std::max(a.size(), b.size()), 1);
+  for (size_t i = 0; i < r.size(); ++i) {
+    const size_t ia = i + a.size(), ib = i + b.size();
+    const int64_t da = ia >= r.size() ? a[ia - r.size()] : 1;
+    const int64_t db = ib >= r.size() ? b[ib - r.size()] : 1;
+    r[i] = da == 1 ? db : da;
+  }
+  return r;
+}
 
 /// Registers of the GELU chain appendGelu adds.
 struct GeluRegisters {

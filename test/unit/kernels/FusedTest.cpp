@@ -30,17 +30,6 @@ Tensor cast(Tensor &x, int64_t dtype) {
   return y;
 }
 
-Dims broadcastDims(const Dims &a, const Dims &b) {
-  Dims r(std::max(a.size(), b.size()), 1);
-  for (size_t i = 0; i < r.size(); ++i) {
-    const size_t ia = i + a.size(), ib = i + b.size();
-    const int64_t da = ia >= r.size() ? a[ia - r.size()] : 1;
-    const int64_t db = ib >= r.size() ? b[ib - r.size()] : 1;
-    r[i] = da == 1 ? db : da;
-  }
-  return r;
-}
-
 /// The program run as the compiler would without fusion: every register an
 /// f32 tensor of its own broadcast shape.
 std::vector<Tensor> runUnfused(const Program &p, std::vector<Tensor> operands,
