@@ -165,19 +165,22 @@ std::string CostModel::computeBreakdown(const PlanChoice &plan) const {
   const int64_t ranks = plan.devices();
   const double m = static_cast<double>(plan.microbatches);
   const double scale = 1.0 / static_cast<double>(plan.dp * plan.microbatches);
+  // ZeRO shards the optimizer's work over the data-parallel ranks.
+  const double optimizerRuns =
+      plan.zero >= 1 ? 1.0 / static_cast<double>(plan.dp) : 1.0;
   double time[4][2] = {}, flops[4][2] = {};
   int64_t kernels = 0;
   for (const OpRecord &op : it->second.ops) {
     int phase = static_cast<int>(op.phase);
-    double runs = op.phase == Phase::Optimizer ? 1.0 : m;
+    double runs = op.phase == Phase::Optimizer ? optimizerRuns : m;
     time[phase][op.product] += runs * opTime(op, scale, ranks);
     flops[phase][op.product] += runs * (op.batch ? op.flops * scale : op.flops);
-    kernels += static_cast<int64_t>(runs);
+    kernels += op.phase == Phase::Optimizer ? 1 : static_cast<int64_t>(m);
   }
   if (std::getenv("WEFT_PLANNER_DUMP")) {
     std::map<std::string, std::array<double, 4>> perKernel;
     for (const OpRecord &op : it->second.ops) {
-      double runs = op.phase == Phase::Optimizer ? 1.0 : m;
+      double runs = op.phase == Phase::Optimizer ? optimizerRuns : m;
       auto &k = perKernel[profile.kernels[op.kernel]];
       k[0] += runs;
       k[1] += runs * opTime(op, scale, ranks);

@@ -89,6 +89,46 @@ void setGemmDims(MatMulOp mm, const DenseSet<Value> &batch, OpRecord &r) {
   r.minDimScales = scales[best];
 }
 
+/// The values that carry parameters' gradients to the optimizer: the
+/// optimizer updates' operands that are not parameters (or their state),
+/// and back from them every value whose op keeps its size (accumulation,
+/// scaling, casts, transposes, collectives) up to the op that contracts
+/// the batch away (a weight-gradient product, a bias's reduction). They
+/// descend from the batch but do not grow with it: neither do the ops that
+/// read only them (the optimizer, gradient clipping).
+DenseSet<Value> gradientChain(Block &block) {
+  DenseSet<Value> chain;
+  SmallVector<Value> work;
+  for (Operation &op : block.without_terminator())
+    if (isOptimizerUpdate(&op))
+      for (Value v : op.getOperands())
+        if (!v.getDefiningOp<ParamOp>())
+          work.push_back(v);
+  auto elements = [](Value v) -> int64_t {
+    auto t = dyn_cast<RankedTensorType>(v.getType());
+    return t && t.hasStaticShape() ? t.getNumElements() : -1;
+  };
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (!chain.insert(v).second)
+      continue;
+    Operation *def = v.getDefiningOp();
+    if (!def || isa<ParamOp>(def) || isProduct(def))
+      continue;
+    const int64_t n = elements(v);
+    bool keepsSize = n > 1 && llvm::all_of(def->getOperands(), [&](Value u) {
+                       int64_t m = elements(u);
+                       return m == n || m == 1;
+                     });
+    if (!keepsSize)
+      continue;
+    for (Value u : def->getOperands())
+      if (elements(u) == n)
+        work.push_back(u);
+  }
+  return chain;
+}
+
 /// Reads the records of one (partitioned) training step.
 void analyze(func::FuncOp main, int64_t units, TpProfile &out,
              std::vector<std::string> &kernels) {
@@ -96,6 +136,7 @@ void analyze(func::FuncOp main, int64_t units, TpProfile &out,
   DenseMap<Operation *, int32_t> unitOf;
   DenseMap<Operation *, Phase> phaseOf;
   DenseSet<Value> batch(main.getArguments().begin(), main.getArguments().end());
+  const DenseSet<Value> gradients = gradientChain(block);
   DenseSet<StringRef> trainable;
   if (auto names = main->getAttrOfType<ArrayAttr>("weft.trainable"))
     for (Attribute a : names)
@@ -158,7 +199,8 @@ void analyze(func::FuncOp main, int64_t units, TpProfile &out,
                                 [&](Value v) { return batch.contains(v); });
     if (batched)
       for (Value r : op.getResults())
-        batch.insert(r);
+        if (!gradients.contains(r))
+          batch.insert(r);
     std::string kind = collectiveKind(&op);
     if (!kind.empty()) {
       CollectiveRecord c;
@@ -244,9 +286,13 @@ struct Repetition {
   int64_t start = 0, opsPerLayer = 0, layers = 0;
 };
 
-/// Layers the profile keeps of a longer run: the first, one in the middle
-/// (the template of every middle layer) and the last.
-constexpr int64_t kKeptLayers = 3;
+/// Layers the profile keeps of a longer run: the first, two in the middle
+/// (the template of every middle layer, alternately) and the last. Two,
+/// because tensor parallelism often alternates between layers (a column-
+/// then a row-parallel product in Megatron's pairs): one template layer
+/// would give every middle layer the same split.
+constexpr int64_t kKeptLayers = 4;
+constexpr int64_t kTemplateLayers = kKeptLayers - 2;
 
 /// A structural hash of an op: its name, attributes and types.
 llvm::hash_code opSignature(Operation *op) {
@@ -341,8 +387,9 @@ bool dropRepeatedLayers(const ForwardOps &fwd, const Repetition &rep) {
   return true;
 }
 
-/// Where a unit of the shortened model lands in the whole one: each unit
-/// of the middle kept layer stands for every middle layer.
+/// Where a unit of the shortened model lands in the whole one: the middle
+/// kept layers stand for every middle layer in turn (middle layer i, from
+/// 1, takes template layer (i - 1) mod kTemplateLayers).
 SmallVector<int64_t, 1> expandUnit(int64_t u, const Repetition &rep,
                                    bool dropped) {
   if (!dropped)
@@ -350,10 +397,11 @@ SmallVector<int64_t, 1> expandUnit(int64_t u, const Repetition &rep,
   const int64_t c = rep.opsPerLayer, extra = (rep.layers - kKeptLayers) * c;
   if (u < rep.start + c)
     return {u};
-  if (u < rep.start + 2 * c) {
+  if (u < rep.start + (1 + kTemplateLayers) * c) {
+    const int64_t t = (u - rep.start - c) / c, op = (u - rep.start) % c;
     SmallVector<int64_t, 1> all;
-    for (int64_t i = 1; i + 1 < rep.layers; ++i)
-      all.push_back(u + (i - 1) * c);
+    for (int64_t i = 1 + t; i + 1 < rep.layers; i += kTemplateLayers)
+      all.push_back(rep.start + i * c + op);
     return all;
   }
   return {u + extra};
