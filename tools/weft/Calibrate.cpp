@@ -25,6 +25,13 @@
 //                the best rate, gemm_efficiency each size's [2n^3, rate /
 //                peak]. The same for bf16 operands (the runtime widens them
 //                to f32 and rounds the result: Widen.h): peak_flops.bf16.
+//   skinny       rank 0: f32 products with one dimension small (2 .. 256)
+//                and the others 512, as a microbatch's forward (few rows)
+//                and weight gradient (short contraction) make them, each in
+//                turns with the 512^3 product; their rate ratio over the
+//                square table's at their FLOPs is the efficiency the table
+//                misses. "gemm_full_dim" is fitted to it (the cost model's
+//                min(1, small / gemm_full_dim)^0.8: GemmModel.h).
 //   memory       bandwidths count traffic as the cost model does
 //                (tools/weftc/planner/Cluster.h): operands + results + the
 //                results again (a CPU reads each line it writes). Node
@@ -81,6 +88,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tools/weft/Calibrate.h"
+#include "tools/weftc/planner/GemmModel.h"
 
 #include "weft/runtime/Comm.h"
 #include "weft/runtime/FileUtil.h"
@@ -99,6 +107,7 @@
 #include <ctime>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <pthread.h>
 #include <sched.h>
@@ -465,6 +474,66 @@ double lastLevelCacheBytes(unsigned cpus) {
   return best;
 }
 
+/// Products with one small dimension (microbatches make them: a forward's
+/// few rows, a weight gradient's short contraction), each timed in turns
+/// with the wide product of its shape (this machine's speed drifts between
+/// seconds: only the ratio within a trial is trusted), against what the
+/// square table predicts for both; fits DeviceFigures::gemmFullDim to them.
+void measureSkinny(DeviceFigures &d, double budget, int trials) {
+  std::vector<std::pair<double, double>> table;
+  for (const GemmPoint &p : d.gemm)
+    table.push_back({p.flops, std::min(1.0, p.fp32Rate / d.peakFp32)});
+  const int64_t wide = kSkinnyWide;
+  const double wideFlops = 2.0 * wide * wide * wide;
+  auto make = [&](int64_t small, bool contraction) {
+    // Forward: (small x wide) (wide x wide). Weight gradient:
+    // (small x wide)^T (small x wide), contracting over small.
+    return contraction ? MatmulCall(wide, small, wide, WEFT_F32, true)
+                       : MatmulCall(small, wide, wide, WEFT_F32, false);
+  };
+  for (bool contraction : {false, true}) {
+    MatmulCall reference = make(wide, contraction);
+    for (int64_t small : {2, 4, 8, 16, 32, 64, 128, 256}) {
+      MatmulCall call = make(small, contraction);
+      const double flops = 2.0 * static_cast<double>(small) * wide * wide;
+      std::vector<double> ratios, rates;
+      for (int t = 0; t < 2 * trials + 1; ++t) {
+        double tSmall = timePerCall(call, budget / (2 * trials + 1), 1);
+        double tWide = timePerCall(reference, budget / (2 * trials + 1), 1);
+        ratios.push_back((flops / tSmall) / (wideFlops / tWide));
+        rates.push_back(flops / tSmall);
+      }
+      SkinnyPoint p;
+      p.d = small;
+      p.contraction = contraction;
+      p.rate = median(rates);
+      // Measured rate ratio over the table's: the factor the cost model
+      // must apply beyond its table.
+      p.efficiency = median(ratios) * planner::efficiencyAt(table, wideFlops) /
+                     planner::efficiencyAt(table, flops);
+      d.skinny.push_back(p);
+    }
+  }
+  // Least squares of log efficiency over a log grid of candidates: the
+  // model's factor never exceeds 1, so measured efficiencies above it
+  // count as 1.
+  double bestError = std::numeric_limits<double>::infinity();
+  for (int i = 0; i <= 240; ++i) {
+    double full = std::pow(2.0, i / 24.0); // 1 .. 1024
+    double error = 0;
+    for (const SkinnyPoint &p : d.skinny) {
+      double diff =
+          std::log(planner::skinnyFactor(static_cast<double>(p.d), full)) -
+          std::log(std::min(1.0, std::max(p.efficiency, 1e-6)));
+      error += diff * diff;
+    }
+    if (error < bestError) {
+      bestError = error;
+      d.gemmFullDim = full;
+    }
+  }
+}
+
 DeviceFigures measureDevice(bool quick) {
   DeviceFigures d;
   std::vector<int64_t> sizes =
@@ -491,6 +560,7 @@ DeviceFigures measureDevice(bool quick) {
     d.peakBf16 = std::max(d.peakBf16, p.bf16Rate);
     d.gemm.push_back(p);
   }
+  measureSkinny(d, fp32Budget, trials);
 
   unsigned cores = std::thread::hardware_concurrency();
   d.nodeThreads = cores > 0 ? static_cast<int>(cores) : 1;

@@ -28,28 +28,20 @@ double median(std::vector<double> v);
 /// A barrier over `world` whose waiting ranks sleep instead of polling.
 void quietBarrier(comm::Communicator &world);
 
-/// One weft_k_matmul call on n x n operands of `dtype` (f32 or bf16).
+/// One weft_k_matmul call of `dtype` (f32 or bf16) operands: (m x k) times
+/// (k x n), the first stored transposed (k x m) when `transA` (a weight
+/// gradient's shape: the contraction runs over the batch).
 class MatmulCall {
 public:
-  MatmulCall(int64_t n, int64_t dtype) {
-    const size_t elems = static_cast<size_t>(n * n);
-    const size_t bytes = elems * static_cast<size_t>(weftDTypeSize(dtype));
-    a_.resize(bytes);
-    b_.resize(bytes);
-    c_.resize(bytes);
-    for (size_t i = 0; i < elems; ++i) {
-      float va = 0.25f * static_cast<float>(i % 7) - 0.5f;
-      float vb = 0.125f * static_cast<float>(i % 5) - 0.25f;
-      if (dtype == WEFT_BF16) {
-        uint16_t ha = floatToBFloat16(va), hb = floatToBFloat16(vb);
-        std::memcpy(&a_[2 * i], &ha, 2);
-        std::memcpy(&b_[2 * i], &hb, 2);
-      } else {
-        std::memcpy(&a_[4 * i], &va, 4);
-        std::memcpy(&b_[4 * i], &vb, 4);
-      }
-    }
-    desc_ = {3, dtype, 2, n, n, dtype, 2, n, n, dtype, 2, n, n, 2, 0, 0};
+  MatmulCall(int64_t n, int64_t dtype) : MatmulCall(n, n, n, dtype, false) {}
+  MatmulCall(int64_t m, int64_t k, int64_t n, int64_t dtype, bool transA) {
+    const size_t size = static_cast<size_t>(weftDTypeSize(dtype));
+    fill(a_, static_cast<size_t>(m * k), size, 7, 0.25f, 0.5f);
+    fill(b_, static_cast<size_t>(k * n), size, 5, 0.125f, 0.25f);
+    c_.resize(static_cast<size_t>(m * n) * size);
+    const int64_t a0 = transA ? k : m, a1 = transA ? m : k;
+    desc_ = {3,     dtype, 2, a0, a1, dtype,          2, k, n,
+             dtype, 2,     m, n,  2,  transA ? 1 : 0, 0};
     bufs_[0] = a_.data();
     bufs_[1] = b_.data();
     bufs_[2] = c_.data();
@@ -57,6 +49,20 @@ public:
   void operator()() { weft_k_matmul(bufs_, desc_.data()); }
 
 private:
+  /// `elems` values step * (i % period) - offset, in f32 or bf16.
+  static void fill(std::vector<uint8_t> &out, size_t elems, size_t size,
+                   int period, float step, float offset) {
+    out.resize(elems * size);
+    for (size_t i = 0; i < elems; ++i) {
+      float v = step * static_cast<float>(i % period) - offset;
+      if (size == 2) {
+        uint16_t h = floatToBFloat16(v);
+        std::memcpy(&out[2 * i], &h, 2);
+      } else {
+        std::memcpy(&out[4 * i], &v, 4);
+      }
+    }
+  }
   std::vector<uint8_t> a_, b_, c_;
   std::vector<int64_t> desc_;
   void *bufs_[3];
@@ -105,9 +111,26 @@ struct GemmPoint {
   double fp32Rate, bf16Rate;
 };
 
+/// The other dimensions of the skinny products calibrated.
+constexpr int64_t kSkinnyWide = 512;
+
+/// An f32 product with one small dimension d (the rest kSkinnyWide):
+/// forward-shaped (d rows) or weight-gradient-shaped (contraction over d).
+struct SkinnyPoint {
+  int64_t d;
+  bool contraction;
+  double rate;
+  /// rate over what the square table predicts for its FLOPs.
+  double efficiency;
+};
+
 struct DeviceFigures {
   std::vector<GemmPoint> gemm;
   double peakFp32 = 0, peakBf16 = 0;
+  std::vector<SkinnyPoint> skinny;
+  /// The smallest dimension at which a product runs at its size's rate:
+  /// fitted to `skinny` as the cost model uses it (Cluster.h).
+  double gemmFullDim = 0;
   /// Streams (Stream::traffic() per second): the node's memory with every
   /// hardware thread streaming, one core alone, a core's share of the last
   /// cache level with every core streaming, AdamW on the node.

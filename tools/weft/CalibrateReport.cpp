@@ -107,6 +107,8 @@ std::string clusterJson(const Report &r) {
          num(std::max(eff, 1e-6)) + "]";
   }
   j += "],\n";
+  if (d.gemmFullDim > 0)
+    j += "    \"gemm_full_dim\": " + num(d.gemmFullDim) + ",\n";
   j += "    \"kernel_overhead_s\": " + num(d.kernelOverhead) + "\n  },\n";
 
   const std::string headline = "\"bandwidth\": " + num(r.headlineBandwidth) +
@@ -142,6 +144,15 @@ std::string clusterJson(const Report &r) {
          std::to_string(d.gemm[i].n) +
          ", \"fp32_flops_per_s\": " + num(d.gemm[i].fp32Rate) +
          ", \"bf16_flops_per_s\": " + num(d.gemm[i].bf16Rate) + "}";
+  j += "],\n";
+  j += "    \"skinny_gemm\": [";
+  for (size_t i = 0; i < d.skinny.size(); ++i)
+    j += (i ? ", " : "") + std::string("{\"small\": ") +
+         std::to_string(d.skinny[i].d) +
+         ", \"wide\": " + std::to_string(kSkinnyWide) +
+         ", \"contraction\": " + (d.skinny[i].contraction ? "true" : "false") +
+         ", \"fp32_flops_per_s\": " + num(d.skinny[i].rate) +
+         ", \"efficiency_vs_square\": " + num(d.skinny[i].efficiency) + "}";
   j += "],\n";
   j += "    \"memory\": {\"accounting\": \"operands + results + results "
        "again (write-allocate)\", \"node_threads\": " +
@@ -203,6 +214,22 @@ void printTable(const Report &r, const std::string &output) {
                 p.fp32Rate / d.peakFp32, p.bf16Rate / 1e9);
   std::printf("  peak: fp32 %.1f GFLOP/s, bf16 %.1f GFLOP/s\n",
               d.peakFp32 / 1e9, d.peakBf16 / 1e9);
+  if (!d.skinny.empty()) {
+    std::printf("\nskinny products, f32, one dimension small, the others "
+                "%lld (efficiency against the square table at their "
+                "FLOPs):\n  %6s %22s %22s\n",
+                static_cast<long long>(kSkinnyWide), "small",
+                "rows: GFLOP/s  eff", "contraction: GFLOP/s  eff");
+    const size_t half = d.skinny.size() / 2; // rows first, then contraction
+    for (size_t i = 0; i < half; ++i)
+      std::printf("  %6lld %15.2f %6.3f %15.2f %6.3f\n",
+                  static_cast<long long>(d.skinny[i].d), d.skinny[i].rate / 1e9,
+                  d.skinny[i].efficiency, d.skinny[half + i].rate / 1e9,
+                  d.skinny[half + i].efficiency);
+    std::printf("  fitted gemm_full_dim: %.1f (efficiency x min(1, small / "
+                "it)^0.8)\n",
+                d.gemmFullDim);
+  }
   std::printf("\nmemory (weft_k_binary add of %.0f MiB f32 arrays; traffic "
               "counted as operands + results twice):\n"
               "  node, %d threads at once  %8.2f GB/s\n"

@@ -57,6 +57,18 @@ def main():
     positive(d["memory_bytes"], "device.memory_bytes", lower=1e6)
     positive(d["memory_bandwidth"], "device.memory_bandwidth", lower=1e6)
     positive(d["kernel_overhead_s"], "device.kernel_overhead_s", upper=1.0)
+    # The smallest dimension of a full-rate product: fitted to the skinny
+    # products on the candidates' grid (1 .. 1024), each measured.
+    positive(d.get("gemm_full_dim"), "device.gemm_full_dim", upper=1024.001,
+             lower=0.999)
+    skinny = c["calibration"].get("skinny_gemm", [])
+    if sorted((s["contraction"], s["small"]) for s in skinny) != [
+            (k, n) for k in (False, True) for n in (2, 4, 8, 16, 32, 64, 128, 256)]:
+        fail(f"calibration.skinny_gemm has {len(skinny)} points, not 8 small "
+             "dimensions of both shapes")
+    for s in skinny:
+        positive(s["fp32_flops_per_s"], "skinny_gemm rate", lower=1e6)
+        positive(s["efficiency_vs_square"], "skinny_gemm efficiency")
     for key in ("cache_bytes", "cache_bandwidth"):
         if key in d:
             positive(d[key], "device." + key, lower=1e3)

@@ -1,5 +1,6 @@
 //===- Cluster.cpp - Presets and cluster files ----------------------------===//
 #include "tools/weftc/planner/Cluster.h"
+#include "tools/weftc/planner/GemmModel.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -439,23 +440,7 @@ double Cluster::rankMemoryBytes(int64_t ranks) const {
 }
 
 double Cluster::gemmEfficiencyAt(double flops) const {
-  if (gemmEfficiency.empty())
-    return 1.0;
-  if (flops <= gemmEfficiency.front().first)
-    return gemmEfficiency.front().second;
-  if (flops >= gemmEfficiency.back().first)
-    return gemmEfficiency.back().second;
-  for (size_t i = 1; i < gemmEfficiency.size(); ++i) {
-    auto [x1, y1] = gemmEfficiency[i];
-    if (flops > x1)
-      continue;
-    auto [x0, y0] = gemmEfficiency[i - 1];
-    if (x0 <= 0 || x1 <= x0)
-      return y1;
-    double t = (std::log(flops) - std::log(x0)) / (std::log(x1) - std::log(x0));
-    return y0 + t * (y1 - y0);
-  }
-  return gemmEfficiency.back().second;
+  return efficiencyAt(gemmEfficiency, flops);
 }
 
 Link Cluster::linkFor(int64_t size, int64_t stride,

@@ -2,6 +2,7 @@
 #include "tools/weftc/planner/CostModel.h"
 
 #include "tools/weftc/planner/Formulas.h"
+#include "tools/weftc/planner/GemmModel.h"
 
 #include "passes/StageCuts.h"
 
@@ -43,7 +44,7 @@ double CostModel::opTime(const OpRecord &op, double scale,
     // Below the tile size a GEMM wastes lanes: the rate falls with its
     // smallest dimension.
     double minDim = op.minDimScales ? op.minDim * scale : op.minDim;
-    double skinny = std::pow(std::min(1.0, minDim / cluster.gemmFullDim), 0.8);
+    double skinny = skinnyFactor(minDim, cluster.gemmFullDim);
     rate = cluster.rankPeakFlops(op.bf16 ? "bf16" : "fp32", ranks) *
            cluster.gemmEfficiencyAt(flops) * skinny;
   } else {
@@ -56,6 +57,17 @@ double CostModel::opTime(const OpRecord &op, double scale,
   double memory = bytes / cluster.rankStreamBandwidth(
                               bytes, profile.kernels[op.kernel], ranks);
   return std::max(compute, memory) + cluster.kernelOverhead;
+}
+
+double CostModel::accumulationTime(double gradBytes, int64_t microbatches,
+                                   int64_t ranks) const {
+  if (microbatches <= 1 || gradBytes <= 0)
+    return 0.0;
+  // Each add reads the sum so far and one microbatch's gradient and writes
+  // the sum (a CPU reads the lines it writes first).
+  double bytes = gradBytes * (cluster.kind == "cpu" ? 4.0 : 3.0);
+  return static_cast<double>(microbatches - 1) * bytes /
+         cluster.rankStreamBandwidth(bytes, "binary", ranks);
 }
 
 /// Turns per-unit values into prefix sums (size n + 1).
@@ -212,6 +224,17 @@ std::string CostModel::computeBreakdown(const PlanChoice &plan) const {
                           names[p], time[p][1] * 1e3, flops[p][1] / 1e9,
                           time[p][0] * 1e3, flops[p][0] / 1e9)
                 .str();
+  if (plan.microbatches > 1) {
+    double gradBytes = 0;
+    for (const UnitBytes &u : it->second.units)
+      gradBytes += u.gradients;
+    text += llvm::formatv(
+                "    accumulate   {0} sums of the weight gradients "
+                "{1,9:f3} ms\n",
+                plan.microbatches - 1,
+                accumulationTime(gradBytes, plan.microbatches, ranks) * 1e3)
+                .str();
+  }
   text += llvm::formatv("    {0} kernel launches per step, {1:f3} ms of launch "
                         "overhead\n",
                         kernels, kernels * cluster.kernelOverhead * 1e3)
@@ -368,7 +391,8 @@ PlanEstimate CostModel::evaluate(const PlanChoice &plan) {
     double perMb = st.f + st.b + st.w + p2pTime[s];
     // Tensor-parallel collectives and pipeline transfers sit on the
     // critical path of every microbatch: exposed communication.
-    double compute = static_cast<double>(m) * (perMb - st.tpComm - p2pTime[s]);
+    double compute = static_cast<double>(m) * (perMb - st.tpComm - p2pTime[s]) +
+                     accumulationTime(st.grads, m, ranks);
     double backwardWindow = st.b + st.w; // the last microbatch's backward
     double opt =
         plan.zero >= 1 ? st.opt / static_cast<double>(plan.dp) : st.opt;
@@ -459,7 +483,8 @@ PlanEstimate CostModel::evaluate(const PlanChoice &plan) {
       const Sums &st = stage[s];
       double opt =
           plan.zero >= 1 ? st.opt / static_cast<double>(plan.dp) : st.opt;
-      work += static_cast<double>(m) * (st.f + st.b + st.w - st.tpComm) + opt;
+      work += static_cast<double>(m) * (st.f + st.b + st.w - st.tpComm) +
+              accumulationTime(st.grads, m, ranks) + opt;
     }
     // Per node: its ranks' work over its cores (all ranks alike per stage).
     // Communication on shared memory is the cores' work too (copies,

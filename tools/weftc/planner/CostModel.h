@@ -105,6 +105,10 @@ private:
   const UnitSums &unitSums(int64_t tp);
   const std::vector<int64_t> &cutsFor(int64_t chunks);
   double opTime(const OpRecord &op, double scale, int64_t ranks) const;
+  /// Summing M microbatches' weight gradients of `gradBytes` (M - 1 adds
+  /// of the whole set: weft-microbatch sums the clones in order).
+  double accumulationTime(double gradBytes, int64_t microbatches,
+                          int64_t ranks) const;
 
   const ModelProfile &profile;
   const Cluster &cluster;
