@@ -16,18 +16,9 @@
 // through `mpirun -n N` otherwise. Exit codes: 0 success, 2 bad usage or bad
 // input, 1 anything else (the executable's own code otherwise).
 //
-// `weft export` writes the bundle's source model (BUNDLE/source.onnx, which
-// weftc copies into every bundle) with the parameters of a training
-// checkpoint in place of its initializers. The checkpoint is DIR/latest (or
-// the newest step-* directory), or DIR itself when it is a step-* directory;
-// for a multi-rank bundle, rank 0's state file, and every rank's for the
-// parameters the plan splits (JoinShards.h). It is verified as `weft train
-// --resume` verifies it (runtime/executor/Checkpoint.h: sizes, SHA-256,
-// tensors) against the signature the bundle's executable prints with
-// --print-signature: that signature's SHA-256 is what every checkpoint
-// records, so a checkpoint of another model (or of the same model compiled
-// with other flags) is refused. The ONNX half lives in
-// ExportOnnx.cpp, which runtime-only builds (no ONNX) leave out.
+// `weft export` (ExportCommand.cpp) writes the bundle's source model with
+// the parameters of a training checkpoint, verified against the bundle's
+// model signature.
 //
 // `weft calibrate` measures this machine through weft's own runtime and
 // writes a cluster description ("weft-cluster/1", what `weftc --cluster
@@ -45,35 +36,24 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/executor/Checkpoint.h"
 #include "tools/BundleLink.h"
-#include "tools/weft/JoinShards.h"
-#include "weft/runtime/Executor.h"
+#include "tools/weft/Cli.h"
 #include "weft/runtime/FileUtil.h"
-#include "weft/runtime/Json.h"
 #include "weft/runtime/Version.h"
 
-#ifdef WEFT_HAVE_ONNX
-#include "tools/weft/ExportOnnx.h"
-#endif
-
 #include <cerrno>
-#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fcntl.h>
 #include <string>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
 #include <vector>
 
-namespace {
+using namespace weft::cli;
 
-constexpr int kExitOk = 0;
-constexpr int kExitFailure = 1;
-constexpr int kExitBadInput = 2;
+namespace {
 
 const char *const kUsage =
     "usage: weft <command> [arguments]\n"
@@ -109,9 +89,6 @@ const char *const kTrainUsage =
     "[--metrics FILE.jsonl] [--checkpoint-dir DIR] [--save-every K] "
     "[--resume] [--trace FILE.json]";
 
-const char *const kExportUsage =
-    "usage: weft export BUNDLE --checkpoint DIR -o TRAINED.onnx";
-
 const char *const kRelinkUsage = "usage: weft relink BUNDLE";
 
 const char *const kCalibrateUsage =
@@ -137,92 +114,6 @@ const char *const kCalibrateHelp =
     "asynchronous all_reduce hides behind compute. --quick measures fewer\n"
     "sizes with fewer repetitions (for tests; the figures are rougher).\n";
 
-/// Writes `text` to `out`, ending it with a newline.
-void putLine(const char *text, std::FILE *out) {
-  std::fputs(text, out);
-  if (text[0] && text[std::strlen(text) - 1] != '\n')
-    std::fputc('\n', out);
-}
-
-int error(int code, const std::string &message, const char *usage = nullptr) {
-  std::fflush(stdout);
-  std::fprintf(stderr, "weft: error: %s\n", message.c_str());
-  if (usage)
-    putLine(usage, stderr);
-  return code;
-}
-
-/// Whether `arg` asks for a command's help (--help or -h).
-bool isHelpOption(const std::string &arg) {
-  return arg == "--help" || arg == "-h";
-}
-
-/// Prints a command's help `text` on stdout.
-int printHelp(const char *text) {
-  putLine(text, stdout);
-  return kExitOk;
-}
-
-/// Takes `arg` as the command's BUNDLE argument; on a second one prints the
-/// error and returns false.
-bool takeBundleArgument(const std::string &arg, std::string &bundle,
-                        const char *usage) {
-  if (!bundle.empty()) {
-    error(kExitBadInput, "unexpected argument '" + arg + "'", usage);
-    return false;
-  }
-  bundle = arg;
-  return true;
-}
-
-/// Reads the value of option `name` at argv[i] (NAME=VALUE, or NAME VALUE
-/// advancing i past it), which may be given once (`given`) and not empty;
-/// on bad usage prints the error and returns false.
-bool readOptionValue(int argc, char **argv, int &i, const std::string &name,
-                     std::string &value, bool &given, const char *usage) {
-  const std::string arg = argv[i];
-  if (given) {
-    error(kExitBadInput, "option '" + name + "' given twice", usage);
-    return false;
-  }
-  if (name.size() < arg.size()) {
-    value = arg.substr(name.size() + 1);
-  } else {
-    if (i + 1 >= argc) {
-      error(kExitBadInput, "option '" + arg + "' needs a value", usage);
-      return false;
-    }
-    value = argv[++i];
-  }
-  if (value.empty()) {
-    error(kExitBadInput, "option '" + name + "' needs a value", usage);
-    return false;
-  }
-  given = true;
-  return true;
-}
-
-/// Checks that `output` names a file in an existing directory, its
-/// directory into `outDir` (`example`: a file to suggest when `output` is a
-/// directory); on failure prints the error and returns false.
-bool checkOutputFile(const std::string &output, const std::string &example,
-                     std::string &outDir) {
-  if (output.back() == '/' || weft::isDirectory(output)) {
-    error(kExitBadInput, "output '" + output +
-                             "' is a directory; give the file to write, "
-                             "e.g. " +
-                             example);
-    return false;
-  }
-  outDir = weft::parentPath(output);
-  if (!weft::isDirectory(outDir)) {
-    error(kExitBadInput, "cannot write output '" + output + "': directory '" +
-                             outDir + "' does not exist");
-    return false;
-  }
-  return true;
-}
-
 /// argv for execv / execvp: pointers into `args`, then a null.
 std::vector<char *> execArgv(std::vector<std::string> &args) {
   std::vector<char *> argv;
@@ -244,115 +135,12 @@ bool parsePositive(const std::string &text, int64_t &out) {
   return true;
 }
 
-struct Manifest {
-  std::string executable;
-  std::string target = "cpu"; ///< "target" (cpu or cuda)
-  int64_t worldSize = 1;
-  std::string sourceModelFile; ///< "" when the bundle has none
-};
-
-/// Reads BUNDLE/manifest.json; on failure returns false with the reason.
-bool readManifest(const std::string &bundle, Manifest &out,
-                  std::string &reason) {
-  std::string path = weft::joinPath(bundle, "manifest.json");
-  if (!weft::isDirectory(bundle)) {
-    reason = "'" + bundle + "' is not a directory";
-    return false;
-  }
-  std::string text, err;
-  if (!weft::readFile(path, text, err)) {
-    reason = err;
-    return false;
-  }
-  weft::JsonValue root;
-  if (!weft::parseJson(text, root, err)) {
-    reason = path + " is not valid JSON: " + err;
-    return false;
-  }
-  if (!root.isObject()) {
-    reason = path + " is not a JSON object";
-    return false;
-  }
-  if (const weft::JsonValue *version = root.get("format_version")) {
-    if (!version->isInteger() || version->asInt() != 1) {
-      reason = path + " has an unsupported \"format_version\" (this weft "
-                      "reads 1)";
-      return false;
-    }
-  }
-  const weft::JsonValue *exe = root.get("executable");
-  if (!exe || !exe->isString() || exe->asString().empty()) {
-    reason = path + " has no \"executable\"";
-    return false;
-  }
-  out.executable = exe->asString();
-  if (out.executable.find('/') != std::string::npos || out.executable == "." ||
-      out.executable == "..") {
-    reason = path + ": \"executable\" must be a file name inside the bundle";
-    return false;
-  }
-  const weft::JsonValue *world = root.get("world_size");
-  if (!world || !world->isInteger() || world->asInt() < 1) {
-    reason = path + " has no valid \"world_size\"";
-    return false;
-  }
-  out.worldSize = world->asInt();
-  if (const weft::JsonValue *target = root.get("target")) {
-    if (!target->isString() ||
-        (target->asString() != "cpu" && target->asString() != "cuda")) {
-      reason = path + ": \"target\" must be \"cpu\" or \"cuda\"";
-      return false;
-    }
-    out.target = target->asString();
-  }
-  if (const weft::JsonValue *source = root.get("source_model_file"))
-    if (source->isString())
-      out.sourceModelFile = source->asString();
-  return true;
-}
-
-/// Reads the manifest of BUNDLE (the command's argument, "" when not
-/// given); on failure prints the error (with `usage` when BUNDLE is
-/// missing) and returns false.
-bool readBundleManifest(const std::string &bundle, Manifest &manifest,
-                        const char *usage) {
-  if (bundle.empty()) {
-    error(kExitBadInput, "missing BUNDLE", usage);
-    return false;
-  }
-  std::string reason;
-  if (readManifest(bundle, manifest, reason))
-    return true;
-  error(kExitBadInput, "not a weft bundle: " + bundle + " (" + reason + ")");
-  return false;
-}
-
-std::string absolutePath(const std::string &path) {
-  char buf[PATH_MAX];
-  if (::realpath(path.c_str(), buf))
-    return buf;
-  return path;
-}
-
 /// Whether `arg` is the -n option of the commands that start ranks (-n N,
 /// -nN or -n=N).
 bool isRanksOption(const std::string &arg) {
   return arg == "-n" || arg.compare(0, 3, "-n=") == 0 ||
          (arg.size() > 2 && arg.compare(0, 2, "-n") == 0 && arg[2] >= '0' &&
           arg[2] <= '9');
-}
-
-/// BUNDLE's executable (absolute: `bundleAbs` is BUNDLE's absolute path);
-/// when it is missing prints the error and returns false.
-bool bundleExecutable(const std::string &bundle, const std::string &bundleAbs,
-                      const Manifest &manifest, std::string &exe) {
-  exe = weft::joinPath(bundleAbs, manifest.executable);
-  if (::access(exe.c_str(), X_OK) == 0)
-    return true;
-  error(kExitBadInput, "not a weft bundle: " + bundle + " (its executable '" +
-                           manifest.executable +
-                           "' is missing or not executable)");
-  return false;
 }
 
 /// Reads the number of ranks of the -n option at argv[i] (advancing i past
@@ -477,230 +265,6 @@ int launchCommand(bool train, int argc, char **argv) {
   return execRanks(ranks, exe, args,
                    "a bundle for " + std::to_string(ranks) +
                        " ranks needs MPI");
-}
-
-#ifdef WEFT_HAVE_ONNX
-/// Strips trailing slashes ("ck/" -> "ck"; "/" stays).
-std::string stripSlashes(std::string path) {
-  while (path.size() > 1 && path.back() == '/')
-    path.pop_back();
-  return path;
-}
-
-/// Whether `path` (absolute, resolved) is `dir` or lies under it.
-bool isInside(const std::string &path, const std::string &dir) {
-  if (dir.empty() || path.compare(0, dir.size(), dir) != 0)
-    return false;
-  return path.size() == dir.size() || dir == "/" || path[dir.size()] == '/';
-}
-
-/// Runs `exe --print-signature` and returns what it prints, without the
-/// final newline.
-bool readSignature(const std::string &exe, std::string &out,
-                   std::string &reason) {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) {
-    reason = std::string("cannot create a pipe: ") + std::strerror(errno);
-    return false;
-  }
-  std::fflush(stdout);
-  std::fflush(stderr);
-  pid_t pid = ::fork();
-  if (pid < 0) {
-    reason = std::string("cannot fork: ") + std::strerror(errno);
-    ::close(fds[0]);
-    ::close(fds[1]);
-    return false;
-  }
-  if (pid == 0) {
-    ::dup2(fds[1], STDOUT_FILENO);
-    int devnull = ::open("/dev/null", O_WRONLY);
-    if (devnull >= 0)
-      ::dup2(devnull, STDERR_FILENO);
-    std::string flag = "--print-signature";
-    char *args[] = {const_cast<char *>(exe.c_str()), &flag[0], nullptr};
-    ::execv(exe.c_str(), args);
-    ::_exit(127);
-  }
-  ::close(fds[1]);
-  out.clear();
-  char buf[65536];
-  while (true) {
-    ssize_t n = ::read(fds[0], buf, sizeof buf);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      break;
-    out.append(buf, static_cast<size_t>(n));
-  }
-  ::close(fds[0]);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    reason =
-        "'" + exe + " --print-signature' failed (" +
-        (WIFEXITED(status) ? "exit code " + std::to_string(WEXITSTATUS(status))
-                           : std::string("killed by a signal")) +
-        "; a bundle linked by an older weftc lacks that flag: "
-        "recompile it)";
-    return false;
-  }
-  if (!out.empty() && out.back() == '\n')
-    out.pop_back();
-  return true;
-}
-#endif // WEFT_HAVE_ONNX
-
-/// `weft export BUNDLE --checkpoint DIR -o TRAINED.onnx`.
-int exportCommand(int argc, char **argv) {
-  const char *usage = kExportUsage;
-  std::string bundle, checkpoint, output;
-  bool haveCheckpoint = false, haveOutput = false;
-  for (int i = 0; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (isHelpOption(arg))
-      return printHelp(usage);
-    std::string *value = nullptr;
-    bool *given = nullptr;
-    std::string name = arg.substr(0, arg.find('='));
-    if (name == "--checkpoint") {
-      value = &checkpoint;
-      given = &haveCheckpoint;
-    } else if (name == "-o" || name == "--output") {
-      value = &output;
-      given = &haveOutput;
-    }
-    if (value) {
-      if (!readOptionValue(argc, argv, i, name, *value, *given, usage))
-        return kExitBadInput;
-      continue;
-    }
-    if (!arg.empty() && arg[0] == '-')
-      return error(kExitBadInput, "unknown option '" + arg + "'", usage);
-    if (!takeBundleArgument(arg, bundle, usage))
-      return kExitBadInput;
-  }
-  if (bundle.empty())
-    return error(kExitBadInput, "missing BUNDLE", usage);
-  if (!haveCheckpoint)
-    return error(kExitBadInput,
-                 "missing --checkpoint DIR (the checkpoint directory of "
-                 "'weft train --checkpoint-dir', or one of its step-* "
-                 "directories)",
-                 usage);
-  if (!haveOutput)
-    return error(kExitBadInput, "missing -o TRAINED.onnx", usage);
-#ifndef WEFT_HAVE_ONNX
-  return error(kExitBadInput,
-               "weft was built without ONNX support (a runtime-only build); "
-               "'weft export' needs the full build");
-#else
-  // The bundle and its source model.
-  Manifest manifest;
-  if (!readBundleManifest(bundle, manifest, usage))
-    return kExitBadInput;
-  if (manifest.sourceModelFile.empty())
-    return error(kExitBadInput,
-                 "bundle " + bundle +
-                     " has no source model (it was compiled by an older "
-                     "weftc; compile the model again to export from it)");
-  std::string sourcePath = weft::joinPath(bundle, manifest.sourceModelFile);
-  if (!weft::fileExists(sourcePath) || weft::isDirectory(sourcePath))
-    return error(kExitBadInput, "bundle " + bundle +
-                                    " lacks its source model " + sourcePath +
-                                    " (the file is missing)");
-  std::string bundleAbs = absolutePath(bundle);
-  if (!isInside(absolutePath(sourcePath), bundleAbs))
-    return error(kExitBadInput, weft::joinPath(bundle, "manifest.json") +
-                                    ": \"source_model_file\" must name a "
-                                    "file inside the bundle");
-  std::string exe;
-  if (!bundleExecutable(bundle, bundleAbs, manifest, exe))
-    return kExitBadInput;
-
-  // The output: a file name in an existing directory, outside the bundle
-  // and the checkpoint directory.
-  std::string outDir;
-  if (!checkOutputFile(
-          output, weft::joinPath(stripSlashes(output), "trained.onnx"), outDir))
-    return kExitBadInput;
-  std::string outAbs =
-      weft::joinPath(absolutePath(outDir), weft::fileName(output));
-  if (isInside(outAbs, bundleAbs))
-    return error(kExitBadInput, "refusing to write '" + output +
-                                    "' inside the bundle " + bundle +
-                                    "; write the exported model elsewhere");
-
-  // The checkpoint: DIR/latest, or DIR itself when it is a step-* directory.
-  std::string ckpt = stripSlashes(checkpoint);
-  std::string storeDir = ckpt, stepName;
-  int64_t step = 0;
-  if (weft::parseCheckpointDirName(weft::fileName(ckpt), step) &&
-      weft::isDirectory(ckpt)) {
-    storeDir = weft::parentPath(ckpt);
-    stepName = weft::fileName(ckpt);
-  }
-  if (!weft::isDirectory(storeDir))
-    return error(kExitBadInput,
-                 "checkpoint directory '" + checkpoint + "' " +
-                     (weft::fileExists(storeDir) ? "is not a directory"
-                                                 : "does not exist"));
-  if (isInside(outAbs, absolutePath(storeDir)))
-    return error(kExitBadInput, "refusing to write '" + output +
-                                    "' inside the checkpoint directory " +
-                                    storeDir +
-                                    "; write the exported model elsewhere");
-
-  // The model's signature, from the bundle's executable.
-  std::string signature, reason;
-  if (!readSignature(exe, signature, reason))
-    return error(kExitBadInput, "cannot read the model signature of bundle " +
-                                    bundle + ": " + reason);
-  weft::Executor executor;
-  weft::Status status = executor.init(signature, nullptr);
-  if (!status.ok())
-    return error(kExitBadInput, "bundle " + bundle +
-                                    ": its executable's signature is "
-                                    "invalid: " +
-                                    status.message);
-  if (!executor.signature().isTraining())
-    return error(kExitBadInput,
-                 "bundle " + bundle +
-                     " was compiled for inference; export needs the "
-                     "training bundle (weftc compile --train) that wrote "
-                     "the checkpoint");
-  // Several ranks: parameters the plan splits are put together from every
-  // rank's state file (JoinShards.h); the others come from rank 0's.
-  std::vector<weft::WholeParam> whole;
-  weft::CheckpointInfo info;
-  if (stepName.empty()) {
-    std::string which;
-    weft::CheckpointStore store(storeDir, signature, 0,
-                                executor.signature().worldSize);
-    if (!store.hasCheckpoint(which))
-      return error(kExitBadInput,
-                   "no checkpoint in " + storeDir +
-                       " (no 'latest' file and no step-* directory)");
-  }
-  status = weft::loadWholeParams(signature, storeDir, stepName, whole, info);
-  if (!status.ok())
-    return error(status.code, status.message);
-  std::vector<weft::ExportParam> params;
-  for (const weft::WholeParam &p : whole)
-    params.push_back({p.name, p.dtype, p.shape, p.data.data(), p.data.size()});
-  weft::ExportSummary summary;
-  status = weft::exportOnnxModel(sourcePath, params, output, summary);
-  if (!status.ok())
-    return error(status.code, status.message);
-  std::printf("exported %s: %zu trained parameters from %s (step %lld), "
-              "%zu other initializers unchanged%s%s\n",
-              output.c_str(), summary.replaced, info.path.c_str(),
-              static_cast<long long>(info.step), summary.kept,
-              summary.dataFile.empty() ? "" : "; external data in ",
-              summary.dataFile.c_str());
-  return kExitOk;
-#endif
 }
 
 /// `weft calibrate [-n N] -o CLUSTER.json [--quick]`.
