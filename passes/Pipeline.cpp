@@ -29,6 +29,7 @@
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
 
+#include "passes/PipelineSchedule.h"
 #include "passes/ScheduleByKey.h"
 
 #include <map>
@@ -277,45 +278,11 @@ struct PipelinePass : public weft::impl::PipelineBase<PipelinePass> {
   }
 
   /// The position of (microbatch, chunk, backward, weight gradient) in
-  /// stage `s`'s schedule.
+  /// stage `s`'s schedule (PipelineSchedule.h).
   int64_t slotOf(int64_t s, int64_t m, int64_t chunk, bool backward,
                  bool weight) const {
-    const int64_t M = microbatches, P = stages, V = virtualStages;
-    if (schedule == "gpipe")
-      return backward ? M + m : m;
-    if (schedule == "zb-h1") {
-      // 1F1B's forwards and input-gradient backwards (B), each backward's
-      // weight-gradient part (W) run later, right before the next B, so a
-      // stage waiting for the next B's gradient computes W meanwhile and
-      // the gradients travel back through B's alone (Qi et al. 2023,
-      // ZB-H1): F_0 .. F_{w-1}, then F_{w+i} W_{i-1} B_i for each i, then
-      // W_{M-1}; 1F1B's microbatches in flight.
-      const int64_t w = std::min(P - 1 - s, M);
-      if (!backward)
-        return m < w ? m : w + 3 * (m - w);
-      auto blockStart = [&](int64_t i) { // where F_{w+i} (or W_{i-1}) is
-        return w + 3 * std::min(i, M - w) +
-               2 * std::max<int64_t>(0, i - (M - w));
-      };
-      auto fAt = [&](int64_t i) { return w + i < M ? 1 : 0; };
-      if (!weight)
-        return blockStart(m) + fAt(m) + (m >= 1 ? 1 : 0);
-      return m + 1 < M ? blockStart(m + 1) + fAt(m + 1) : blockStart(M) + 1;
-    }
-    // Units of work k = 0 .. MV-1 in each direction. Interleaved: groups of
-    // P microbatches go through chunk 0, then chunk 1, ... forwards and
-    // through the chunks in reverse backwards (Narayanan et al. 2021).
-    const int64_t U = M * V;
-    int64_t k = m;
-    if (V > 1)
-      k = (m / P) * P * V + (backward ? V - 1 - chunk : chunk) * P + m % P;
-    // F_0 .. F_{w-1}, then F_{w+i} B_i for each i, then the last B's; the
-    // warm-up is P - 1 - s forwards, interleaved 2(P - 1 - s) + (V - 1)P.
-    const int64_t w =
-        std::min(V > 1 ? 2 * (P - 1 - s) + (V - 1) * P : P - 1 - s, U);
-    if (!backward)
-      return k < w ? k : w + 2 * (k - w);
-    return k + w < U ? w + 2 * k + 1 : w + (U - w) * 2 + (k - (U - w));
+    return pipelineSlot(schedule, stages, virtualStages, microbatches, s, m,
+                        chunk, backward, weight);
   }
 
   /// 3. Each stage's ops in its schedule's order.

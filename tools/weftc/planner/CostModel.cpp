@@ -3,6 +3,7 @@
 
 #include "tools/weftc/planner/Formulas.h"
 #include "tools/weftc/planner/GemmModel.h"
+#include "tools/weftc/planner/SharedCores.h"
 
 #include "passes/StageCuts.h"
 
@@ -360,6 +361,9 @@ PlanEstimate CostModel::evaluate(const PlanChoice &plan) {
   double worstStep = 0;
   int64_t worstStage = 0;
   std::vector<double> stepOf(p, 0.0);
+  // Per stage: what follows its microbatches (gradient sums, optimizer,
+  // exposed data-parallel communication), for the shared-cores simulation.
+  std::vector<double> tailOf(p, 0.0);
   double slowest = 0; // per-microbatch time of the slowest stage
   for (int64_t s = 0; s < p; ++s)
     slowest =
@@ -457,6 +461,8 @@ PlanEstimate CostModel::evaluate(const PlanChoice &plan) {
       }
       }
     }
+    tailOf[s] = accumulationTime(st.grads, m, ranks) + opt + exposed -
+                static_cast<double>(m) * (st.tpComm + p2pTime[s]);
     double stepTime = compute + bubble + exposed + opt;
     stepOf[s] = stepTime;
     if (stepTime > worstStep) {
@@ -473,9 +479,11 @@ PlanEstimate CostModel::evaluate(const PlanChoice &plan) {
   (void)slowest;
   e.bubble = bubble;
   e.stepTime = worstStep;
-  // More ranks than cores: they take turns, so a waiting rank (a bubble, a
-  // collective) lends its core to another, and the step is at least every
-  // rank's work over the node's cores, plus the communication all wait for.
+  // More ranks than cores: they take turns, and a rank that waits (in a
+  // bubble, for a transfer) lends its core to another. Communication on
+  // shared memory is the cores' work too (copies, reductions, and MPI
+  // polling while it waits), so it takes turns as well. The schedule is
+  // simulated (SharedCores.h) over one node's ranks.
   const double turns = cluster.oversubscription(ranks);
   if (turns > 1.0) {
     double work = 0;
@@ -486,18 +494,44 @@ PlanEstimate CostModel::evaluate(const PlanChoice &plan) {
       work += static_cast<double>(m) * (st.f + st.b + st.w - st.tpComm) +
               accumulationTime(st.grads, m, ranks) + opt;
     }
-    // Per node: its ranks' work over its cores (all ranks alike per stage).
-    // Communication on shared memory is the cores' work too (copies,
-    // reductions, and MPI polling while it waits), so it takes turns as
-    // well.
-    double perRank = work / static_cast<double>(p);
-    double throughput = (perRank + e.exposedComm) * turns;
-    if (throughput > e.stepTime) {
-      e.compute = perRank * turns - e.optimizer;
-      e.exposedComm *= turns;
-      e.bubble = 0;
-      e.stepTime = throughput;
+    PipelineWork pw;
+    pw.schedule = p > 1 ? plan.schedule : "none";
+    pw.stages = p;
+    pw.virtualStages = v;
+    pw.microbatches = m;
+    for (const Sums &k : chunk) {
+      pw.forward.push_back(k.f);
+      pw.backward.push_back(k.b + k.recompute);
+      pw.weight.push_back(k.w);
     }
+    for (int64_t k = 0; k + 1 < chunks; ++k)
+      pw.transfer.push_back(
+          sendRecvTime(static_cast<double>(profile.crossingBytes[e.cuts[k]]) *
+                           scale,
+                       p2p) *
+          (1.0 - 0.5 * cluster.overlap));
+    pw.tail = tailOf;
+    const int64_t onNode =
+        std::max<int64_t>(1, std::min<int64_t>(ranks, cluster.devicesPerNode));
+    double shared = onNode % p == 0
+                        ? sharedCoresStepTime(pw, onNode, cluster.coresPerNode)
+                        : -1.0;
+    double perRank = work / static_cast<double>(p);
+    // Without a simulation (a pipeline across nodes): every rank's work
+    // and the communication all wait for, over the cores.
+    if (shared < 0)
+      shared = (perRank + e.exposedComm) * turns;
+    // The parts: the work in turns, the communication in turns, and what
+    // the schedule leaves idle (none where sharing overlaps them).
+    e.compute = perRank * turns - e.optimizer;
+    e.exposedComm *= turns;
+    e.bubble = shared - (e.compute + e.optimizer + e.exposedComm);
+    if (e.bubble < 0) {
+      e.exposedComm = std::max(0.0, e.exposedComm + e.bubble);
+      e.compute = std::min(e.compute, shared - e.optimizer - e.exposedComm);
+      e.bubble = 0;
+    }
+    e.stepTime = shared;
   }
 
   // Memory of the fullest stage.
