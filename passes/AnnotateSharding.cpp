@@ -18,9 +18,11 @@ using namespace weft;
 
 namespace {
 
-/// Mesh axes, in the order of the grid's dimensions.
+/// The data-parallel axis: the grid's first (its groups' ranks furthest
+/// apart). The tensor-parallel axis comes last but the microbatches, so a
+/// tp group is adjacent ranks (inside a node, on its fastest links, as
+/// Megatron-LM lays them out), pipeline neighbours tp ranks apart.
 constexpr MeshAxis kDataAxis = 0;
-constexpr MeshAxis kTensorAxis = 1;
 
 /// The first dimension `dp` divides, if any: where ZeRO cuts a tensor.
 std::optional<int64_t> zeroDim(RankedTensorType type, int64_t dp) {
@@ -33,6 +35,9 @@ std::optional<int64_t> zeroDim(RankedTensorType type, int64_t dp) {
 struct AnnotateShardingPass
     : public weft::impl::AnnotateShardingBase<AnnotateShardingPass> {
   using AnnotateShardingBase::AnnotateShardingBase;
+
+  /// The tensor-parallel axis of the grid built (see kDataAxis).
+  MeshAxis tensorAxis = 1;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -70,14 +75,17 @@ struct AnnotateShardingPass
                        "finite and not negative");
       return signalPassFailure();
     }
-    // dp, tp, then the pipeline's stages, then the microbatches, which
+    // dp, the pipeline's stages, tp, then the microbatches, which
     // weft-microbatch turns into time (their axis must be the last).
-    SmallVector<int64_t> shape = {dp, tp};
-    SmallVector<StringRef> axisNames = {"dp", "tp"};
+    SmallVector<int64_t> shape = {dp};
+    SmallVector<StringRef> axisNames = {"dp"};
     if (pp > 1) {
       shape.push_back(pp);
       axisNames.push_back("pp");
     }
+    tensorAxis = static_cast<MeshAxis>(shape.size());
+    shape.push_back(tp);
+    axisNames.push_back("tp");
     const MeshAxis kMicrobatchAxis = static_cast<MeshAxis>(shape.size());
     if (microbatches > 1) {
       shape.push_back(microbatches);
@@ -152,7 +160,7 @@ struct AnnotateShardingPass
       TensorSharding s = TensorSharding::replicated(type.getRank());
       if (Attribute attr = func.getArgAttr(arg.getArgNumber(), "weft.shard"))
         s = *shardingFromAttr(attr, type.getRank());
-      s.dims[1] = DimSharding(MeshAxes{kTensorAxis});
+      s.dims[1] = DimSharding(MeshAxes{tensorAxis});
       func.setArgAttr(arg.getArgNumber(), "weft.shard", shardingToAttr(b, s));
     }
     return success();
@@ -172,7 +180,7 @@ struct AnnotateShardingPass
     costs.memoryBytes = tpMemory;
     std::string summary;
     llvm::StringMap<TensorSharding> plan =
-        planTensorParallel(func, *mesh, kTensorAxis, costs, &summary);
+        planTensorParallel(func, *mesh, tensorAxis, costs, &summary);
     if (costs.enabled())
       func->setAttr("weft.tp_plan", b.getStringAttr(summary));
     func.walk([&](ParamOp param) {

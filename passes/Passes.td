@@ -159,7 +159,9 @@ def AnnotateSharding : Pass<"weft-annotate-sharding", "mlir::ModuleOp"> {
   let summary = "Declare the device mesh and how @main's inputs and parameters are split";
   let description = [{
     Adds the mesh `shard.grid @mesh(shape = dp x tp)` with
-    `weft.mesh_axes = ["dp", "tp"]`, and `weft.shard` annotations
+    `weft.mesh_axes = ["dp", "tp"]` (with `pp` > 1, dp x pp x tp and
+    ["dp", "pp", "tp"]: a tp group is adjacent ranks; with `microbatches` >
+    1 an "mb" axis last), and `weft.shard` annotations
     (Sharding.h) for the partitioner: with `dp` > 1, every input of @main is
     split along its batch dimension (dim 0) over the "dp" axis, in rank
     order, so each data-parallel rank gets a contiguous block of the global

@@ -5,6 +5,18 @@
 // RUN: weft-opt %s -weft-annotate-sharding="dp=4 zero=3" | FileCheck %s --check-prefix=ZERO3
 // RUN: weft-opt %s -weft-annotate-sharding="dp=2 microbatches=4" | FileCheck %s --check-prefix=MB
 // RUN: weft-opt %s -weft-annotate-sharding="microbatches=2" | FileCheck %s --check-prefix=MB1
+// RUN: weft-opt %s -weft-annotate-sharding="dp=2 pp=2 tp=2 microbatches=2" | FileCheck %s --check-prefix=PPTP
+// RUN: weft-opt %s -weft-annotate-sharding="pp=2 tp=2 sequence-parallel=1" | FileCheck %s --check-prefix=SEQ
+
+// With pipeline stages the grid is dp x pp x tp (x mb): tp is the last
+// device axis, so a tp group is adjacent ranks (one node's fast links) and
+// pipeline neighbours are tp ranks apart. Rows split over dp then mb; the
+// tensor-parallel weight and a sequence split go over axis 2.
+// PPTP: shard.grid @mesh(shape = 2x2x2x2) {weft.mesh_axes = ["dp", "pp", "tp", "mb"]}
+// PPTP: weft.name = "x", weft.shard = {dims = [array<i16: 0, 3>, array<i16>], partial = array<i16>}
+// PPTP: weft.param "w" {weft.shard = {dims = [array<i16>, array<i16: 2>], partial = array<i16>}}
+// SEQ: shard.grid @mesh(shape = 1x2x2) {weft.mesh_axes = ["dp", "pp", "tp"]}
+// SEQ: weft.name = "x", weft.shard = {dims = [array<i16>, array<i16: 2>], partial = array<i16>}
 
 // Microbatches are a third, last mesh axis "mb": each dp rank's rows are cut
 // into its microbatches after the dp split (weft-microbatch turns the axis

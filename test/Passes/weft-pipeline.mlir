@@ -8,13 +8,13 @@
 // stage 0 goes back the same way; the loss and l3's gradient, which the step
 // returns, go to stage 0 (a blocking recv after the microbatches). Sends
 // are waited for at the end of the step.
-// CHECK: shard.grid @mesh(shape = 1x1x2) {weft.mesh_axes = ["dp", "tp", "pp"]}
+// CHECK: shard.grid @mesh(shape = 1x2x1) {weft.mesh_axes = ["dp", "pp", "tp"]}
 // CHECK-LABEL: func.func @main
-// CHECK-SAME: weft.pipeline_axis = 2 : i64
+// CHECK-SAME: weft.pipeline_axis = 1 : i64
 // CHECK: %[[W1:.*]] = weft.param "l1.weight" {weft.stage = 0 : i64}
 // CHECK: %[[W3:.*]] = weft.param "l3.weight" {weft.stage = 1 : i64}
-// CHECK: %[[R0:.*]] = weft.recv_start from 0 on @mesh grid_axes = [2] tag = 0 slot = 1000001 {weft.early, weft.microbatch = 0 : i64, weft.stage = 1 : i64}
-// CHECK: %[[S0:.*]] = weft.send_start %{{.*}} to 1 on @mesh grid_axes = [2] tag = 0 slot = 1000000 {weft.microbatch = 0 : i64, weft.stage = 0 : i64}
+// CHECK: %[[R0:.*]] = weft.recv_start from 0 on @mesh grid_axes = [1] tag = 0 slot = 1000001 {weft.early, weft.microbatch = 0 : i64, weft.stage = 1 : i64}
+// CHECK: %[[S0:.*]] = weft.send_start %{{.*}} to 1 on @mesh grid_axes = [1] tag = 0 slot = 1000000 {weft.microbatch = 0 : i64, weft.stage = 0 : i64}
 // CHECK-NEXT: %[[A0:.*]] = weft.comm_wait %[[R0]] slot = 1000001 {weft.microbatch = 0 : i64, weft.stage = 1 : i64}
 // CHECK-NEXT: weft.matmul %[[A0]], %[[W3]] {weft.microbatch = 0 : i64, weft.stage = 1 : i64}
 // GPipe: stage 1 runs both forwards (waiting for microbatch 1's activation,
@@ -31,8 +31,8 @@
 // F1B: weft.comm_wait %{{.*}} slot = 1000003 {weft.backward, weft.microbatch = 0 : i64, weft.stage = 0 : i64}
 // F1B: weft.comm_wait %{{.*}} slot = 1000005 {weft.microbatch = 1 : i64, weft.stage = 1 : i64}
 // CHECK: weft.comm_wait %[[S0]] slot = 1000000 {weft.after_microbatches, weft.stage = 0 : i64}
-// CHECK: %[[LOSS:.*]] = weft.recv from 1 on @mesh grid_axes = [2] tag = 4 {weft.after_microbatches, weft.stage = 0 : i64} : tensor<f32>
-// CHECK: %[[G3:.*]] = weft.recv from 1 on @mesh grid_axes = [2] tag = 5 {weft.after_microbatches, weft.stage = 0 : i64} : tensor<8x8xf32>
+// CHECK: %[[LOSS:.*]] = weft.recv from 1 on @mesh grid_axes = [1] tag = 4 {weft.after_microbatches, weft.stage = 0 : i64} : tensor<f32>
+// CHECK: %[[G3:.*]] = weft.recv from 1 on @mesh grid_axes = [1] tag = 5 {weft.after_microbatches, weft.stage = 0 : i64} : tensor<8x8xf32>
 // CHECK-NEXT: return %[[LOSS]], %{{.*}}, %{{.*}}, %[[G3]]
 func.func @main(%x: tensor<4x8xf32> {weft.name = "x"}, %y: tensor<4x8xf32> {weft.name = "y"}) -> (tensor<f32> {weft.name = "loss"}) {
   %w1 = weft.param "l1.weight" : tensor<8x8xf32>

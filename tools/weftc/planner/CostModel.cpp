@@ -281,7 +281,7 @@ PlanEstimate CostModel::evaluate(const PlanChoice &plan) {
   if (p > 1 && m < p && plan.schedule != "gpipe")
     return invalid("fewer microbatches than stages");
   const double scale = 1.0 / static_cast<double>(rowsSplit);
-  const UnitTimes &t = unitTimes(plan.tp, scale, /*tpStride=*/p, ranks);
+  const UnitTimes &t = unitTimes(plan.tp, scale, /*tpStride=*/1, ranks);
   const UnitSums &bytes = unitSums(plan.tp);
   e.cuts = cutsFor(chunks);
 
@@ -343,7 +343,7 @@ PlanEstimate CostModel::evaluate(const PlanChoice &plan) {
   // Pipeline transfers: each chunk boundary, forward and backward, once per
   // microbatch; weft posts receives a unit early, so the overlapped share
   // of a transfer is hidden.
-  const Link p2p = cluster.linkFor(2, 1, "send_recv", ranks);
+  const Link p2p = cluster.linkFor(2, plan.tp, "send_recv", ranks);
   std::vector<double> p2pTime(p, 0.0);
   for (int64_t k = 0; k + 1 < chunks; ++k) {
     double bytes =
@@ -417,7 +417,7 @@ PlanEstimate CostModel::evaluate(const PlanChoice &plan) {
     const std::string level = levelOf(plan.dp, dpStride);
     exposed += static_cast<double>(m) * (st.tpComm + p2pTime[s]);
     note("tensor-parallel all_reduce of activations over tp " +
-             levelOf(plan.tp, p),
+             levelOf(plan.tp, 1),
          static_cast<double>(m) * st.tpComm);
     note("pipeline send/recv of activations",
          static_cast<double>(m) * p2pTime[s]);

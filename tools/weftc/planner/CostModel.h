@@ -22,9 +22,9 @@
 //   the largest op; inputs and outputs.
 //
 // Mesh layout follows the compiled program: ranks are row-major over
-// (dp, tp, pp), so pipeline neighbours are adjacent ranks, a tp group has
-// stride pp and a dp group stride tp x pp; a group spanning more ranks
-// than a node holds uses the inter-node link.
+// (dp, pp, tp), so a tp group is adjacent ranks, pipeline neighbours are
+// tp ranks apart and a dp group has stride pp x tp; a group spanning more
+// ranks than a node holds uses the inter-node link.
 //
 //===----------------------------------------------------------------------===//
 #ifndef WEFT_TOOLS_WEFTC_PLANNER_COSTMODEL_H
