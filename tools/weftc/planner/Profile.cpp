@@ -487,8 +487,8 @@ bool weft::planner::buildProfile(const CompileOptions &opts,
     profile.paramCount += static_cast<double>(param.getType().getNumElements());
   });
   // Identical layers are profiled once: the model is shortened to its
-  // first, one middle and its last layer, and the middle layer's records
-  // stand for every middle layer.
+  // first, two middle and its last layer, and the middle layers' records
+  // stand for every middle layer in turn (kKeptLayers).
   Repetition rep = findRepetition(fwd);
   // WEFT_PLANNER_FULL_PROFILE=1 profiles every layer (to check that the
   // shortcut predicts the same).
