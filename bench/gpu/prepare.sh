@@ -6,8 +6,12 @@
 # gets the bundle without them (model.o, manifest, plan) and the parameter
 # file's header, from which bench/gpu/fill_params.py writes the file there.
 #
+# CARRY/gpt2/bundle-noalign/ is the same model compiled with
+# --align-products off (the padded products' A/B; the parameters are the
+# same, so one parameter file serves both); NO_ALIGN=0 leaves it out.
+#
 # usage: bench/gpu/prepare.sh [BUILD_DIR] [CARRY]  (env: LAYERS HIDDEN HEADS
-#        SEQ VOCAB BATCH; default GPT-2 small at batch 8 x 1024)
+#        SEQ VOCAB BATCH; default GPT-2 small at batch 8 x 1024; NO_ALIGN)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 build="$(cd "${1:-$root/build}" && pwd)"
@@ -24,6 +28,13 @@ rm -rf "$dest" && mkdir -p "$dest"
 mkdir -p "$dest/bundle"
 cp "$work/bundle/model.o" "$work/bundle/manifest.json" "$work/bundle/plan.txt" \
   "$dest/bundle/"
+if [ "${NO_ALIGN:-1}" != 0 ]; then
+  "$build/bin/weftc" compile "$work/gpt2.onnx" -o "$work/noalign" --train \
+    --dtype bf16 --target cuda --devices 1 --dp 1 --align-products off
+  mkdir -p "$dest/bundle-noalign"
+  cp "$work/noalign/model.o" "$work/noalign/manifest.json" \
+    "$work/noalign/plan.txt" "$dest/bundle-noalign/"
+fi
 /usr/bin/python3 - "$work/bundle/params.rank0.safetensors" "$dest/params-header.json" <<'PY'
 import json, struct, sys
 with open(sys.argv[1], "rb") as f:

@@ -6,7 +6,9 @@
 # then the same model in PyTorch eager and torch.compile on the same GPU
 # (torch_gpt_step.py). Writes $OUT/gpu-bench.jsonl: one line per system
 # with step seconds, tokens/s and MFU (6 x parameters x tokens/s over the
-# bf16 dense peak, 989 TFLOP/s for H100/H200 SXM).
+# bf16 dense peak, 989 TFLOP/s for H100/H200 SXM). Where prepare.sh carried
+# bundle-noalign (compiled with --align-products off), it trains too, right
+# after weft's own bundle: mode "weft-no-align".
 #
 # usage: bench/gpu/run.sh [CARRY] (env: OUT, BUILD=build-device, STEPS=8,
 #        MODES=eager,compile)
@@ -33,21 +35,32 @@ for name in ("tokens", "targets"):
     np.save(f"{work}/{name}.npy",
             r.integers(0, a["--vocab"], (4 * a["--batch"], a["--seq"])).astype(np.int64))
 PY
-"$build/bin/weft" train "$work/bundle" --data tokens="$work/tokens.npy" \
-  --data targets="$work/targets.npy" --steps "$steps" \
-  --metrics "$work/weft.jsonl" 2>&1 | tail -n 15
-python3 - "$work/weft.jsonl" "${shape[@]}" >"$out/gpu-bench.jsonl" <<'PY'
+# One weft bundle trained for STEPS steps: a line of gpu-bench.jsonl.
+train_weft() { # BUNDLE MODE
+  rm -f "$work/weft.jsonl"
+  "$build/bin/weft" train "$1" --data tokens="$work/tokens.npy" \
+    --data targets="$work/targets.npy" --steps "$steps" \
+    --metrics "$work/weft.jsonl" 2>&1 | tail -n 15 >&2
+  python3 - "$work/weft.jsonl" "$2" "${shape[@]}" <<'PY'
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
-a = dict(zip(sys.argv[2::2], map(int, sys.argv[3::2])))
+a = dict(zip(sys.argv[3::2], map(int, sys.argv[4::2])))
 h, L, V, S = a["--hidden"], a["--layers"], a["--vocab"], a["--seq"]
 params = 2 * V * h + S * h + L * (12 * h * h + 13 * h) + 2 * h
 step = statistics.median(r["step_time_s"] for r in rows[2:] or rows)
 tps = a["--batch"] * S / step
-print(json.dumps({"mode": "weft", "params": params, "step_s": step,
+print(json.dumps({"mode": sys.argv[2], "params": params, "step_s": step,
                   "tokens_per_s": tps, "mfu": 6 * params * tps / 989e12,
                   "losses": [r["loss"] for r in rows]}))
 PY
+}
+train_weft "$work/bundle" weft >"$out/gpu-bench.jsonl"
+if [ -d "$carry/bundle-noalign" ]; then
+  cp -r "$carry/bundle-noalign" "$work/noalign"
+  ln -sf "$work/bundle/params.rank0.safetensors" "$work/noalign/"
+  "$build/bin/weft" relink "$work/noalign" &&
+    train_weft "$work/noalign" weft-no-align >>"$out/gpu-bench.jsonl"
+fi
 # Where a step goes: the same bundle traced (the GPU waited for after every
 # launch, so each kernel's time is its own, launch latency included).
 "$build/bin/weft" train "$work/bundle" --data tokens="$work/tokens.npy" \
