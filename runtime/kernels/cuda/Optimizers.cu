@@ -12,7 +12,9 @@
 // GPU, and reading it back would synchronize).
 //
 // Results may share buffers with the operands they replace: each element
-// is read before it is written, by the thread that writes it.
+// is read before it is written, by the thread that writes it. AdamW takes
+// the step's powers once per block and moves aligned tensors four floats
+// at a time (the same operations per element, so the same bits).
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,33 +46,84 @@ struct AdamConstants {
   float decay, b1, b2, oneMinusB1, oneMinusB2, eps;
 };
 
+/// One element's AdamW update, in the CPU's order of rounded operations.
+struct AdamUpdate {
+  float decay, b1, b2, oneMinusB1, oneMinusB2, eps, stepSize, correction2Sqrt;
+  __device__ inline void operator()(float param, float g, float m, float v,
+                                    float &paramOut, float &mOut,
+                                    float &vOut) const {
+    const float p = __fmul_rn(param, decay);
+    const float mi = __fadd_rn(__fmul_rn(m, b1), __fmul_rn(g, oneMinusB1));
+    const float vi =
+        __fadd_rn(__fmul_rn(v, b2), __fmul_rn(__fmul_rn(g, g), oneMinusB2));
+    const float denom =
+        __fadd_rn(__fdiv_rn(__fsqrt_rn(vi), correction2Sqrt), eps);
+    paramOut = __fsub_rn(p, __fmul_rn(stepSize, __fdiv_rn(mi, denom)));
+    mOut = mi;
+    vOut = vi;
+  }
+};
+
+/// The step's constants, once per block (the first thread reads the step
+/// and takes the powers in double): false when the step is invalid.
+__device__ inline bool adamStepConstants(const int64_t *step,
+                                         const AdamConstants &k, AdamUpdate &u,
+                                         int *errorWord, int errorCode) {
+  __shared__ float stepSize, correction2Sqrt;
+  __shared__ int valid;
+  if (threadIdx.x == 0) {
+    int64_t t;
+    valid = readStep(step, errorWord, errorCode, t) ? 1 : 0;
+    if (valid) {
+      // Bias corrections in double, then rounded to float, as the CPU.
+      const double correction1 = 1.0 - pow(k.beta1, static_cast<double>(t));
+      const double correction2 = 1.0 - pow(k.beta2, static_cast<double>(t));
+      stepSize = static_cast<float>(k.lr / correction1);
+      correction2Sqrt = static_cast<float>(sqrt(correction2));
+    }
+  }
+  __syncthreads();
+  u = {k.decay,      k.b1,  k.b2,     k.oneMinusB1,
+       k.oneMinusB2, k.eps, stepSize, correction2Sqrt};
+  return valid != 0;
+}
+
+/// Grid-stride AdamW; with kVec every pointer is 16-byte aligned and the
+/// first n / 4 * 4 elements go four at a time (float4), the rest one by
+/// one. Each thread reads its elements before it writes them (results may
+/// share the operands' buffers).
+template <bool kVec>
 __global__ void adamwKernel(const float *param, const float *grad,
                             const float *m, const float *v, const int64_t *step,
                             float *paramOut, float *mOut, float *vOut,
                             int64_t n, AdamConstants k, int *errorWord,
                             int errorCode) {
-  int64_t t;
-  if (!readStep(step, errorWord, errorCode, t))
+  AdamUpdate u;
+  if (!adamStepConstants(step, k, u, errorWord, errorCode))
     return;
-  // Bias corrections in double, then rounded to float, as the CPU.
-  const double correction1 = 1.0 - pow(k.beta1, static_cast<double>(t));
-  const double correction2 = 1.0 - pow(k.beta2, static_cast<double>(t));
-  const float stepSize = static_cast<float>(k.lr / correction1);
-  const float correction2Sqrt = static_cast<float>(sqrt(correction2));
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
-       i += int64_t(gridDim.x) * blockDim.x) {
-    const float p = __fmul_rn(param[i], k.decay);
-    const float g = grad[i];
-    const float mi =
-        __fadd_rn(__fmul_rn(m[i], k.b1), __fmul_rn(g, k.oneMinusB1));
-    const float vi = __fadd_rn(__fmul_rn(v[i], k.b2),
-                               __fmul_rn(__fmul_rn(g, g), k.oneMinusB2));
-    const float denom =
-        __fadd_rn(__fdiv_rn(__fsqrt_rn(vi), correction2Sqrt), k.eps);
-    paramOut[i] = __fsub_rn(p, __fmul_rn(stepSize, __fdiv_rn(mi, denom)));
-    mOut[i] = mi;
-    vOut[i] = vi;
+  const int64_t first = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  int64_t done = 0;
+  if (kVec) {
+    const int64_t quads = n / 4;
+    for (int64_t q = first; q < quads; q += stride) {
+      const float4 p4 = reinterpret_cast<const float4 *>(param)[q];
+      const float4 g4 = reinterpret_cast<const float4 *>(grad)[q];
+      const float4 m4 = reinterpret_cast<const float4 *>(m)[q];
+      const float4 v4 = reinterpret_cast<const float4 *>(v)[q];
+      float4 po, mo, vo;
+      u(p4.x, g4.x, m4.x, v4.x, po.x, mo.x, vo.x);
+      u(p4.y, g4.y, m4.y, v4.y, po.y, mo.y, vo.y);
+      u(p4.z, g4.z, m4.z, v4.z, po.z, mo.z, vo.z);
+      u(p4.w, g4.w, m4.w, v4.w, po.w, mo.w, vo.w);
+      reinterpret_cast<float4 *>(paramOut)[q] = po;
+      reinterpret_cast<float4 *>(mOut)[q] = mo;
+      reinterpret_cast<float4 *>(vOut)[q] = vo;
+    }
+    done = quads * 4;
   }
+  for (int64_t i = done + first; i < n; i += stride)
+    u(param[i], grad[i], m[i], v[i], paramOut[i], mOut[i], vOut[i]);
 }
 
 struct SgdConstants {
@@ -146,7 +199,11 @@ extern "C" void weft_cuda_k_adamw(void *const *bufs, const int64_t *desc) {
   const int64_t n = args.tensor(0).numel;
   if (n == 0)
     return;
-  adamwKernel<<<blocksFor(n), kBlock, 0, computeStream()>>>(
+  bool aligned = true;
+  for (int i : {0, 1, 2, 3, 5, 6, 7})
+    aligned &= reinterpret_cast<uintptr_t>(args.tensor(i).data) % 16 == 0;
+  auto kernel = aligned ? adamwKernel<true> : adamwKernel<false>;
+  kernel<<<blocksFor(aligned ? (n + 3) / 4 : n), kBlock, 0, computeStream()>>>(
       args.tensor(0).as<float>(), args.tensor(1).as<float>(),
       args.tensor(2).as<float>(), args.tensor(3).as<float>(),
       args.tensor(4).as<int64_t>(), args.tensor(5).as<float>(),
