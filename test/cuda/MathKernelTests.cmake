@@ -1,1 +1,2 @@
-weft_add_cuda_test(weft_cuda_math_kernels_test MathKernelsTest.cpp)
+weft_add_cuda_test(weft_cuda_math_kernels_test MathKernelsTest.cpp
+  MathKernelsRepeatTest.cpp)

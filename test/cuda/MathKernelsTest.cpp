@@ -4,14 +4,14 @@
 // pooling kernel of runtime/kernels/cuda on the CPU and the GPU with the
 // same inputs and compares (KernelCheck.h): odd shapes, every transpose and
 // broadcast form of matmul, f32 / bf16 / f16, in-place optimizer updates,
-// grouped, strided, padded and dilated convs, ceil-mode pools. Then checks
-// that the reductions repeat bitwise (layer_norm_grad, conv_grad_weight,
-// softmax_xent), that a bad label reaches the device error word, and prints
-// throughput lines. Exits 77 without a GPU, 1 on any failure.
+// grouped, strided, padded and dilated convs, ceil-mode pools.
+// MathKernelsRepeatTest.cpp, in the same executable, checks that the
+// reductions repeat bitwise, that a bad label reaches the device error word,
+// and prints throughput lines. Exits 77 without a GPU, 1 on any failure.
 //
 //===----------------------------------------------------------------------===//
 
-#include "KernelCheck.h"
+#include "MathKernelsCommon.h"
 
 #include "runtime/cuda/CudaRuntime.h"
 #include "runtime/kernels/cuda/CudaKernels.h"
@@ -29,55 +29,7 @@
 using namespace weft;
 using namespace weft::test;
 
-namespace {
-
-int failures = 0;
-uint32_t nextSeed = 1;
-
-using Dims = std::vector<int64_t>;
-
-HostTensor rnd(int64_t dtype, Dims dims, double lo = -1.0, double hi = 1.0) {
-  return randomTensor(dtype, std::move(dims), lo, hi, nextSeed++);
-}
-
-int64_t bits(double v) { return weftDoubleToAttr(v); }
-
-void expect(bool ok, const std::string &what) {
-  if (!ok) {
-    std::printf("FAIL %s\n", what.c_str());
-    ++failures;
-  }
-}
-
-void check(const std::string &name, KernelFn cpu, KernelFn gpu,
-           std::vector<HostTensor> operands, std::vector<HostTensor> results,
-           std::vector<int64_t> attrs, double rtol, double atol,
-           std::vector<int> inPlace = {}) {
-  KernelCase c;
-  c.name = name;
-  c.cpu = cpu;
-  c.gpu = gpu;
-  c.operands = std::move(operands);
-  c.results = std::move(results);
-  c.attrs = std::move(attrs);
-  c.rtol = rtol;
-  c.atol = atol;
-  c.inPlace = std::move(inPlace);
-  if (!runCase(c))
-    ++failures;
-}
-
-std::string dimsName(const Dims &d) {
-  std::string s = "[";
-  for (size_t i = 0; i < d.size(); ++i)
-    s += (i ? "x" : "") + std::to_string(d[i]);
-  return s + "]";
-}
-
-Dims concat(Dims a, const Dims &b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
+namespace weft::test::math {
 
 //===-- f16 reference -----------------------------------------------------===//
 
@@ -307,21 +259,6 @@ void batchNormTests() {
 }
 
 //===-- softmax_xent ------------------------------------------------------===//
-
-/// Labels in [0, classes), every `ignoreEvery`-th one ignoreIndex.
-HostTensor labelsOf(int64_t dtype, Dims dims, int64_t classes,
-                    int64_t ignoreIndex, int ignoreEvery) {
-  std::mt19937 gen(nextSeed++);
-  int64_t count = 1;
-  for (int64_t d : dims)
-    count *= d;
-  std::vector<double> v(count);
-  for (int64_t i = 0; i < count; ++i)
-    v[i] = ignoreEvery > 0 && i % ignoreEvery == 1
-               ? static_cast<double>(ignoreIndex)
-               : static_cast<double>(gen() % classes);
-  return tensorOf(dtype, std::move(dims), v);
-}
 
 void xentTests() {
   for (const Dims &scores : {Dims{6, 10}, Dims{9, 1000}, Dims{4, 50257},
@@ -585,197 +522,9 @@ void poolTests() {
   poolCase({{3, 4, 4, 4}, {4, 4}, {1, 1}, {0, 0, 0, 0}, {1, 1}, false});
 }
 
-//===-- Determinism and device errors -------------------------------------===//
+} // namespace weft::test::math
 
-/// Runs the GPU kernel of `c` twice on fresh copies of its operands and
-/// returns whether every result is bitwise the same.
-bool repeatsBitwise(const KernelCase &c) {
-  const std::vector<int64_t> desc = kernelDesc(c);
-  std::vector<std::vector<unsigned char>> first;
-  for (int run = 0; run < 2; ++run) {
-    std::vector<void *> bufs;
-    for (const HostTensor &t : c.operands)
-      bufs.push_back(uploadTensor(t));
-    for (const HostTensor &t : c.results) {
-      void *p = nullptr;
-      cuda::check(cudaMalloc(&p, std::max<size_t>(t.bytes.size(), 1)),
-                  "test allocation");
-      // Different garbage each run: results must not depend on it.
-      cuda::check(cudaMemset(p, run ? 0x7f : 0x11, t.bytes.size()),
-                  "test fill");
-      bufs.push_back(p);
-    }
-    c.gpu(bufs.data(), desc.data());
-    cuda::synchronize();
-    for (size_t r = 0; r < c.results.size(); ++r) {
-      std::vector<unsigned char> got(c.results[r].bytes.size());
-      cuda::check(cudaMemcpy(got.data(), bufs[c.operands.size() + r],
-                             got.size(), cudaMemcpyDeviceToHost),
-                  "test download");
-      if (run == 0)
-        first.push_back(std::move(got));
-      else if (got != first[r])
-        return false;
-    }
-    for (void *p : bufs)
-      cuda::check(cudaFree(p), "test free");
-  }
-  return true;
-}
-
-void determinismTests() {
-  for (const Dims &dims : {Dims{2048, 1024}, Dims{3, 4096}, Dims{5000, 96}}) {
-    KernelCase c;
-    c.name = "layer_norm_grad";
-    c.gpu = weft_cuda_k_layer_norm_grad;
-    Dims inner = {dims[1]};
-    c.operands = {rnd(WEFT_F32, dims, -3, 3), rnd(WEFT_F32, inner, 0.5, 1.5),
-                  rnd(WEFT_F32, dims)};
-    c.results = {zeroTensor(WEFT_F32, dims), zeroTensor(WEFT_F32, inner),
-                 zeroTensor(WEFT_F32, inner)};
-    c.attrs = {1, bits(1e-5)};
-    const bool ok = repeatsBitwise(c);
-    std::printf("%s layer_norm_grad %s repeats bitwise\n", ok ? "PASS" : "FAIL",
-                dimsName(dims).c_str());
-    failures += ok ? 0 : 1;
-  }
-  {
-    KernelCase c;
-    c.gpu = weft_cuda_k_conv_grad_weight;
-    c.operands = {rnd(WEFT_F32, {16, 8, 28, 28}),
-                  rnd(WEFT_F32, {16, 16, 28, 28})};
-    c.results = {zeroTensor(WEFT_F32, {16, 8, 3, 3})};
-    c.attrs = {1, 1, 1, 1, 1, 1, 1, 1, 1};
-    const bool ok = repeatsBitwise(c);
-    std::printf("%s conv_grad_weight repeats bitwise\n", ok ? "PASS" : "FAIL");
-    failures += ok ? 0 : 1;
-  }
-  {
-    KernelCase c;
-    c.gpu = weft_cuda_k_softmax_xent;
-    c.operands = {rnd(WEFT_F32, {4096, 500}, -5, 5),
-                  labelsOf(WEFT_I64, {4096}, 500, -100, 7)};
-    c.results = {zeroTensor(WEFT_F32, {})};
-    c.attrs = {WEFT_LOSS_MEAN, 1, -100, 0, 0};
-    const bool ok = repeatsBitwise(c);
-    std::printf("%s softmax_xent mean repeats bitwise\n", ok ? "PASS" : "FAIL");
-    failures += ok ? 0 : 1;
-  }
-}
-
-/// A label out of range must reach the device error word (without
-/// stopping the stream); the word is cleared again afterwards.
-void deviceErrorTests() {
-  for (KernelFn fn :
-       {weft_cuda_k_softmax_xent, weft_cuda_k_softmax_xent_grad}) {
-    const bool grad = fn == weft_cuda_k_softmax_xent_grad;
-    KernelCase c;
-    c.operands = {rnd(WEFT_F32, {3, 5}), tensorOf(WEFT_I64, {3}, {1, 7, 2})};
-    if (grad)
-      c.operands.push_back(tensorOf(WEFT_F32, {}, {1.0}));
-    c.results = {zeroTensor(WEFT_F32, grad ? Dims{3, 5} : Dims{})};
-    c.attrs = {WEFT_LOSS_MEAN, 0, 0, 0};
-    if (!grad)
-      c.attrs.push_back(0);
-    const std::vector<int64_t> desc = kernelDesc(c);
-    std::vector<void *> bufs;
-    for (const std::vector<HostTensor> *list : {&c.operands, &c.results})
-      for (const HostTensor &t : *list)
-        bufs.push_back(uploadTensor(t));
-    fn(bufs.data(), desc.data());
-    cuda::synchronize();
-    int word = 0;
-    cuda::check(cudaMemcpy(&word, cuda::errorWord(), sizeof word,
-                           cudaMemcpyDeviceToHost),
-                "reading the error word");
-    cuda::check(cudaMemset(cuda::errorWord(), 0, sizeof word),
-                "clearing the error word");
-    const bool ok = word != 0;
-    std::printf("%s %s reports a label out of range (code %d)\n",
-                ok ? "PASS" : "FAIL",
-                grad ? "softmax_xent_grad" : "softmax_xent", word);
-    failures += ok ? 0 : 1;
-    for (void *p : bufs)
-      cuda::check(cudaFree(p), "test free");
-  }
-}
-
-//===-- Throughput --------------------------------------------------------===//
-
-/// A device call of `kernel` on tensors of `shapes` (all `dtype`), filled
-/// with a small constant.
-struct DeviceCall {
-  std::vector<int64_t> desc;
-  std::vector<void *> bufs;
-
-  DeviceCall(const std::vector<std::pair<int64_t, Dims>> &tensors,
-             const std::vector<int64_t> &attrs)
-      : desc(kernelDesc(tensors, attrs)) {
-    for (const auto &t : tensors) {
-      int64_t bytes = weftDTypeSize(t.first);
-      for (int64_t d : t.second)
-        bytes *= d;
-      void *p = nullptr;
-      cuda::check(cudaMalloc(&p, static_cast<size_t>(bytes)),
-                  "benchmark allocation");
-      // 0x3c bytes: 0.0115 in bf16, 0.0115 in f32 too (0x3c3c3c3c).
-      cuda::check(cudaMemset(p, 0x3c, static_cast<size_t>(bytes)),
-                  "benchmark fill");
-      bufs.push_back(p);
-    }
-  }
-  ~DeviceCall() {
-    for (void *p : bufs)
-      cudaFree(p);
-  }
-  void run(KernelFn fn) { fn(bufs.data(), desc.data()); }
-};
-
-void throughput() {
-  {
-    const int64_t n = 8192;
-    DeviceCall call(
-        {{WEFT_BF16, {n, n}}, {WEFT_BF16, {n, n}}, {WEFT_BF16, {n, n}}},
-        {0, 0});
-    double ms = gpuMilliseconds([&] { call.run(weft_cuda_k_matmul); }, 10);
-    std::printf("THROUGHPUT matmul bf16 %lldx%lldx%lld: %.1f TFLOP/s "
-                "(%.3f ms)\n",
-                (long long)n, (long long)n, (long long)n,
-                2.0 * n * n * n / (ms * 1e-3) / 1e12, ms);
-  }
-  {
-    const int64_t n = 4096;
-    DeviceCall call(
-        {{WEFT_F32, {n, n}}, {WEFT_F32, {n, n}}, {WEFT_F32, {n, n}}}, {0, 0});
-    double ms = gpuMilliseconds([&] { call.run(weft_cuda_k_matmul); }, 10);
-    std::printf("THROUGHPUT matmul f32 %lldx%lldx%lld: %.1f TFLOP/s "
-                "(%.3f ms)\n",
-                (long long)n, (long long)n, (long long)n,
-                2.0 * n * n * n / (ms * 1e-3) / 1e12, ms);
-  }
-  {
-    const int64_t rows = 16384, n = 1024;
-    DeviceCall call({{WEFT_F32, {rows, n}},
-                     {WEFT_F32, {n}},
-                     {WEFT_F32, {n}},
-                     {WEFT_F32, {rows, n}}},
-                    {1, bits(1e-5), 1});
-    double ms = gpuMilliseconds([&] { call.run(weft_cuda_k_layer_norm); }, 50);
-    std::printf("THROUGHPUT layer_norm f32 %lldx%lld: %.0f GB/s (%.3f ms)\n",
-                (long long)rows, (long long)n,
-                2.0 * rows * n * 4 / (ms * 1e-3) / 1e9, ms);
-  }
-  {
-    const int64_t rows = 16384, n = 1024;
-    DeviceCall call({{WEFT_F32, {rows, n}}, {WEFT_F32, {rows, n}}}, {1, 0});
-    double ms = gpuMilliseconds([&] { call.run(weft_cuda_k_softmax); }, 50);
-    std::printf("THROUGHPUT softmax f32 %lldx%lld: %.0f GB/s (%.3f ms)\n",
-                (long long)rows, (long long)n,
-                2.0 * rows * n * 4 / (ms * 1e-3) / 1e9, ms);
-  }
-}
-
-} // namespace
+using namespace weft::test::math;
 
 /// Runs every group, or (arguments) only the named ones: matmul softmax
 /// layer_norm batch_norm xent optimizers conv pool determinism errors

@@ -5,7 +5,7 @@
 # transfers out of order and a dead peer). Without a GPU, or with two ranks
 # on one GPU where NCCL cannot share it, they exit 77: skipped. Label: cuda.
 if(TARGET weft_rt_comm_kernels_nccl)
-  add_executable(NcclCommTest NcclCommTest.cpp)
+  add_executable(NcclCommTest NcclCommTest.cpp NcclTwoRankTest.cpp)
   target_link_libraries(NcclCommTest PRIVATE
     weft_rt_comm_kernels_nccl weft_rt_comm weft_rt_cuda weft_rt_kernel_args
     weft_rt_support weft::nccl CUDA::cudart CUDA::cublasLt Threads::Threads)
