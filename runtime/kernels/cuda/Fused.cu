@@ -489,12 +489,7 @@ void launchFused(const cpu::KernelArgs &args, const FusedProgram &prog) {
   for (int i = 0; i < prog.numImms; ++i)
     p.imm[i] = prog.imm[i];
 
-  bool shared[WEFT_FUSED_MAX_OPERANDS] = {};
-  for (int i = 0; i < prog.numOperands; ++i)
-    for (int t = 0; t < prog.numResults; ++t)
-      shared[i] = shared[i] ||
-                  args.tensor(prog.numOperands + t).data == args.tensor(i).data;
-  const FusedMicroProgram micro = FusedLowering(prog, shared).run();
+  const FusedMicroProgram micro = lowerFusedCall(args, prog);
   if (micro.ops.size() > static_cast<size_t>(kMaxFusedMicroOps))
     args.invalid("program too long for the GPU kernel");
   p.numOps = static_cast<int>(micro.ops.size());

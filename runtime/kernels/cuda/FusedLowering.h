@@ -267,6 +267,19 @@ private:
   FusedMicroProgram out_;
 };
 
+/// Lowers the program of the call `args`: an operand counts as shared when
+/// some result of the call writes its buffer (the kernel and the unit
+/// test's emulation of it both lower through here).
+inline FusedMicroProgram lowerFusedCall(const cpu::KernelArgs &args,
+                                        const cpu::FusedProgram &prog) {
+  bool shared[WEFT_FUSED_MAX_OPERANDS] = {};
+  for (int i = 0; i < prog.numOperands; ++i)
+    for (int t = 0; t < prog.numResults; ++t)
+      shared[i] = shared[i] ||
+                  args.tensor(prog.numOperands + t).data == args.tensor(i).data;
+  return FusedLowering(prog, shared).run();
+}
+
 } // namespace cuda
 } // namespace weft
 

@@ -113,12 +113,7 @@ void storeElement(const cpu::TensorArg &t, int64_t i, float v) {
 FusedMicroProgram emulate(const Call &call) {
   cpu::KernelArgs args("fused", call.bufs.data(), call.desc.data());
   const cpu::FusedProgram prog = cpu::decodeFusedProgram(args);
-  bool shared[WEFT_FUSED_MAX_OPERANDS] = {};
-  for (int i = 0; i < prog.numOperands; ++i)
-    for (int t = 0; t < prog.numResults; ++t)
-      shared[i] = shared[i] ||
-                  args.tensor(prog.numOperands + t).data == args.tensor(i).data;
-  const FusedMicroProgram micro = FusedLowering(prog, shared).run();
+  const FusedMicroProgram micro = cuda::lowerFusedCall(args, prog);
   const cpu::TensorArg &iter = args.tensor(prog.numOperands);
   std::vector<std::array<float, V>> file(micro.numSlots);
   for (int64_t base = 0; base < prog.numel; base += V) {
