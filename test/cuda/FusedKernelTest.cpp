@@ -365,12 +365,7 @@ void testExactChains() {
 }
 
 void testEveryOpcode() {
-  std::vector<int64_t> ops = {kCopy};
-  for (int64_t op = WEFT_UNARY_NEG; op <= WEFT_UNARY_SIGMOID; ++op)
-    ops.push_back(op);
-  for (int64_t op = kAdd; op <= kMin; ++op)
-    ops.push_back(op);
-  for (int64_t op : ops)
+  for (int64_t op : everyFusedOpcode())
     for (const Dims &dims : {Dims{4099}, Dims{(1 << 20) + 5}}) {
       const bool positive =
           op == WEFT_UNARY_SQRT || op == WEFT_UNARY_LOG || op == kPow;

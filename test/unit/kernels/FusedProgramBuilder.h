@@ -94,6 +94,17 @@ inline GeluRegisters appendGelu(Program &p, int64_t yType) {
   return {t, y, p.op(kCopy, y, -1, yType)};
 }
 
+/// Every opcode a fused program may hold: copy, the unary ones, the
+/// binary ones.
+inline std::vector<int64_t> everyFusedOpcode() {
+  std::vector<int64_t> ops = {kCopy};
+  for (int64_t op = WEFT_UNARY_NEG; op <= WEFT_UNARY_SIGMOID; ++op)
+    ops.push_back(op);
+  for (int64_t op = kAdd; op <= kMin; ++op)
+    ops.push_back(op);
+  return ops;
+}
+
 } // namespace test
 } // namespace weft
 

@@ -134,12 +134,7 @@ TEST(Fused, EveryOpcode) {
   std::vector<float> bv = specialValues(n);
   std::reverse(bv.begin(), bv.end());
   Tensor b = valuesOf(WEFT_F32, {n}, bv);
-  std::vector<int64_t> ops = {kCopy};
-  for (int64_t op = WEFT_UNARY_NEG; op <= WEFT_UNARY_SIGMOID; ++op)
-    ops.push_back(op);
-  for (int64_t op = kAdd; op <= kMin; ++op)
-    ops.push_back(op);
-  for (int64_t op : ops)
+  for (int64_t op : everyFusedOpcode())
     for (int64_t dtype : {WEFT_F32, WEFT_BF16, WEFT_F16}) {
       Program p;
       p.numOperands = 2;
