@@ -248,6 +248,22 @@ FailureOr<Value> Partitioner::reshard(Value value, const TensorSharding &to,
       dim = want;
       continue;
     }
+    // Split over more axes (the trailing ones: a tensor-parallel parameter
+    // whose ZeRO optimizer state is split over [tp, dp]): each rank cuts
+    // its block out of the one it has, without communication.
+    if (dim.outer == 1 && want.outer == 1 && !dim.empty() &&
+        want.axes.size() > dim.axes.size() &&
+        ArrayRef<MeshAxis>(want.axes).take_front(dim.axes.size()) ==
+            ArrayRef<MeshAxis>(dim.axes)) {
+      MeshAxes minor(want.axes.begin() + dim.axes.size(), want.axes.end());
+      auto t = cast<RankedTensorType>(v.getType());
+      SmallVector<int64_t> shape(t.getShape());
+      shape[d] /= mesh.groupSize(minor);
+      v = shard::AllSliceOp::create(b, loc, t.clone(shape), v, mesh.symbol,
+                                    minor, d);
+      dim = want;
+      continue;
+    }
     if (!dim.empty()) {
       v = allGather(v, d, dim, loc);
       dim.clear();

@@ -102,8 +102,14 @@ void planPartials(Operation *op, ArrayRef<TensorSharding> in, Linearity lin,
 /// Elementwise ops with numpy broadcasting (also broadcast_to and the
 /// optimizer updates): each result dim takes the split of the first operand
 /// that has that dim at full size; operands follow it, broadcast dims stay
-/// whole.
-Plan elementwise(Operation *op, ArrayRef<TensorSharding> in, Linearity lin) {
+/// whole. With `finest` (the optimizer updates), the split over the most
+/// axes instead: ZeRO keeps the optimizer state split over [tp, dp] where
+/// the parameter is split over tp, and the update runs on the state's
+/// block (the gradient's partial sum reduce-scattered to it, the new
+/// parameter gathered over dp alone), not on the parameter's with the
+/// state gathered.
+Plan elementwise(Operation *op, ArrayRef<TensorSharding> in, Linearity lin,
+                 bool finest = false) {
   auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
   int64_t rank = resultType.getRank();
   SmallVector<DimSharding, 4> dims(rank);
@@ -113,10 +119,15 @@ Plan elementwise(Operation *op, ArrayRef<TensorSharding> in, Linearity lin) {
       int64_t od = d - (rank - t.getRank());
       if (od < 0 || t.getDimSize(od) != resultType.getDimSize(d))
         continue;
-      if (!in[i].dims[od].empty()) {
-        dims[d] = in[i].dims[od];
+      const DimSharding &split = in[i].dims[od];
+      if (split.empty())
+        continue;
+      if (!finest) {
+        dims[d] = split;
         break;
       }
+      if (dims[d].empty() || split.axes.size() > dims[d].axes.size())
+        dims[d] = split;
     }
   MeshAxes used;
   dedupeAxes(dims, used);
@@ -670,9 +681,11 @@ FailureOr<ShardingPlan> weft::planSharding(Operation *op,
               [&](Operation *o) { return elementwise(o, in, L::Unary); })
           .Case<SqrtOp, ExpOp, LogOp, TanhOp, ErfOp, ReluOp, SigmoidOp, NotOp,
                 PowOp, MaxOp, MinOp, AndOp, OrOp, EqualOp, LessOp, GreaterOp,
-                LessEqualOp, GreaterEqualOp, WhereOp, AdamWUpdateOp,
-                SgdUpdateOp>(
+                LessEqualOp, GreaterEqualOp, WhereOp>(
               [&](Operation *o) { return elementwise(o, in, L::None); })
+          .Case<AdamWUpdateOp, SgdUpdateOp>([&](Operation *o) {
+            return elementwise(o, in, L::None, /*finest=*/true);
+          })
           .Case<MatMulOp>([&](MatMulOp o) { return matmul(o, in); })
           .Case<ReshapeOp>([&](ReshapeOp o) { return reshape(o, in, mesh); })
           .Case<TransposeOp>([&](TransposeOp o) { return transpose(o, in); })

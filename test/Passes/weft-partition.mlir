@@ -159,6 +159,41 @@ func.func @main(%x: tensor<4x8xf32> {weft.shard = {dims = [array<i16: 0>, array<
 
 // -----
 
+// ZeRO under tensor parallelism: the parameter's columns are split over
+// tp, the optimizer state's over [tp, dp], and the gradient is a partial
+// sum over dp of tp blocks. The update runs on the state's block: one
+// reduce_scatter over dp completes the gradient into it, each rank cuts
+// its dp block out of its parameter's tp block (all_slice over dp alone:
+// no communication), and the new block is gathered over dp alone back to
+// the tp block. Nothing moves over tp, and the state is never gathered.
+// CHECK-LABEL: func.func @main
+// CHECK: %[[W:.*]] = weft.param "w" {{.*}} : tensor<8x2xf32>
+// CHECK: %[[M:.*]] = weft.param "m" {{.*}} : tensor<8x1xf32>
+// CHECK: %[[V:.*]] = weft.param "v" {{.*}} : tensor<8x1xf32>
+// CHECK-NOT: grid_axes = [1]
+// CHECK-DAG: %[[WS:.*]] = shard.all_slice %[[W]] on @mesh grid_axes = [0] slice_axis = 1 : tensor<8x2xf32> -> tensor<8x1xf32>
+// CHECK-DAG: %[[GS:.*]] = shard.reduce_scatter %{{.*}} on @mesh grid_axes = [0] scatter_axis = 1 : tensor<8x2xf32> -> tensor<8x1xf32>
+// CHECK: %[[NW:.*]], %[[NM:.*]], %[[NV:.*]] = weft.adamw_update %[[WS]], %[[GS]], %[[M]], %[[V]], {{.*}} : tensor<8x1xf32>, tensor<i64>
+// CHECK-NOT: grid_axes = [1]
+// CHECK: %[[WG:.*]] = shard.all_gather %[[NW]] on @mesh grid_axes = [0] gather_axis = 1 : tensor<8x1xf32> -> tensor<8x2xf32>
+// CHECK: weft.param_update "w", %[[WG]] : tensor<8x2xf32>
+// CHECK: weft.param_update "m", %[[NM]] : tensor<8x1xf32>
+// CHECK: weft.param_update "v", %[[NV]] : tensor<8x1xf32>
+shard.grid @mesh(shape = 2x2) {weft.mesh_axes = ["dp", "tp"]}
+func.func @main(%g: tensor<8x4xf32> {weft.shard = {dims = [array<i16>, array<i16: 1>], partial = array<i16: 0>}}) {
+  %w = weft.param "w" {weft.shard = {dims = [array<i16>, array<i16: 1>], partial = array<i16>}} : tensor<8x4xf32>
+  %m = weft.param "m" {weft.role = "optimizer_state", weft.shard = {dims = [array<i16>, array<i16: 1, 0>], partial = array<i16>}} : tensor<8x4xf32>
+  %v = weft.param "v" {weft.role = "optimizer_state", weft.shard = {dims = [array<i16>, array<i16: 1, 0>], partial = array<i16>}} : tensor<8x4xf32>
+  %step = weft.constant dense<1> : tensor<i64>
+  %nw, %nm, %nv = weft.adamw_update %w, %g, %m, %v, %step {beta1 = 9.000000e-01 : f64, beta2 = 0.999 : f64, eps = 1.000000e-08 : f64, lr = 1.000000e-03 : f64, weight_decay = 0.0 : f64} : tensor<8x4xf32>, tensor<i64>
+  weft.param_update "w", %nw : tensor<8x4xf32>
+  weft.param_update "m", %nm : tensor<8x4xf32>
+  weft.param_update "v", %nv : tensor<8x4xf32>
+  return
+}
+
+// -----
+
 // Attention's reshape under dp x tp: [seq, batch, heads * dims] with the
 // batch split over dp and the heads over tp becomes [seq, batch * heads,
 // dims], whose middle dim carries both splits (tp on heads, dp on the
