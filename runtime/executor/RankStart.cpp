@@ -2,6 +2,7 @@
 #include "RankStart.h"
 
 #include "weft/runtime/Comm.h"
+#include "weft/runtime/CorePlacement.h"
 #include "weft/runtime/FileUtil.h"
 #include "weft/runtime/MeshIndex.h"
 #include "weft/runtime/Safetensors.h"
@@ -15,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include <sched.h>
 #include <unistd.h>
 
 namespace weft {
@@ -58,24 +60,64 @@ bool paramsHeaderSha256(const std::string &path, std::string &hexDigest,
   return true;
 }
 
+static int64_t gPinnedCpu = -1;
+
+int64_t pinnedCpu() { return gPinnedCpu; }
+
+/// The CPUs this process may run on (its affinity mask), in order.
+static std::vector<int> allowedCpus() {
+  std::vector<int> cpus;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0)
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &set))
+        cpus.push_back(c);
+  return cpus;
+}
+
 /// Ranks on one host share its cores: unless WEFT_NUM_THREADS says
 /// otherwise, each one's kernels get cores / (ranks on the host) threads
-/// (every core would oversubscribe them: N ranks x all cores). Collective.
-static void shareCoresWithLocalRanks() {
+/// (every core would oversubscribe them: N ranks x all cores). When the
+/// ranks outnumber the cores, each rank runs one thread pinned to the core
+/// CorePlacement.h gives it (WEFT_PIN_RANKS=0 leaves placement to the
+/// operating system). Collective.
+static void shareCoresWithLocalRanks(int64_t rank) {
   char host[256] = {};
   if (gethostname(host, sizeof host - 1) != 0)
     std::snprintf(host, sizeof host, "unknown");
   std::vector<uint8_t> all = comm::allGatherBytes(host, sizeof host);
-  int64_t local = 0;
+  int64_t local = 0, localRank = 0;
   for (size_t at = 0; at < all.size(); at += sizeof host)
-    local += std::strncmp(reinterpret_cast<const char *>(all.data() + at), host,
-                          sizeof host) == 0;
-  const char *given = std::getenv("WEFT_NUM_THREADS");
-  if ((given && *given) || local < 1)
+    if (std::strncmp(reinterpret_cast<const char *>(all.data() + at), host,
+                     sizeof host) == 0) {
+      localRank += static_cast<int64_t>(at / sizeof host) < rank;
+      ++local;
+    }
+  if (local < 1)
     return;
-  int64_t cores = static_cast<int64_t>(std::thread::hardware_concurrency());
-  int64_t threads = std::max<int64_t>(1, cores / local);
-  setenv("WEFT_NUM_THREADS", std::to_string(threads).c_str(), 1);
+  const std::vector<int> cpus = allowedCpus();
+  const int64_t cores =
+      cpus.empty() ? static_cast<int64_t>(std::thread::hardware_concurrency())
+                   : static_cast<int64_t>(cpus.size());
+  const char *given = std::getenv("WEFT_NUM_THREADS");
+  if (!(given && *given))
+    setenv("WEFT_NUM_THREADS",
+           std::to_string(std::max<int64_t>(1, cores / local)).c_str(), 1);
+  const char *pin = std::getenv("WEFT_PIN_RANKS");
+  const bool oneThread = std::strcmp(std::getenv("WEFT_NUM_THREADS"), "1") == 0;
+  // A rank its launcher already confined to one CPU (mpirun binds ranks
+  // that fit the cores) stays there.
+  if (local <= cores || cpus.size() < 2 || !oneThread ||
+      (pin && std::strcmp(pin, "0") == 0))
+    return;
+  const int cpu = cpus[static_cast<size_t>(coreOfLocalRank(localRank, cores))];
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  // Best effort: a rank that cannot be pinned runs where the OS puts it.
+  if (sched_setaffinity(0, sizeof set, &set) == 0)
+    gPinnedCpu = cpu;
 }
 
 Status startRanks(const ModelSignature &sig, const std::string &bundleDir,
@@ -92,7 +134,7 @@ Status startRanks(const ModelSignature &sig, const std::string &bundleDir,
   if (!context.active())
     return currentRank(rank);
   rank = context.rank();
-  shareCoresWithLocalRanks();
+  shareCoresWithLocalRanks(rank);
 
   // What this rank runs: its executable and its parameter file's header.
   std::string exe = kUnknown, params = kUnknown, digest;

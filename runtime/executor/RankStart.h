@@ -7,7 +7,8 @@
 // hashes its executable (/proc/self/exe) and the header of its parameter
 // file (tensor names, dtypes, shapes and offsets; the "rank" metadata
 // aside), the hashes are gathered, and the ranks that differ from rank 0
-// are named.
+// are named. Ranks that outnumber their host's cores are pinned to one
+// each (CorePlacement.h; WEFT_PIN_RANKS=0 leaves them to the OS).
 //
 //===----------------------------------------------------------------------===//
 #ifndef WEFT_RUNTIME_EXECUTOR_RANKSTART_H
@@ -25,6 +26,10 @@ namespace weft {
 /// holds the params.rank<R>.safetensors files.
 Status startRanks(const ModelSignature &sig, const std::string &bundleDir,
                   int64_t &rank);
+
+/// The CPU startRanks pinned this rank to (ranks outnumbering the host's
+/// cores: weft/runtime/CorePlacement.h), or -1.
+int64_t pinnedCpu();
 
 /// The SHA-256 of what identifies a parameter file's program: its header
 /// without the "rank" metadata. False (with `error`) when it cannot be

@@ -1,5 +1,6 @@
 //===- Trace.cpp - Where a training run's time went, per rank -------------===//
 #include "Trace.h"
+#include "RankStart.h"
 
 #include "weft/runtime/Comm.h"
 #include "weft/runtime/Device.h"
@@ -62,6 +63,8 @@ struct Tracer {
   DeviceBackend *device = nullptr;
   std::vector<Category> categories;
   int64_t stage = -1;
+  /// The CPU the rank is pinned to (RankStart.h), or -1.
+  int64_t cpu = -1;
   uint64_t arenaBytes = 0;
   std::chrono::steady_clock::time_point origin;
   std::vector<Mark> marks;
@@ -135,8 +138,14 @@ void analyze(const Tracer &t, int64_t rank, std::string &events,
              std::vector<StepStats> &stats) {
   std::vector<JsonValue> out;
   std::string label = "rank " + std::to_string(rank);
+  std::string where;
   if (t.stage >= 0)
-    label += " (stage " + std::to_string(t.stage) + ")";
+    where = "stage " + std::to_string(t.stage);
+  if (t.cpu >= 0)
+    where += (where.empty() ? "" : ", ") + std::string("cpu ") +
+             std::to_string(t.cpu);
+  if (!where.empty())
+    label += " (" + where + ")";
   out.push_back(metadata("process_name", rank, 0, label));
   out.push_back(metadata("thread_name", rank, 0, "launches"));
   out.push_back(metadata("thread_name", rank, 1, "schedule"));
@@ -260,6 +269,7 @@ void start(const ModelSignature &sig, int64_t stage, uint64_t arenaBytes) {
   static Tracer tracer;
   tracer.sig = &sig;
   tracer.stage = stage;
+  tracer.cpu = pinnedCpu();
   tracer.arenaBytes = arenaBytes;
   tracer.device = deviceBackend().isHost() ? nullptr : &deviceBackend();
   tracer.categories.clear();

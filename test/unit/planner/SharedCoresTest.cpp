@@ -3,10 +3,12 @@
 // sharedCoresStepTime against schedules worked out by hand: alone on a core
 // a pipeline takes its textbook time ((M + P - 1)(F + B) for GPipe and
 // 1F1B); ranks that outnumber the cores share them; a rank waiting for its
-// input lends its core.
+// input lends its core; ranks pinned to one core share only that one, in
+// the runtime's placement (CorePlacement.h).
 //
 //===----------------------------------------------------------------------===//
 #include "tools/weftc/planner/SharedCores.h"
+#include "weft/runtime/CorePlacement.h"
 
 #include <gtest/gtest.h>
 
@@ -96,6 +98,37 @@ TEST(SharedCores, ZeroBubbleAndInterleavedRunEveryUnit) {
   double t = sharedCoresStepTime(il, 2, 2);
   EXPECT_GE(t, 4 * 2 * 1.5);
   EXPECT_LT(t, sharedCoresStepTime(uniform("1f1b", 2, 4, 1, 2), 2, 2));
+}
+
+TEST(SharedCores, PinnedRanksShareOnlyTheirCore) {
+  // Two ranks of (1 + 2) + 0.5 each: one core each, or both on core 0.
+  PipelineWork w = uniform("none", 1, 1, 1, 2, 0.5);
+  EXPECT_DOUBLE_EQ(sharedCoresStepTime(w, 2, 2, {0, 1}), 3.5);
+  EXPECT_DOUBLE_EQ(sharedCoresStepTime(w, 2, 2, {0, 0}), 7.0);
+  // 1F1B, P = 2, M = 2, F = B = 1. Stage 0 runs F0 F1 B0 B1, stage 1 F0 B0
+  // F1 B1. Both on core 0: F0 alone [0, 1]; F1 and stage 1's F0 at half
+  // speed [1, 3]; stage 1's B0 alone [3, 4]; B0 and F1 at half [4, 6];
+  // stage 1's B1 [6, 7], stage 0's B1 [7, 8]. With a core each it is the
+  // textbook (M + P - 1)(F + B) = 6.
+  PipelineWork p = uniform("1f1b", 2, 2, 1, 1);
+  EXPECT_DOUBLE_EQ(sharedCoresStepTime(p, 2, 2, {0, 0}), 8.0);
+  EXPECT_DOUBLE_EQ(sharedCoresStepTime(p, 2, 2, {0, 1}), 6.0);
+  EXPECT_DOUBLE_EQ(sharedCoresStepTime(p, 2, 2), 6.0);
+  // A core out of range, or not one entry per rank.
+  EXPECT_LT(sharedCoresStepTime(p, 2, 2, {0, 2}), 0);
+  EXPECT_LT(sharedCoresStepTime(p, 2, 2, {0}), 0);
+}
+
+TEST(CorePlacement, SnakesOverTheCores) {
+  // 0 1 | 1 0 on two cores: a 4-stage pipeline's first and last stages
+  // share a core, and so do the middle two.
+  const int64_t two[] = {0, 1, 1, 0, 0, 1, 1, 0};
+  for (int64_t r = 0; r < 8; ++r)
+    EXPECT_EQ(weft::coreOfLocalRank(r, 2), two[r]) << "rank " << r;
+  const int64_t three[] = {0, 1, 2, 2, 1, 0, 0};
+  for (int64_t r = 0; r < 7; ++r)
+    EXPECT_EQ(weft::coreOfLocalRank(r, 3), three[r]) << "rank " << r;
+  EXPECT_EQ(weft::coreOfLocalRank(5, 1), 0);
 }
 
 TEST(SharedCores, InconsistentInputIsRefused) {

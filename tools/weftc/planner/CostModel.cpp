@@ -4,6 +4,7 @@
 #include "tools/weftc/planner/Formulas.h"
 #include "tools/weftc/planner/GemmModel.h"
 #include "tools/weftc/planner/SharedCores.h"
+#include "weft/runtime/CorePlacement.h"
 
 #include "passes/StageCuts.h"
 
@@ -361,9 +362,10 @@ PlanEstimate CostModel::evaluate(const PlanChoice &plan) {
   double worstStep = 0;
   int64_t worstStage = 0;
   std::vector<double> stepOf(p, 0.0);
-  // Per stage: what follows its microbatches (gradient sums, optimizer,
-  // exposed data-parallel communication), for the shared-cores simulation.
-  std::vector<double> tailOf(p, 0.0);
+  // Per stage, for the shared-cores simulation: the work after its
+  // microbatches (gradient sums, optimizer) and its exposed collectives
+  // (tensor- and data-parallel; not the pipeline transfers).
+  std::vector<double> workAfter(p, 0.0), commOf(p, 0.0);
   double slowest = 0; // per-microbatch time of the slowest stage
   for (int64_t s = 0; s < p; ++s)
     slowest =
@@ -461,8 +463,8 @@ PlanEstimate CostModel::evaluate(const PlanChoice &plan) {
       }
       }
     }
-    tailOf[s] = accumulationTime(st.grads, m, ranks) + opt + exposed -
-                static_cast<double>(m) * (st.tpComm + p2pTime[s]);
+    workAfter[s] = accumulationTime(st.grads, m, ranks) + opt;
+    commOf[s] = exposed - static_cast<double>(m) * p2pTime[s];
     double stepTime = compute + bubble + exposed + opt;
     stepOf[s] = stepTime;
     if (stepTime > worstStep) {
@@ -480,10 +482,12 @@ PlanEstimate CostModel::evaluate(const PlanChoice &plan) {
   e.bubble = bubble;
   e.stepTime = worstStep;
   // More ranks than cores: they take turns, and a rank that waits (in a
-  // bubble, for a transfer) lends its core to another. Communication on
-  // shared memory is the cores' work too (copies, reductions, and MPI
-  // polling while it waits), so it takes turns as well. The schedule is
-  // simulated (SharedCores.h) over one node's ranks.
+  // bubble, for a transfer) lends its core to another. The schedule is
+  // simulated (SharedCores.h) over one node's ranks. Collectives on shared
+  // memory are the cores' work too (copies, reductions, MPI polling), but
+  // `weft calibrate` timed them with every rank of the node taking part at
+  // once, as a plan's groups run them: their calibrated times already hold
+  // the turns, and they are added to the simulated step as they are.
   const double turns = cluster.oversubscription(ranks);
   if (turns > 1.0) {
     double work = 0;
@@ -499,9 +503,14 @@ PlanEstimate CostModel::evaluate(const PlanChoice &plan) {
     pw.stages = p;
     pw.virtualStages = v;
     pw.microbatches = m;
+    // The units' work without their tensor-parallel collectives: those,
+    // like the data-parallel ones, were calibrated with every rank of the
+    // node taking turns on its cores, so they are added after the
+    // simulation as measured, not shared out again.
     for (const Sums &k : chunk) {
-      pw.forward.push_back(k.f);
-      pw.backward.push_back(k.b + k.recompute);
+      double keep = k.f + k.b > 0 ? 1.0 - k.tpComm / (k.f + k.b) : 1.0;
+      pw.forward.push_back(k.f * keep);
+      pw.backward.push_back(k.b * keep + k.recompute);
       pw.weight.push_back(k.w);
     }
     for (int64_t k = 0; k + 1 < chunks; ++k)
@@ -510,21 +519,35 @@ PlanEstimate CostModel::evaluate(const PlanChoice &plan) {
                            scale,
                        p2p) *
           (1.0 - 0.5 * cluster.overlap));
-    pw.tail = tailOf;
+    pw.tail = workAfter;
     const int64_t onNode =
         std::max<int64_t>(1, std::min<int64_t>(ranks, cluster.devicesPerNode));
-    double shared = onNode % p == 0
-                        ? sharedCoresStepTime(pw, onNode, cluster.coresPerNode)
-                        : -1.0;
+    // The runtime pins ranks that outnumber the cores (CorePlacement.h).
+    // Simulated rank r is stage r mod pp of replica r / pp; replica q is
+    // data-parallel index q / tp and tensor-parallel index q mod tp of the
+    // dp x pp x tp grid.
+    std::vector<int64_t> coreOfRank;
+    if (onNode > cluster.coresPerNode && onNode % (p * plan.tp) == 0)
+      for (int64_t r = 0; r < onNode; ++r) {
+        const int64_t q = r / p;
+        const int64_t local =
+            ((q / plan.tp) * p + r % p) * plan.tp + q % plan.tp;
+        coreOfRank.push_back(coreOfLocalRank(local, cluster.coresPerNode));
+      }
+    double shared =
+        onNode % p == 0
+            ? sharedCoresStepTime(pw, onNode, cluster.coresPerNode, coreOfRank)
+            : -1.0;
     double perRank = work / static_cast<double>(p);
     // Without a simulation (a pipeline across nodes): every rank's work
     // and the communication all wait for, over the cores.
     if (shared < 0)
-      shared = (perRank + e.exposedComm) * turns;
-    // The parts: the work in turns, the communication in turns, and what
-    // the schedule leaves idle (none where sharing overlaps them).
+      shared = perRank * turns + e.exposedComm;
+    else
+      shared += *std::max_element(commOf.begin(), commOf.end());
+    // The parts: the work in turns, the communication, and what the
+    // schedule leaves idle (none where sharing overlaps them).
     e.compute = perRank * turns - e.optimizer;
-    e.exposedComm *= turns;
     e.bubble = shared - (e.compute + e.optimizer + e.exposedComm);
     if (e.bubble < 0) {
       e.exposedComm = std::max(0.0, e.exposedComm + e.bubble);

@@ -21,8 +21,10 @@ struct Unit {
 
 } // namespace
 
-double weft::planner::sharedCoresStepTime(const PipelineWork &w, int64_t ranks,
-                                          int64_t cores) {
+double
+weft::planner::sharedCoresStepTime(const PipelineWork &w, int64_t ranks,
+                                   int64_t cores,
+                                   const std::vector<int64_t> &coreOfRank) {
   const int64_t P = w.stages, V = w.virtualStages, M = w.microbatches;
   const int64_t C = P * V;
   if (P < 1 || V < 1 || M < 1 || cores < 1 || ranks < P || ranks % P != 0 ||
@@ -32,6 +34,12 @@ double weft::planner::sharedCoresStepTime(const PipelineWork &w, int64_t ranks,
       static_cast<int64_t>(w.transfer.size()) != C - 1 ||
       static_cast<int64_t>(w.tail.size()) != P)
     return -1.0;
+  const bool pinned = !coreOfRank.empty();
+  if (pinned && static_cast<int64_t>(coreOfRank.size()) != ranks)
+    return -1.0;
+  for (int64_t c : coreOfRank)
+    if (c < 0 || c >= cores)
+      return -1.0;
   const bool zb = w.schedule == "zb-h1";
   // Each stage's units in its schedule's order, then its tail.
   std::vector<std::vector<Unit>> order(P);
@@ -115,20 +123,26 @@ double weft::planner::sharedCoresStepTime(const PipelineWork &w, int64_t ranks,
         wake = std::min(wake, ready);
       }
     }
-    // Runnable ranks share the cores: each at min(1, cores / runnable).
-    const double rate =
-        runnable.empty()
-            ? 0.0
-            : std::min(1.0, static_cast<double>(cores) /
-                                static_cast<double>(runnable.size()));
+    // Runnable ranks share the cores: each at min(1, cores / runnable),
+    // or pinned, each at 1 / (the runnable ranks on its core).
+    std::vector<double> rate(ranks, 0.0);
+    std::vector<int64_t> onCore(pinned ? cores : 0, 0);
+    if (pinned)
+      for (int64_t r : runnable)
+        ++onCore[coreOfRank[r]];
+    for (int64_t r : runnable)
+      rate[r] = pinned
+                    ? 1.0 / static_cast<double>(onCore[coreOfRank[r]])
+                    : std::min(1.0, static_cast<double>(cores) /
+                                        static_cast<double>(runnable.size()));
     double dt = wake - now;
     for (int64_t r : runnable)
-      dt = std::min(dt, remaining[r] / rate);
+      dt = std::min(dt, remaining[r] / rate[r]);
     if (!(dt < inf))
       return -1.0; // nothing can run: a unit waits for one never run
     now += dt;
     for (int64_t r : runnable) {
-      remaining[r] -= dt * rate;
+      remaining[r] -= dt * rate[r];
       if (remaining[r] > 1e-12 * std::max(1.0, now))
         continue;
       const Unit &u = order[r % P][next[r]];

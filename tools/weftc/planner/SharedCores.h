@@ -8,7 +8,10 @@
 // schedule's order (PipelineSchedule.h), each unit once its inputs have
 // arrived, and at any moment the runnable ranks share the node's cores
 // equally (a rank runs at full speed while runnable ranks <= cores, else at
-// cores / runnable). A pure function, tested on hand-computed cases.
+// cores / runnable), or, with ranks pinned to cores (the runtime pins ranks
+// that outnumber the cores: weft/runtime/CorePlacement.h), the runnable
+// ranks of each core share that core. A pure function, tested on
+// hand-computed cases.
 //
 //===----------------------------------------------------------------------===//
 #ifndef WEFT_TOOLS_WEFTC_PLANNER_SHAREDCORES_H
@@ -37,11 +40,14 @@ struct PipelineWork {
 };
 
 /// The step's seconds when `ranks` ranks (pipeline replicas of `work`,
-/// rank r on stage r mod stages) share `cores` cores as described above.
-/// Returns a negative value for inconsistent input (sizes that do not
-/// match, cores < 1, a schedule that never runs a unit).
+/// rank r on stage r mod stages) share `cores` cores as described above:
+/// all of them, or with `coreOfRank` (one entry per rank), each rank only
+/// its own core. Returns a negative value for inconsistent input (sizes
+/// that do not match, cores < 1, a core out of range, a schedule that
+/// never runs a unit).
 double sharedCoresStepTime(const PipelineWork &work, int64_t ranks,
-                           int64_t cores);
+                           int64_t cores,
+                           const std::vector<int64_t> &coreOfRank = {});
 
 } // namespace weft::planner
 
