@@ -20,8 +20,11 @@
 // there are; the ranks of a node share them):
 //
 //   compute      rank 0 alone (the others sleep): weft_k_matmul on n x n x n
-//                f32 products, n = 8 .. 1024 (--quick: 8 .. 512); the
-//                median rate of several trials per size. peak_flops.fp32 is
+//                f32 products, n = 8 .. 1024 (--quick: 8 .. 512), each
+//                trial in turns with the 128^3 product: a size's rate is
+//                its median ratio to that reference times the reference's
+//                median rate over the table (drift between sizes cancels).
+//                peak_flops.fp32 is
 //                the best rate, gemm_efficiency each size's [2n^3, rate /
 //                peak]. The same for bf16 operands (the runtime widens them
 //                to f32 and rounds the result: Widen.h): peak_flops.bf16.
@@ -543,22 +546,45 @@ DeviceFigures measureDevice(bool quick) {
   const double fp32Budget = quick ? 0.02 : 0.12;
   const double bf16Budget = quick ? 0.01 : 0.06;
   const int trials = quick ? 3 : 5;
+  // Each size is timed in turns with a reference product, trial by trial:
+  // this machine's speed drifts over seconds (a slow spell over one size
+  // once made it look 3x slower than its neighbours), so a size's rate is
+  // its median ratio to the reference times the reference's median rate
+  // over the whole table.
+  const int64_t refN = kGemmReferenceN;
+  const double refFlops = 2.0 * static_cast<double>(refN * refN * refN);
+  MatmulCall refFp32(refN, WEFT_F32), refBf16(refN, WEFT_BF16);
+  std::vector<double> refFp32Rates, refBf16Rates;
+  std::vector<std::pair<double, double>> ratios; // fp32, bf16 per size
+  auto inTurns = [&](MatmulCall &call, MatmulCall &ref, double flops,
+                     double budget, std::vector<double> &refRates) {
+    std::vector<double> r;
+    for (int t = 0; t < trials; ++t) {
+      double tCall = timePerCall(call, budget / trials, 1);
+      double tRef = timePerCall(ref, budget / (2 * trials), 1);
+      r.push_back((flops / tCall) / (refFlops / tRef));
+      refRates.push_back(refFlops / tRef);
+    }
+    return median(r);
+  };
   for (int64_t n : sizes) {
     GemmPoint p;
     p.n = n;
     p.flops = 2.0 * static_cast<double>(n) * static_cast<double>(n) *
               static_cast<double>(n);
-    {
-      MatmulCall call(n, WEFT_F32);
-      p.fp32Rate = p.flops / timePerCall(call, fp32Budget, trials);
-    }
-    {
-      MatmulCall call(n, WEFT_BF16);
-      p.bf16Rate = p.flops / timePerCall(call, bf16Budget, trials);
-    }
+    MatmulCall fp32(n, WEFT_F32), bf16(n, WEFT_BF16);
+    double r32 = inTurns(fp32, refFp32, p.flops, fp32Budget, refFp32Rates);
+    double r16 = inTurns(bf16, refBf16, p.flops, bf16Budget, refBf16Rates);
+    ratios.emplace_back(r32, r16);
+    d.gemm.push_back(p);
+  }
+  const double ref32 = median(refFp32Rates), ref16 = median(refBf16Rates);
+  for (size_t i = 0; i < d.gemm.size(); ++i) {
+    GemmPoint &p = d.gemm[i];
+    p.fp32Rate = ratios[i].first * ref32;
+    p.bf16Rate = ratios[i].second * ref16;
     d.peakFp32 = std::max(d.peakFp32, p.fp32Rate);
     d.peakBf16 = std::max(d.peakBf16, p.bf16Rate);
-    d.gemm.push_back(p);
   }
   measureSkinny(d, fp32Budget, trials);
 

@@ -111,6 +111,9 @@ struct GemmPoint {
   double fp32Rate, bf16Rate;
 };
 
+/// The square product every size of the GEMM table is timed in turns with.
+constexpr int64_t kGemmReferenceN = 128;
+
 /// The other dimensions of the skinny products calibrated.
 constexpr int64_t kSkinnyWide = 512;
 
