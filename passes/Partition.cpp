@@ -188,18 +188,30 @@ FailureOr<Value> Partitioner::reshard(Value value, const TensorSharding &to,
     if (!llvm::is_contained(s.partial, axis))
       return user->emitError("cannot make a partial sum over mesh axis ")
              << mesh.axisName(axis) << " of a complete value";
-  // Partial sums over exactly the axes a whole dim is wanted split over:
-  // one reduce_scatter adds them up and leaves each rank its block.
+  // Partial sums over the axes a whole dim is wanted split over: one
+  // reduce_scatter adds them up and leaves each rank its block. Partial
+  // axes the split does not take are summed first (a ZeRO-split gradient
+  // of a weight replicated over tp: all_reduce over tp, then
+  // reduce_scatter over dp).
   if (!s.partial.empty() && to.partial.empty()) {
     // The block a dim already has may split further (the partial axes
     // minor to its own).
     int scatterDim = -1;
+    MeshAxes scatterAxes;
     for (auto [d, want] : llvm::enumerate(to.dims)) {
       const DimSharding &have = s.dims[d];
-      MeshAxes joined(have.axes);
-      joined.append(s.partial.begin(), s.partial.end());
-      if (want.outer == 1 && have.outer == 1 && want.axes == joined)
+      if (want.outer != 1 || have.outer != 1 ||
+          want.axes.size() <= have.axes.size() ||
+          ArrayRef<MeshAxis>(want.axes).take_front(have.axes.size()) !=
+              ArrayRef<MeshAxis>(have.axes))
+        continue;
+      MeshAxes extra(want.axes.begin() + have.axes.size(), want.axes.end());
+      if (llvm::all_of(extra, [&](MeshAxis a) {
+            return llvm::is_contained(s.partial, a);
+          })) {
         scatterDim = d;
+        scatterAxes = extra;
+      }
     }
     bool othersMatch = true;
     for (auto [d, want] : llvm::enumerate(to.dims))
@@ -209,7 +221,14 @@ FailureOr<Value> Partitioner::reshard(Value value, const TensorSharding &to,
       FailureOr<RankedTensorType> t = local(value, to, user);
       if (failed(t))
         return failure();
-      auto axes = b.getDenseI16ArrayAttr(s.partial);
+      MeshAxes first;
+      for (MeshAxis a : s.partial)
+        if (!llvm::is_contained(scatterAxes, a))
+          first.push_back(a);
+      if (!first.empty())
+        v = shard::AllReduceOp::create(b, loc, v.getType(), mesh.symbol, first,
+                                       v, shard::ReductionKind::Sum);
+      auto axes = b.getDenseI16ArrayAttr(scatterAxes);
       v = shard::ReduceScatterOp::create(
           b, loc, *t, FlatSymbolRefAttr::get(b.getContext(), mesh.symbol), axes,
           v,

@@ -64,18 +64,6 @@ static int64_t gPinnedCpu = -1;
 
 int64_t pinnedCpu() { return gPinnedCpu; }
 
-/// The CPUs this process may run on (its affinity mask), in order.
-static std::vector<int> allowedCpus() {
-  std::vector<int> cpus;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) == 0)
-    for (int c = 0; c < CPU_SETSIZE; ++c)
-      if (CPU_ISSET(c, &set))
-        cpus.push_back(c);
-  return cpus;
-}
-
 /// Ranks on one host share its cores: unless WEFT_NUM_THREADS says
 /// otherwise, each one's kernels get cores / (ranks on the host) threads
 /// (every core would oversubscribe them: N ranks x all cores). When the
@@ -104,20 +92,9 @@ static void shareCoresWithLocalRanks(int64_t rank) {
   if (!(given && *given))
     setenv("WEFT_NUM_THREADS",
            std::to_string(std::max<int64_t>(1, cores / local)).c_str(), 1);
-  const char *pin = std::getenv("WEFT_PIN_RANKS");
   const bool oneThread = std::strcmp(std::getenv("WEFT_NUM_THREADS"), "1") == 0;
-  // A rank its launcher already confined to one CPU (mpirun binds ranks
-  // that fit the cores) stays there.
-  if (local <= cores || cpus.size() < 2 || !oneThread ||
-      (pin && std::strcmp(pin, "0") == 0))
-    return;
-  const int cpu = cpus[static_cast<size_t>(coreOfLocalRank(localRank, cores))];
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  // Best effort: a rank that cannot be pinned runs where the OS puts it.
-  if (sched_setaffinity(0, sizeof set, &set) == 0)
-    gPinnedCpu = cpu;
+  if (oneThread)
+    gPinnedCpu = pinToSharedCore(localRank, local);
 }
 
 Status startRanks(const ModelSignature &sig, const std::string &bundleDir,

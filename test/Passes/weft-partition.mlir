@@ -194,6 +194,31 @@ func.func @main(%g: tensor<8x4xf32> {weft.shard = {dims = [array<i16>, array<i16
 
 // -----
 
+// ZeRO for a weight replicated over tp (a row-parallel layer's bias): its
+// gradient is a partial sum over tp and dp, its optimizer state split over
+// dp. The sum over tp is completed first (all_reduce over tp alone), then
+// one reduce_scatter over dp leaves each rank its block.
+// CHECK-LABEL: func.func @main
+// CHECK: %[[B:.*]] = weft.param "b" : tensor<8xf32>
+// CHECK-DAG: %[[BS:.*]] = shard.all_slice %[[B]] on @mesh grid_axes = [0] slice_axis = 0 : tensor<8xf32> -> tensor<4xf32>
+// CHECK-DAG: %[[T:.*]] = shard.all_reduce %{{.*}} on @mesh grid_axes = [1] : tensor<8xf32> -> tensor<8xf32>
+// CHECK-DAG: %[[GS:.*]] = shard.reduce_scatter %[[T]] on @mesh grid_axes = [0] scatter_axis = 0 : tensor<8xf32> -> tensor<4xf32>
+// CHECK: weft.adamw_update %[[BS]], %[[GS]], {{.*}} : tensor<4xf32>, tensor<i64>
+shard.grid @mesh(shape = 2x2) {weft.mesh_axes = ["dp", "tp"]}
+func.func @main(%g: tensor<8xf32> {weft.shard = {dims = [array<i16>], partial = array<i16: 1, 0>}}) {
+  %b = weft.param "b" : tensor<8xf32>
+  %m = weft.param "m" {weft.role = "optimizer_state", weft.shard = {dims = [array<i16: 0>], partial = array<i16>}} : tensor<8xf32>
+  %v = weft.param "v" {weft.role = "optimizer_state", weft.shard = {dims = [array<i16: 0>], partial = array<i16>}} : tensor<8xf32>
+  %step = weft.constant dense<1> : tensor<i64>
+  %nb, %nm, %nv = weft.adamw_update %b, %g, %m, %v, %step {beta1 = 9.000000e-01 : f64, beta2 = 0.999 : f64, eps = 1.000000e-08 : f64, lr = 1.000000e-03 : f64, weight_decay = 0.0 : f64} : tensor<8xf32>, tensor<i64>
+  weft.param_update "b", %nb : tensor<8xf32>
+  weft.param_update "m", %nm : tensor<8xf32>
+  weft.param_update "v", %nv : tensor<8xf32>
+  return
+}
+
+// -----
+
 // Attention's reshape under dp x tp: [seq, batch, heads * dims] with the
 // batch split over dp and the heads over tp becomes [seq, batch * heads,
 // dims], whose middle dim carries both splits (tp on heads, dp on the

@@ -50,7 +50,9 @@
 //                the write-allocate reads) under "calibration.memory".
 //   overhead     weft_k_binary add of one element: the median time of a
 //                call ("kernel_overhead_s").
-//   collectives  for every group size p in 2..N the world splits into
+//   collectives  ranks that outnumber the cores pinned as bundles pin them
+//                (weft/runtime/CorePlacement.h); for every group size p in
+//                2..N the world splits into
 //                floor(N / p) groups of consecutive ranks, which measure at
 //                once, as the groups of one mesh axis of an SPMD program
 //                communicate at once (ranks left over sleep): all_reduce,
@@ -94,6 +96,7 @@
 #include "tools/weftc/planner/GemmModel.h"
 
 #include "weft/runtime/Comm.h"
+#include "weft/runtime/CorePlacement.h"
 #include "weft/runtime/FileUtil.h"
 #include "weft/runtime/Float16.h"
 #include "weft/runtime/Json.h"
@@ -721,6 +724,10 @@ int main(int argc, char **argv) {
   if (root)
     report.device = measureDevice(quick);
   quietBarrier(world);
+  // The collectives and the overlap run as bundles run them: ranks that
+  // outnumber the cores pinned as the runtime pins them (CorePlacement.h;
+  // a calibration describes one node, so every rank is local).
+  (void)pinToSharedCore(world.rank(), world.size());
 
   // 4-5: every rank.
   if (world.size() > 1) {

@@ -20,6 +20,11 @@
 #define WEFT_RUNTIME_COREPLACEMENT_H
 
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include <sched.h>
 
 namespace weft {
 
@@ -30,6 +35,39 @@ inline int64_t coreOfLocalRank(int64_t localRank, int64_t cores) {
     return 0;
   const int64_t lap = localRank % (2 * cores);
   return lap < cores ? lap : 2 * cores - 1 - lap;
+}
+
+/// The CPUs this process may run on (its affinity mask), in order.
+inline std::vector<int> allowedCpus() {
+  std::vector<int> cpus;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0)
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &set))
+        cpus.push_back(c);
+  return cpus;
+}
+
+/// Pins this process, the host's `localRank`-th of `localRanks` ranks, to
+/// its core when the ranks outnumber the CPUs it may use, unless
+/// WEFT_PIN_RANKS=0 or its launcher already confined it to one CPU
+/// (mpirun binds ranks that fit the cores). Returns the CPU, or -1 when it
+/// was left where it was. The caller runs one kernel thread per rank.
+inline int pinToSharedCore(int64_t localRank, int64_t localRanks) {
+  const char *pin = std::getenv("WEFT_PIN_RANKS");
+  if (pin && std::strcmp(pin, "0") == 0)
+    return -1;
+  const std::vector<int> cpus = allowedCpus();
+  const int64_t cores = static_cast<int64_t>(cpus.size());
+  if (cores < 2 || localRanks <= cores)
+    return -1;
+  const int cpu = cpus[static_cast<size_t>(coreOfLocalRank(localRank, cores))];
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  // Best effort: a rank that cannot be pinned runs where the OS puts it.
+  return sched_setaffinity(0, sizeof set, &set) == 0 ? cpu : -1;
 }
 
 } // namespace weft
