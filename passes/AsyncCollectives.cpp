@@ -5,9 +5,11 @@
 // weft.comm_wait (right before the first user), so the ops in between run
 // while the reduction travels. Each pair gets its own slot. The splits and
 // reshapes that unpack a bucket are moved down to their users first.
-// shard.all_gather becomes weft.all_gather_start and weft.comm_wait the
-// same way, except that the gathers of parameters (ZeRO-3) are prefetched:
-// each starts as soon as the previous one is waited for.
+// shard.reduce_scatter (ZeRO's gradients) becomes weft.reduce_scatter_start
+// and weft.comm_wait the same way. shard.all_gather becomes
+// weft.all_gather_start and weft.comm_wait the same way, except that the
+// gathers of parameters (ZeRO-3) are prefetched: each starts as soon as the
+// previous one is waited for.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
@@ -70,6 +72,10 @@ struct AsyncCollectivesPass
       func.walk([&](shard::AllReduceOp op) { reduces.push_back(op); });
       for (shard::AllReduceOp op : reduces)
         splitReduce(op);
+      SmallVector<shard::ReduceScatterOp> scatters;
+      func.walk([&](shard::ReduceScatterOp op) { scatters.push_back(op); });
+      for (shard::ReduceScatterOp op : scatters)
+        splitScatter(op);
       SmallVector<shard::AllGatherOp> gathers;
       func.walk([&](shard::AllGatherOp op) { gathers.push_back(op); });
       prefetchGathers(gathers);
@@ -106,6 +112,24 @@ struct AsyncCollectivesPass
     auto start = AllReduceStartOp::create(
         b, op.getLoc(), op.getType(), op.getInput(), op.getGridAttr(),
         op.getGridAxesAttr(), b.getI64IntegerAttr(*reduction),
+        b.getI64IntegerAttr(slot));
+    waitBefore(op, start.getPending(), first);
+  }
+
+  /// A reduce_scatter (ZeRO's gradients) the same way as an all_reduce.
+  void splitScatter(shard::ReduceScatterOp op) {
+    Block *block = op->getBlock();
+    Operation *first = firstUser(op, block);
+    if (!first || first == op->getNextNode())
+      return; // nothing to overlap
+    std::optional<int64_t> reduction = runtimeReductionCode(op.getReduction());
+    if (!reduction)
+      return; // the lowering reports it
+    OpBuilder b(op);
+    auto start = ReduceScatterStartOp::create(
+        b, op.getLoc(), op.getType(), op.getInput(), op.getGridAttr(),
+        op.getGridAxesAttr(), b.getI64IntegerAttr(*reduction),
+        b.getI64IntegerAttr(op.getScatterAxis().getSExtValue()),
         b.getI64IntegerAttr(slot));
     waitBefore(op, start.getPending(), first);
   }

@@ -205,6 +205,14 @@ std::optional<LogicalResult> collectiveKernel(Operation *op, StringRef &kernel,
     appendAxes(start.getGridAxes());
     return success();
   }
+  if (auto start = dyn_cast<ReduceScatterStartOp>(op)) {
+    kernel = "reduce_scatter_start";
+    attrs.push_back(start.getSlot());
+    attrs.push_back(start.getReduction());
+    attrs.push_back(start.getScatterAxis());
+    appendAxes(start.getGridAxes());
+    return success();
+  }
   if (auto send = dyn_cast<SendOp>(op)) {
     kernel = "send";
     attrs.append({send.getPeerAttr().getInt(), send.getTagAttr().getInt()});
@@ -521,7 +529,8 @@ struct LowerToRuntimePass
       desc.push_back(attrs.size());
       desc.append(attrs.begin(), attrs.end());
       rt::LaunchOp::create(b, loc, kernelName, launchBuffers, desc);
-      if (isa<AllReduceStartOp, AllGatherStartOp, RecvStartOp>(op))
+      if (isa<AllReduceStartOp, AllGatherStartOp, ReduceScatterStartOp,
+              RecvStartOp>(op))
         ++inFlight;
       else if (inFlight > 0)
         rt::LaunchOp::create(b, loc, "comm_progress", ValueRange{},

@@ -418,32 +418,68 @@ LogicalResult AllReduceStartOp::verify() {
   return success();
 }
 
+/// The size of the group over `axes` of the grid `op` names, or failure
+/// (reported) for a grid that is not one or an axis it does not have.
+static FailureOr<int64_t> startGroupSize(Operation *op,
+                                         FlatSymbolRefAttr gridName,
+                                         ArrayRef<int16_t> axes) {
+  auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(op, gridName);
+  if (!grid)
+    return op->emitOpError()
+           << "names " << gridName << ", which is not a shard.grid";
+  int64_t g = 1;
+  ArrayRef<int64_t> shape = grid.getShape();
+  for (int16_t a : axes) {
+    if (a < 0 || a >= grid.getRank())
+      return op->emitOpError()
+             << "grid axis " << a << " is not an axis of " << gridName
+             << " (rank " << grid.getRank() << ")";
+    g *= shape[a];
+  }
+  return g;
+}
+
 LogicalResult AllGatherStartOp::verify() {
   auto in = cast<RankedTensorType>(getInput().getType());
   auto out = cast<RankedTensorType>(getPending().getType());
   int64_t axis = getGatherAxis();
   if (axis < 0 || axis >= in.getRank())
     return emitOpError() << "gather_axis " << axis << " is not a dim of " << in;
-  auto grid =
-      SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(*this, getGridAttr());
-  if (!grid)
-    return emitOpError() << "names " << getGridAttr()
-                         << ", which is not a shard.grid";
-  int64_t g = 1;
-  ArrayRef<int64_t> shape = grid.getShape();
-  for (int16_t a : getGridAxes()) {
-    if (a < 0 || a >= grid.getRank())
-      return emitOpError() << "grid axis " << a << " is not an axis of "
-                           << getGridAttr() << " (rank " << grid.getRank()
-                           << ")";
-    g *= shape[a];
-  }
+  FailureOr<int64_t> g = startGroupSize(*this, getGridAttr(), getGridAxes());
+  if (failed(g))
+    return failure();
   SmallVector<int64_t> joined(in.getShape());
-  joined[axis] *= g;
+  joined[axis] *= *g;
   if (out.getElementType() != in.getElementType() ||
       out.getShape() != ArrayRef<int64_t>(joined))
-    return emitOpError() << "result type " << out << " is not " << g
+    return emitOpError() << "result type " << out << " is not " << *g
                          << " blocks of " << in << " joined along dim " << axis;
+  return success();
+}
+
+LogicalResult ReduceScatterStartOp::verify() {
+  auto in = cast<RankedTensorType>(getInput().getType());
+  auto out = cast<RankedTensorType>(getPending().getType());
+  if (getReduction() > 3)
+    return emitOpError() << "reduction must be 0 (sum), 1 (max), 2 (min) or "
+                            "3 (avg), got "
+                         << getReduction();
+  int64_t axis = getScatterAxis();
+  if (axis < 0 || axis >= in.getRank())
+    return emitOpError() << "scatter_axis " << axis << " is not a dim of "
+                         << in;
+  FailureOr<int64_t> g = startGroupSize(*this, getGridAttr(), getGridAxes());
+  if (failed(g))
+    return failure();
+  SmallVector<int64_t> block(in.getShape());
+  if (block[axis] % *g != 0)
+    return emitOpError() << "dim " << axis << " of " << in
+                         << " does not split into " << *g << " blocks";
+  block[axis] /= *g;
+  if (out.getElementType() != in.getElementType() ||
+      out.getShape() != ArrayRef<int64_t>(block))
+    return emitOpError() << "result type " << out << " is not one of " << *g
+                         << " blocks of " << in << " along dim " << axis;
   return success();
 }
 
@@ -487,14 +523,16 @@ LogicalResult CommWaitOp::verify() {
     slot = reduce.getSlot();
   else if (auto gather = dyn_cast_or_null<AllGatherStartOp>(start))
     slot = gather.getSlot();
+  else if (auto scatter = dyn_cast_or_null<ReduceScatterStartOp>(start))
+    slot = scatter.getSlot();
   else if (auto send = dyn_cast_or_null<SendStartOp>(start))
     slot = send.getSlot();
   else if (auto recv = dyn_cast_or_null<RecvStartOp>(start))
     slot = recv.getSlot();
   if (!slot)
     return emitOpError("waits for a value no weft.all_reduce_start, "
-                       "weft.all_gather_start, weft.send_start or "
-                       "weft.recv_start produced");
+                       "weft.all_gather_start, weft.reduce_scatter_start, "
+                       "weft.send_start or weft.recv_start produced");
   if (*slot != static_cast<int64_t>(getSlot()))
     return emitOpError() << "waits on slot " << getSlot()
                          << " for a collective started on slot " << *slot;

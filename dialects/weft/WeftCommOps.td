@@ -1,9 +1,9 @@
 //===- WeftCommOps.td - Asynchronous collectives ----------*- tablegen -*-===//
 //
 // The partitioner speaks the upstream `shard` dialect's collectives, which
-// complete where they stand. weft-async-collectives splits an all_reduce
-// into a start, where its operand is complete, and a wait, where its result
-// is first needed, so the computation between them overlaps the transfer.
+// complete where they stand. weft-async-collectives splits an all_reduce,
+// all_gather or reduce_scatter into a start, where its operand is complete,
+// and a wait, where its result is first needed, so the computation between them overlaps the transfer.
 // weft.mesh_offset is the one value of a partitioned program that differs
 // between ranks without communication.
 //
@@ -48,6 +48,30 @@ def Weft_AllGatherStartOp : Weft_Op<"all_gather_start",
   let assemblyFormat = [{
     $input `on` $grid `grid_axes` `=` $grid_axes `gather_axis` `=`
     $gather_axis `slot` `=` $slot attr-dict `:` type($input) `->`
+    type($pending)
+  }];
+  let hasVerifier = 1;
+}
+
+def Weft_ReduceScatterStartOp : Weft_Op<"reduce_scatter_start",
+    [MemoryEffects<[MemWrite]>]> {
+  let summary = "Starts shard.reduce_scatter over `grid_axes` of `grid`";
+  let description = [{
+    The result (this member's block, along `scatter_axis`, of the members'
+    operands reduced) holds the reduction only after the weft.comm_wait of
+    the same `slot`. ZeRO's gradients are reduce-scattered as soon as the
+    backward has made them, so the transfer overlaps the rest of the
+    backward. `reduction`: 0 sum, 1 max, 2 min, 3 avg. The operand may be
+    reused as soon as the start returns.
+  }];
+  let arguments = (ins Weft_Tensor:$input, FlatSymbolRefAttr:$grid,
+                   DenseI16ArrayAttr:$grid_axes,
+                   DefaultValuedAttr<I64Attr, "0">:$reduction,
+                   I64Attr:$scatter_axis, I64Attr:$slot);
+  let results = (outs Weft_Tensor:$pending);
+  let assemblyFormat = [{
+    $input `on` $grid `grid_axes` `=` $grid_axes `scatter_axis` `=`
+    $scatter_axis `slot` `=` $slot attr-dict `:` type($input) `->`
     type($pending)
   }];
   let hasVerifier = 1;

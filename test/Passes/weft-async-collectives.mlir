@@ -107,3 +107,25 @@ func.func @main(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
   %7 = weft.add %5, %6 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
   return %7, %4 : tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// A reduce_scatter (ZeRO-2's gradient) with work between it and its user
+// starts where it stood and is waited for right before the user; the
+// runtime kernel takes slot, reduction, scatter dim and the axes.
+// CHECK-LABEL: func.func @main
+// CHECK: %[[P:.*]] = weft.reduce_scatter_start %{{.*}} on @mesh grid_axes = [0] scatter_axis = 1 slot = 0 : tensor<2x4xf32> -> tensor<2x2xf32>
+// CHECK: weft.tanh
+// CHECK: %[[R:.*]] = weft.comm_wait %[[P]] slot = 0 : tensor<2x2xf32>
+// CHECK: weft.add %[[R]], %{{.*}}
+// RT: weftrt.launch "reduce_scatter_start"(%{{.*}}, %[[B:.*]]) {desc = array<i64: 2, 0, 2, 2, 4, 0, 2, 2, 2, 5, 0, 0, 1, 1, 0>}
+// RT: weftrt.launch "unary"
+// RT-NEXT: weftrt.launch "comm_progress"() {desc = array<i64: 0, 0>}
+// RT-NEXT: weftrt.launch "comm_wait"(%[[B]])
+shard.grid @mesh(shape = 2x1) {weft.mesh_axes = ["dp", "tp"]}
+func.func @main(%x: tensor<2x4xf32>, %y: tensor<2x2xf32>) -> tensor<2x2xf32> {
+  %0 = shard.reduce_scatter %x on @mesh grid_axes = [0] scatter_axis = 1 : tensor<2x4xf32> -> tensor<2x2xf32>
+  %1 = weft.tanh %y : tensor<2x2xf32>
+  %2 = weft.add %0, %1 : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+  return %2 : tensor<2x2xf32>
+}

@@ -1,7 +1,7 @@
 // RUN: weft-opt %s -split-input-file -verify-diagnostics
 
 func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{waits for a value no weft.all_reduce_start, weft.all_gather_start, weft.send_start or weft.recv_start produced}}
+  // expected-error @+1 {{waits for a value no weft.all_reduce_start, weft.all_gather_start, weft.reduce_scatter_start, weft.send_start or weft.recv_start produced}}
   %0 = weft.comm_wait %x slot = 0 : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
@@ -123,4 +123,50 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{waits on slot 2 for a collective started on slot 3}}
   %0 = weft.comm_wait %p slot = 2 : tensor<4xf32>
   return %0 : tensor<4xf32>
+}
+
+// -----
+
+shard.grid @mesh(shape = 2x2)
+func.func @main(%x: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{result type 'tensor<4x3xf32>' is not one of 2 blocks of 'tensor<4x3xf32>' along dim 0}}
+  %p = weft.reduce_scatter_start %x on @mesh grid_axes = [0] scatter_axis = 0 slot = 0 : tensor<4x3xf32> -> tensor<4x3xf32>
+  return %p : tensor<4x3xf32>
+}
+
+// -----
+
+shard.grid @mesh(shape = 2x2)
+func.func @main(%x: tensor<4x3xf32>) -> tensor<4x1xf32> {
+  // expected-error @+1 {{dim 1 of 'tensor<4x3xf32>' does not split into 4 blocks}}
+  %p = weft.reduce_scatter_start %x on @mesh grid_axes = [0, 1] scatter_axis = 1 slot = 0 : tensor<4x3xf32> -> tensor<4x1xf32>
+  return %p : tensor<4x1xf32>
+}
+
+// -----
+
+shard.grid @mesh(shape = 2x2)
+func.func @main(%x: tensor<4x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{reduction must be 0 (sum), 1 (max), 2 (min) or 3 (avg), got 7}}
+  %p = weft.reduce_scatter_start %x on @mesh grid_axes = [0] scatter_axis = 0 slot = 0 {reduction = 7 : i64} : tensor<4x3xf32> -> tensor<2x3xf32>
+  return %p : tensor<2x3xf32>
+}
+
+// -----
+
+shard.grid @mesh(shape = 2x2)
+func.func @main(%x: tensor<4x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{grid axis 2 is not an axis of @mesh (rank 2)}}
+  %p = weft.reduce_scatter_start %x on @mesh grid_axes = [2] scatter_axis = 0 slot = 0 : tensor<4x3xf32> -> tensor<2x3xf32>
+  return %p : tensor<2x3xf32>
+}
+
+// -----
+
+shard.grid @mesh(shape = 2x2)
+func.func @main(%x: tensor<4x3xf32>) -> tensor<2x3xf32> {
+  %p = weft.reduce_scatter_start %x on @mesh grid_axes = [0] scatter_axis = 0 slot = 2 : tensor<4x3xf32> -> tensor<2x3xf32>
+  // expected-error @+1 {{waits on slot 3 for a collective started on slot 2}}
+  %0 = weft.comm_wait %p slot = 3 : tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
 }
