@@ -99,39 +99,43 @@ struct AsyncCollectivesPass
     return wait;
   }
 
-  void splitReduce(shard::AllReduceOp op) {
-    Block *block = op->getBlock();
-    sinkUnpacking(op);
-    Operation *first = firstUser(op, block);
+  /// Splits reduction `op` (an all_reduce or a reduce_scatter) into the
+  /// start `makeStart(builder, runtime reduction code)` makes where it
+  /// stands and a wait right before its first user, when anything lies
+  /// between them.
+  template <typename OpT, typename MakeStart>
+  void splitReduction(OpT op, MakeStart makeStart) {
+    Operation *first = firstUser(op, op->getBlock());
     if (!first || first == op->getNextNode())
       return; // nothing to overlap
     std::optional<int64_t> reduction = runtimeReductionCode(op.getReduction());
     if (!reduction)
       return; // the lowering reports it
     OpBuilder b(op);
-    auto start = AllReduceStartOp::create(
-        b, op.getLoc(), op.getType(), op.getInput(), op.getGridAttr(),
-        op.getGridAxesAttr(), b.getI64IntegerAttr(*reduction),
-        b.getI64IntegerAttr(slot));
-    waitBefore(op, start.getPending(), first);
+    waitBefore(op, makeStart(b, *reduction), first);
   }
 
-  /// A reduce_scatter (ZeRO's gradients) the same way as an all_reduce.
+  void splitReduce(shard::AllReduceOp op) {
+    sinkUnpacking(op);
+    splitReduction(op, [&](OpBuilder &b, int64_t reduction) {
+      return AllReduceStartOp::create(
+                 b, op.getLoc(), op.getType(), op.getInput(), op.getGridAttr(),
+                 op.getGridAxesAttr(), b.getI64IntegerAttr(reduction),
+                 b.getI64IntegerAttr(slot))
+          .getPending();
+    });
+  }
+
+  /// A reduce_scatter (ZeRO-2's gradients) the same way as an all_reduce.
   void splitScatter(shard::ReduceScatterOp op) {
-    Block *block = op->getBlock();
-    Operation *first = firstUser(op, block);
-    if (!first || first == op->getNextNode())
-      return; // nothing to overlap
-    std::optional<int64_t> reduction = runtimeReductionCode(op.getReduction());
-    if (!reduction)
-      return; // the lowering reports it
-    OpBuilder b(op);
-    auto start = ReduceScatterStartOp::create(
-        b, op.getLoc(), op.getType(), op.getInput(), op.getGridAttr(),
-        op.getGridAxesAttr(), b.getI64IntegerAttr(*reduction),
-        b.getI64IntegerAttr(op.getScatterAxis().getSExtValue()),
-        b.getI64IntegerAttr(slot));
-    waitBefore(op, start.getPending(), first);
+    splitReduction(op, [&](OpBuilder &b, int64_t reduction) {
+      return ReduceScatterStartOp::create(
+                 b, op.getLoc(), op.getType(), op.getInput(), op.getGridAttr(),
+                 op.getGridAxesAttr(), b.getI64IntegerAttr(reduction),
+                 b.getI64IntegerAttr(op.getScatterAxis().getSExtValue()),
+                 b.getI64IntegerAttr(slot))
+          .getPending();
+    });
   }
 
   /// Gathers of parameters (ZeRO-3 gathers one at each use) are started one
