@@ -676,19 +676,6 @@ void *deviceBuffer(size_t bytes) {
   return p;
 }
 
-std::vector<int64_t> descOf(const std::vector<std::pair<int64_t, Dims>> &ts,
-                            const std::vector<int64_t> &attrs) {
-  std::vector<int64_t> desc = {static_cast<int64_t>(ts.size())};
-  for (const auto &t : ts) {
-    desc.push_back(t.first);
-    desc.push_back(static_cast<int64_t>(t.second.size()));
-    desc.insert(desc.end(), t.second.begin(), t.second.end());
-  }
-  desc.push_back(static_cast<int64_t>(attrs.size()));
-  desc.insert(desc.end(), attrs.begin(), attrs.end());
-  return desc;
-}
-
 void throughput(const char *what, KernelFn kernel,
                 const std::vector<void *> &bufs,
                 const std::vector<int64_t> &desc, double bytes) {
@@ -703,20 +690,20 @@ void benchmarks() {
   void *a = deviceBuffer(n * 4), *b = deviceBuffer(n * 4);
   void *c = deviceBuffer(n * 4);
   throughput("binary add f32 64M", weft_cuda_k_binary, {a, b, c},
-             descOf({{WEFT_F32, {n}}, {WEFT_F32, {n}}, {WEFT_F32, {n}}},
-                    {WEFT_BINARY_ADD}),
+             kernelDesc({{WEFT_F32, {n}}, {WEFT_F32, {n}}, {WEFT_F32, {n}}},
+                        {WEFT_BINARY_ADD}),
              12.0 * n);
   throughput("cast f32->bf16 64M", weft_cuda_k_cast, {a, c},
-             descOf({{WEFT_F32, {n}}, {WEFT_BF16, {n}}}, {}), 6.0 * n);
+             kernelDesc({{WEFT_F32, {n}}, {WEFT_BF16, {n}}}, {}), 6.0 * n);
   const int64_t t = 4096;
   throughput("transpose f32 4096x4096", weft_cuda_k_transpose, {a, c},
-             descOf({{WEFT_F32, {t, t}}, {WEFT_F32, {t, t}}}, {1, 0}),
+             kernelDesc({{WEFT_F32, {t, t}}, {WEFT_F32, {t, t}}}, {1, 0}),
              8.0 * t * t);
   const int64_t r = 8192;
-  throughput(
-      "reduce sum f32 rows of 8192x8192", weft_cuda_k_reduce, {a, c},
-      descOf({{WEFT_F32, {r, r}}, {WEFT_F32, {r}}}, {WEFT_REDUCE_SUM, 1, 1}),
-      4.0 * r * r);
+  throughput("reduce sum f32 rows of 8192x8192", weft_cuda_k_reduce, {a, c},
+             kernelDesc({{WEFT_F32, {r, r}}, {WEFT_F32, {r}}},
+                        {WEFT_REDUCE_SUM, 1, 1}),
+             4.0 * r * r);
   for (void *p : {a, b, c})
     cuda::check(cudaFree(p), "benchmark free");
 }

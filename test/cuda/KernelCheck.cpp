@@ -134,21 +134,6 @@ HostTensor tensorOf(int64_t dtype, std::vector<int64_t> dims,
   return t;
 }
 
-std::vector<int64_t>
-kernelDesc(const std::vector<std::pair<int64_t, std::vector<int64_t>>> &tensors,
-           const std::vector<int64_t> &attrs) {
-  std::vector<int64_t> desc;
-  desc.push_back(static_cast<int64_t>(tensors.size()));
-  for (const auto &t : tensors) {
-    desc.push_back(t.first);
-    desc.push_back(static_cast<int64_t>(t.second.size()));
-    desc.insert(desc.end(), t.second.begin(), t.second.end());
-  }
-  desc.push_back(static_cast<int64_t>(attrs.size()));
-  desc.insert(desc.end(), attrs.begin(), attrs.end());
-  return desc;
-}
-
 std::vector<int64_t> kernelDesc(const KernelCase &c) {
   std::vector<std::pair<int64_t, std::vector<int64_t>>> tensors;
   for (const std::vector<HostTensor> *list : {&c.operands, &c.results})

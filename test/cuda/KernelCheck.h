@@ -9,6 +9,7 @@
 #ifndef WEFT_TEST_CUDA_KERNELCHECK_H
 #define WEFT_TEST_CUDA_KERNELCHECK_H
 
+#include "KernelDesc.h"
 #include "weft/runtime/KernelABI.h"
 
 #include <cstdint>
@@ -64,11 +65,6 @@ struct KernelCase {
 /// element) and returns whether it passed.
 bool runCase(const KernelCase &c);
 
-/// The desc (KernelABI.h) of a call on `tensors` (dtype and dims each, in
-/// buffer order) with the attributes `attrs`.
-std::vector<int64_t>
-kernelDesc(const std::vector<std::pair<int64_t, std::vector<int64_t>>> &tensors,
-           const std::vector<int64_t> &attrs);
 /// The desc of a call of `c`'s kernel: its operands, then its results.
 std::vector<int64_t> kernelDesc(const KernelCase &c);
 

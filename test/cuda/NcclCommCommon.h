@@ -16,6 +16,8 @@
 #include "weft/runtime/Float16.h"
 #include "weft/runtime/KernelABI.h"
 
+#include "KernelDesc.h"
+
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -100,23 +102,8 @@ private:
   size_t bytes_;
 };
 
-struct Shape {
-  int64_t dtype;
-  std::vector<int64_t> dims;
-};
-
-inline std::vector<int64_t> desc(const std::vector<Shape> &tensors,
-                                 const std::vector<int64_t> &attrs) {
-  std::vector<int64_t> d = {static_cast<int64_t>(tensors.size())};
-  for (const Shape &t : tensors) {
-    d.push_back(t.dtype);
-    d.push_back(static_cast<int64_t>(t.dims.size()));
-    d.insert(d.end(), t.dims.begin(), t.dims.end());
-  }
-  d.push_back(static_cast<int64_t>(attrs.size()));
-  d.insert(d.end(), attrs.begin(), attrs.end());
-  return d;
-}
+/// One tensor of a desc: its dtype and dims.
+using Shape = std::pair<int64_t, std::vector<int64_t>>;
 
 inline void run(Kernel kernel, std::vector<void *> bufs,
                 const std::vector<int64_t> &d) {
@@ -139,7 +126,7 @@ inline void commWait(int64_t slot, const Shape &shape, void *y,
     tensors.push_back(shape);
     bufs.push_back(y2);
   }
-  run(weft_k_comm_wait, bufs, desc(tensors, {slot}));
+  run(weft_k_comm_wait, bufs, kernelDesc(tensors, {slot}));
 }
 
 inline std::string join(const std::vector<double> &v) {
@@ -152,46 +139,27 @@ inline std::string join(const std::vector<double> &v) {
 /// Device values of any dtype as doubles.
 inline std::vector<double> readAs(const Buffer &b, int64_t dtype,
                                   int64_t count) {
-  std::vector<double> out(static_cast<size_t>(count));
+  auto widen = [](const auto &v) {
+    return std::vector<double>(v.begin(), v.end());
+  };
   switch (dtype) {
-  case WEFT_F32: {
-    auto v = b.download<float>(count);
-    for (int64_t i = 0; i < count; ++i)
-      out[i] = v[i];
-    break;
-  }
-  case WEFT_F64: {
-    auto v = b.download<double>(count);
-    for (int64_t i = 0; i < count; ++i)
-      out[i] = v[i];
-    break;
-  }
+  case WEFT_F32:
+    return widen(b.download<float>(count));
+  case WEFT_F64:
+    return b.download<double>(count);
   case WEFT_BF16: {
-    auto v = b.download<uint16_t>(count);
-    for (int64_t i = 0; i < count; ++i)
-      out[i] = weft::bfloat16ToFloat(v[i]);
-    break;
+    std::vector<double> out;
+    for (uint16_t x : b.download<uint16_t>(count))
+      out.push_back(weft::bfloat16ToFloat(x));
+    return out;
   }
-  case WEFT_I64: {
-    auto v = b.download<int64_t>(count);
-    for (int64_t i = 0; i < count; ++i)
-      out[i] = static_cast<double>(v[i]);
-    break;
+  case WEFT_I64:
+    return widen(b.download<int64_t>(count));
+  case WEFT_I32:
+    return widen(b.download<int32_t>(count));
+  default:
+    return widen(b.download<uint8_t>(count));
   }
-  case WEFT_I32: {
-    auto v = b.download<int32_t>(count);
-    for (int64_t i = 0; i < count; ++i)
-      out[i] = v[i];
-    break;
-  }
-  default: {
-    auto v = b.download<uint8_t>(count);
-    for (int64_t i = 0; i < count; ++i)
-      out[i] = v[i];
-    break;
-  }
-  }
-  return out;
 }
 
 /// Uploads doubles as `dtype`.
@@ -211,27 +179,15 @@ inline void writeAs(Buffer &b, int64_t dtype,
     b.upload(v);
     break;
   }
-  case WEFT_I64: {
-    std::vector<int64_t> v;
-    for (double x : values)
-      v.push_back(static_cast<int64_t>(x));
-    b.upload(v);
+  case WEFT_I64:
+    b.upload(std::vector<int64_t>(values.begin(), values.end()));
     break;
-  }
-  case WEFT_I32: {
-    std::vector<int32_t> v;
-    for (double x : values)
-      v.push_back(static_cast<int32_t>(x));
-    b.upload(v);
+  case WEFT_I32:
+    b.upload(std::vector<int32_t>(values.begin(), values.end()));
     break;
-  }
-  default: {
-    std::vector<uint8_t> v;
-    for (double x : values)
-      v.push_back(static_cast<uint8_t>(x));
-    b.upload(v);
+  default:
+    b.upload(std::vector<uint8_t>(values.begin(), values.end()));
     break;
-  }
   }
 }
 

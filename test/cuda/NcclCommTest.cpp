@@ -73,7 +73,7 @@ void oneRankCollectives() {
       attrs.insert(attrs.end(), c.attrs.begin(), c.attrs.end());
       attrs.insert(attrs.end(), axes.begin(), axes.end());
       const std::vector<int64_t> d =
-          desc({{dtype, dims}, {dtype, dims}}, attrs);
+          kernelDesc({{dtype, dims}, {dtype, dims}}, attrs);
       run(c.kernel, {x.get(), y.get()}, d);
       std::string name =
           std::string(c.name) + " (" + weftDTypeName(dtype) + ")";
@@ -107,7 +107,7 @@ void oneRankCollectives() {
       writeAs(x, dtype, values);
       writeAs(y, dtype, std::vector<double>(6, 0));
       run(move.first, {x.get(), y.get()},
-          desc({{dtype, small}, {dtype, small}}, {move.second, 2, 0, 1}));
+          kernelDesc({{dtype, small}, {dtype, small}}, {move.second, 2, 0, 1}));
       expectValues(y, dtype, values,
                    std::string("moving ") + weftDTypeName(dtype));
     }
@@ -115,10 +115,11 @@ void oneRankCollectives() {
   // mesh_offset: group index 0.
   Buffer offset(8);
   offset.upload(std::vector<int64_t>{-1});
-  run(weft_k_mesh_offset, {offset.get()}, desc({{WEFT_I64, {}}}, {5, 2, 0, 1}));
+  run(weft_k_mesh_offset, {offset.get()},
+      kernelDesc({{WEFT_I64, {}}}, {5, 2, 0, 1}));
   expectValues(offset, WEFT_I64, {0}, "mesh_offset");
   // comm_progress takes nothing and does nothing.
-  run(weft_k_comm_progress, {}, desc({}, {}));
+  run(weft_k_comm_progress, {}, kernelDesc({}, {}));
   expect(weft::comm::context().pendingSlots().empty(),
          "every slot was waited for: " + weft::comm::context().pendingSlots());
 }

@@ -43,7 +43,7 @@ void twoRankCase(const std::string &name, Kernel kernel, int64_t dtype,
     all.push_back(slot);
   all.insert(all.end(), attrs.begin(), attrs.end());
   run(kernel, {x.get(), y.get()},
-      desc({{dtype, xDims}, {dtype, yDims}}, withAxis(all)));
+      kernelDesc({{dtype, xDims}, {dtype, yDims}}, withAxis(all)));
   if (slot >= 0) {
     x.scribble(0x55);
     commWait(slot, {dtype, yDims}, y.get());
@@ -151,7 +151,7 @@ void twoRankCollectives() {
   // mesh_offset.
   Buffer offset(8);
   run(weft_k_mesh_offset, {offset.get()},
-      desc({{WEFT_I64, {}}}, withAxis({4})));
+      kernelDesc({{WEFT_I64, {}}}, withAxis({4})));
   expectValues(offset, WEFT_I64, {static_cast<double>(4 * me)}, "mesh_offset");
 
   // Two collectives in flight at once, waited for in the other order.
@@ -161,9 +161,9 @@ void twoRankCollectives() {
     writeAs(x1, WEFT_F32, std::vector<double>(256, me + 1.0));
     writeAs(x2, WEFT_F32, std::vector<double>(256, 10.0 * (me + 1)));
     run(weft_k_all_reduce_start, {x1.get(), y1.get()},
-        desc({{WEFT_F32, dims}, {WEFT_F32, dims}}, withAxis({21, 0})));
+        kernelDesc({{WEFT_F32, dims}, {WEFT_F32, dims}}, withAxis({21, 0})));
     run(weft_k_all_reduce_start, {x2.get(), y2.get()},
-        desc({{WEFT_F32, dims}, {WEFT_F32, dims}}, withAxis({22, 1})));
+        kernelDesc({{WEFT_F32, dims}, {WEFT_F32, dims}}, withAxis({22, 1})));
     commWait(22, {WEFT_F32, dims}, y2.get());
     commWait(21, {WEFT_F32, dims}, y1.get());
     expectValues(y1, WEFT_F32, std::vector<double>(256, 3), "overlapped sum");
@@ -192,17 +192,17 @@ void twoRankTransfers() {
     if (me == 0) {
       b.upload(message(1, 5));
       run(weft_k_send, {b.get()},
-          desc({{WEFT_F32, dims}}, withAxis({peer, 1})));
+          kernelDesc({{WEFT_F32, dims}}, withAxis({peer, 1})));
       run(weft_k_recv, {b.get()},
-          desc({{WEFT_F32, dims}}, withAxis({peer, 2})));
+          kernelDesc({{WEFT_F32, dims}}, withAxis({peer, 2})));
       expect(b.download<float>(5) == message(2, 5), "recv from rank 1");
     } else {
       run(weft_k_recv, {b.get()},
-          desc({{WEFT_F32, dims}}, withAxis({peer, 1})));
+          kernelDesc({{WEFT_F32, dims}}, withAxis({peer, 1})));
       expect(b.download<float>(5) == message(1, 5), "recv from rank 0");
       b.upload(message(2, 5));
       run(weft_k_send, {b.get()},
-          desc({{WEFT_F32, dims}}, withAxis({peer, 2})));
+          kernelDesc({{WEFT_F32, dims}}, withAxis({peer, 2})));
     }
   }
   const int64_t n = 4 << 20; // 16 MiB messages
@@ -215,11 +215,11 @@ void twoRankTransfers() {
   }
   auto sendStart = [&](Buffer &b, int64_t slot, int64_t tag) {
     run(weft_k_send_start, {b.get()},
-        desc({shape}, withAxis({slot, peer, tag})));
+        kernelDesc({shape}, withAxis({slot, peer, tag})));
   };
   auto recvStart = [&](Buffer &b, int64_t slot, int64_t tag) {
     run(weft_k_recv_start, {b.get()},
-        desc({shape}, withAxis({slot, peer, tag})));
+        kernelDesc({shape}, withAxis({slot, peer, tag})));
   };
   if (me == 0) { // stage 0: F0 F1 B0 F2 B1 B2
     for (int m = 0; m < 3; ++m)
@@ -273,7 +273,7 @@ int orderMismatch() {
   x2.upload(message(2, 1024));
   const int64_t peer = 1 - gRank;
   auto d = [&](int64_t slot, int64_t tag) {
-    return desc({{WEFT_F32, dims}}, withAxis({slot, peer, tag}));
+    return kernelDesc({{WEFT_F32, dims}}, withAxis({slot, peer, tag}));
   };
   if (gRank == 0) {
     run(weft_k_send_start, {x1.get()}, d(1, 1));
@@ -307,7 +307,7 @@ int deadPeer() {
   const std::vector<int64_t> dims = {1 << 20};
   Buffer x(4 << 20);
   run(weft_k_all_reduce, {x.get(), x.get()},
-      desc({{WEFT_F32, dims}, {WEFT_F32, dims}}, withAxis({0})));
+      kernelDesc({{WEFT_F32, dims}, {WEFT_F32, dims}}, withAxis({0})));
   weft::cuda::synchronize();
   std::printf("rank 0: the all_reduce finished without its peer\n");
   return 0;
