@@ -480,6 +480,31 @@ double lastLevelCacheBytes(unsigned cpus) {
   return best;
 }
 
+/// `call` (of `flops` per product) and `ref` (of `refFlops`) timed in turns,
+/// `trials` times, with `callBudget` and `refBudget` seconds each per
+/// trial: per trial, each one's rate. This machine's speed drifts over
+/// seconds, so only ratios within a trial are trusted.
+struct TurnRates {
+  std::vector<double> call, ref;
+  /// The median over trials of call / ref.
+  double medianRatio() const {
+    std::vector<double> r;
+    for (size_t t = 0; t < call.size(); ++t)
+      r.push_back(call[t] / ref[t]);
+    return median(r);
+  }
+};
+TurnRates ratesInTurns(MatmulCall &call, double flops, MatmulCall &ref,
+                       double refFlops, double callBudget, double refBudget,
+                       int trials) {
+  TurnRates r;
+  for (int t = 0; t < trials; ++t) {
+    r.call.push_back(flops / timePerCall(call, callBudget, 1));
+    r.ref.push_back(refFlops / timePerCall(ref, refBudget, 1));
+  }
+  return r;
+}
+
 /// Products with one small dimension (microbatches make them: a forward's
 /// few rows, a weight gradient's short contraction), each timed in turns
 /// with the wide product of its shape (this machine's speed drifts between
@@ -502,20 +527,16 @@ void measureSkinny(DeviceFigures &d, double budget, int trials) {
     for (int64_t small : {2, 4, 8, 16, 32, 64, 128, 256}) {
       MatmulCall call = make(small, contraction);
       const double flops = 2.0 * static_cast<double>(small) * wide * wide;
-      std::vector<double> ratios, rates;
-      for (int t = 0; t < 2 * trials + 1; ++t) {
-        double tSmall = timePerCall(call, budget / (2 * trials + 1), 1);
-        double tWide = timePerCall(reference, budget / (2 * trials + 1), 1);
-        ratios.push_back((flops / tSmall) / (wideFlops / tWide));
-        rates.push_back(flops / tSmall);
-      }
+      const double each = budget / (2 * trials + 1);
+      TurnRates r = ratesInTurns(call, flops, reference, wideFlops, each, each,
+                                 2 * trials + 1);
       SkinnyPoint p;
       p.d = small;
       p.contraction = contraction;
-      p.rate = median(rates);
+      p.rate = median(r.call);
       // Measured rate ratio over the table's: the factor the cost model
       // must apply beyond its table.
-      p.efficiency = median(ratios) * planner::efficiencyAt(table, wideFlops) /
+      p.efficiency = r.medianRatio() * planner::efficiencyAt(table, wideFlops) /
                      planner::efficiencyAt(table, flops);
       d.skinny.push_back(p);
     }
@@ -561,14 +582,10 @@ DeviceFigures measureDevice(bool quick) {
   std::vector<std::pair<double, double>> ratios; // fp32, bf16 per size
   auto inTurns = [&](MatmulCall &call, MatmulCall &ref, double flops,
                      double budget, std::vector<double> &refRates) {
-    std::vector<double> r;
-    for (int t = 0; t < trials; ++t) {
-      double tCall = timePerCall(call, budget / trials, 1);
-      double tRef = timePerCall(ref, budget / (2 * trials), 1);
-      r.push_back((flops / tCall) / (refFlops / tRef));
-      refRates.push_back(refFlops / tRef);
-    }
-    return median(r);
+    TurnRates r = ratesInTurns(call, flops, ref, refFlops, budget / trials,
+                               budget / (2 * trials), trials);
+    refRates.insert(refRates.end(), r.ref.begin(), r.ref.end());
+    return r.medianRatio();
   };
   for (int64_t n : sizes) {
     GemmPoint p;
