@@ -16,7 +16,6 @@
 #include <thread>
 #include <vector>
 
-#include <sched.h>
 #include <unistd.h>
 
 namespace weft {
