@@ -417,4 +417,40 @@ def AlignProducts : Pass<"weft-align-products", "mlir::ModuleOp"> {
   ];
 }
 
+def FuseAttention : Pass<"weft-fuse-attention", "mlir::ModuleOp"> {
+  let summary = "Turn product, scale, causal mask, softmax, product into weft.attention";
+  let description = [{
+    Finds scaled dot-product attention written out: a weft.matmul of the
+    queries by the keys (transposed by the product's flag or laid out as
+    [..., D, Sk]), a multiply or divide by a scalar constant (of the
+    product or of the queries before it), an add of a constant causal mask,
+    a softmax over the keys, and a weft.matmul of the probabilities by the
+    values, with the widening and narrowing casts mixed precision puts
+    between them. It becomes one weft.attention (the keys transposed to
+    [..., Sk, D] where needed), whose kernels never write the Sq x Sk
+    scores. A mask counts as causal when it is 0 where key j <= query i +
+    Sk - Sq and at most -1e4 (or -inf) elsewhere, as a weft.constant or a
+    weft.trilu of a scalar constant; a mask of any other pattern, a scale
+    that is not a constant scalar, or an intermediate with another reader
+    leaves the pattern as it is. The leading dims of the three operands must
+    agree (no broadcast). Run on the forward graph before weft-autodiff
+    (weftc does for --target cuda, or --fuse-attention on).
+  }];
+}
+
+def MergeSliceGrads : Pass<"weft-merge-slice-grads", "mlir::ModuleOp"> {
+  let summary = "Sum adjacent slice gradients as one slice gradient of a concat";
+  let description = [{
+    add(slice_grad(a), slice_grad(b)) of one result type, where a and b are
+    the gradients of unit-step slices of blocks adjacent along one dim (and
+    equal in the others), becomes slice_grad(concat(a, b)); nested concats
+    along one axis become one, and a slice gradient covering its whole input
+    becomes its operand. The sums of q, k and v's gradients into a packed
+    projection's then cost one concat. The values are the same (each
+    element was one block's value plus zeros). Run on the per-rank program
+    (weftc does, after partitioning: tensor parallelism finds the strided
+    q, k and v blocks through the slice gradients).
+  }];
+}
+
 #endif // WEFT_PASSES_TD

@@ -103,6 +103,14 @@ step "ctest -L cuda" ctest.log \
   ctest --test-dir "$build" -L cuda --output-on-failure --timeout 900
 grep -E "tests passed|\((Skipped|Failed|Timeout)\)" "$out/ctest.log" |
   sed 's/^/      /' | tee -a "$summary"
+# Why a test skipped (ctest prints a passing or skipped test's output only
+# when asked): its SKIP line.
+grep -E "^[[:space:]]*[0-9]+ - .* \(Skipped\)" "$out/ctest.log" |
+  sed -E 's/^[[:space:]]*[0-9]+ - (.*) \(Skipped\)/\1/' |
+  while read -r name; do
+    ctest --test-dir "$build" -R "^${name//./\\.}\$" -V 2>&1 |
+      grep -m 3 -i "skip" | sed "s/^/      $name: /" | tee -a "$summary"
+  done
 
 # The GPU's figures for the cost model ($OUT/cluster-gpu.json; weftc plan
 # --cluster reads it where weftc is).

@@ -6,12 +6,14 @@
 # gets the bundle without them (model.o, manifest, plan) and the parameter
 # file's header, from which bench/gpu/fill_params.py writes the file there.
 #
-# CARRY/gpt2/bundle-noalign/ is the same model compiled with
-# --align-products off (the padded products' A/B; the parameters are the
-# same, so one parameter file serves both); NO_ALIGN=0 leaves it out.
+# CARRY/gpt2/variants/NAME/ is the same model compiled with more flags, an
+# A/B against weft's defaults, for each NAME=FLAGS of VARIANTS (separated by
+# ";"; default "no-fuse-attention=--fuse-attention off"; empty: none). The
+# flags must leave the parameters as they are: one parameter file serves
+# every variant.
 #
 # usage: bench/gpu/prepare.sh [BUILD_DIR] [CARRY]  (env: LAYERS HIDDEN HEADS
-#        SEQ VOCAB BATCH; default GPT-2 small at batch 8 x 1024; NO_ALIGN)
+#        SEQ VOCAB BATCH; default GPT-2 small at batch 8 x 1024; VARIANTS)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 build="$(cd "${1:-$root/build}" && pwd)"
@@ -28,13 +30,17 @@ rm -rf "$dest" && mkdir -p "$dest"
 mkdir -p "$dest/bundle"
 cp "$work/bundle/model.o" "$work/bundle/manifest.json" "$work/bundle/plan.txt" \
   "$dest/bundle/"
-if [ "${NO_ALIGN:-1}" != 0 ]; then
-  "$build/bin/weftc" compile "$work/gpt2.onnx" -o "$work/noalign" --train \
-    --dtype bf16 --target cuda --devices 1 --dp 1 --align-products off
-  mkdir -p "$dest/bundle-noalign"
-  cp "$work/noalign/model.o" "$work/noalign/manifest.json" \
-    "$work/noalign/plan.txt" "$dest/bundle-noalign/"
-fi
+IFS=';' read -r -a variants <<<"${VARIANTS-no-fuse-attention=--fuse-attention off}"
+for variant in "${variants[@]}"; do
+  [ -n "$variant" ] || continue
+  name="${variant%%=*}"
+  read -r -a flags <<<"${variant#*=}"
+  "$build/bin/weftc" compile "$work/gpt2.onnx" -o "$work/$name" --train \
+    --dtype bf16 --target cuda --devices 1 --dp 1 "${flags[@]}"
+  mkdir -p "$dest/variants/$name"
+  cp "$work/$name/model.o" "$work/$name/manifest.json" \
+    "$work/$name/plan.txt" "$dest/variants/$name/"
+done
 /usr/bin/python3 - "$work/bundle/params.rank0.safetensors" "$dest/params-header.json" <<'PY'
 import json, struct, sys
 with open(sys.argv[1], "rb") as f:

@@ -6,9 +6,9 @@
 # then the same model in PyTorch eager and torch.compile on the same GPU
 # (torch_gpt_step.py). Writes $OUT/gpu-bench.jsonl: one line per system
 # with step seconds, tokens/s and MFU (6 x parameters x tokens/s over the
-# bf16 dense peak, 989 TFLOP/s for H100/H200 SXM). Where prepare.sh carried
-# bundle-noalign (compiled with --align-products off), it trains too, right
-# after weft's own bundle: mode "weft-no-align".
+# bf16 dense peak, 989 TFLOP/s for H100/H200 SXM). Each variant prepare.sh
+# carried (the model compiled with other flags) trains too, right after
+# weft's own bundle: mode "weft-NAME".
 #
 # usage: bench/gpu/run.sh [CARRY] (env: OUT, BUILD=build-device, STEPS=8,
 #        MODES=eager,compile)
@@ -55,12 +55,14 @@ print(json.dumps({"mode": sys.argv[2], "params": params, "step_s": step,
 PY
 }
 train_weft "$work/bundle" weft >"$out/gpu-bench.jsonl"
-if [ -d "$carry/bundle-noalign" ]; then
-  cp -r "$carry/bundle-noalign" "$work/noalign"
-  ln -sf "$work/bundle/params.rank0.safetensors" "$work/noalign/"
-  "$build/bin/weft" relink "$work/noalign" &&
-    train_weft "$work/noalign" weft-no-align >>"$out/gpu-bench.jsonl"
-fi
+for variant in "$carry"/variants/*/; do
+  [ -d "$variant" ] || continue
+  name="$(basename "$variant")"
+  cp -r "$variant" "$work/variant-$name"
+  ln -sf "$work/bundle/params.rank0.safetensors" "$work/variant-$name/"
+  "$build/bin/weft" relink "$work/variant-$name" &&
+    train_weft "$work/variant-$name" "weft-$name" >>"$out/gpu-bench.jsonl"
+done
 # Where a step goes: the same bundle traced (the GPU waited for after every
 # launch, so each kernel's time is its own, launch latency included).
 "$build/bin/weft" train "$work/bundle" --data tokens="$work/tokens.npy" \

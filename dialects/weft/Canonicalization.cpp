@@ -52,6 +52,7 @@ struct FoldTransposeIntoMatMul : OpRewritePattern<MatMulOp> {
     return success();
   }
 };
+
 } // namespace
 
 void MatMulOp::getCanonicalizationPatterns(RewritePatternSet &patterns,

@@ -227,6 +227,38 @@ int64_t LayerNormGradOp::getFlops() {
   return product({14, elements(getInput())});
 }
 
+/// Multiply-adds of one attention product pass: every (query, key) pair
+/// seen, times the head sizes (D for the scores, Dv for the values), twice;
+/// a causal mask sees about half the pairs.
+static int64_t attentionFlops(Value query, Value key, Value value,
+                              bool causal) {
+  auto q = dyn_cast<RankedTensorType>(query.getType());
+  auto k = dyn_cast<RankedTensorType>(key.getType());
+  auto v = dyn_cast<RankedTensorType>(value.getType());
+  if (!q || !k || !v || q.getRank() < 2 || !q.hasStaticShape() ||
+      !k.hasStaticShape() || !v.hasStaticShape())
+    return 0;
+  const int64_t sk = k.getDimSize(k.getRank() - 2);
+  const int64_t d = q.getShape().back(), dv = v.getShape().back();
+  int64_t pairs = product({elements(query) / std::max<int64_t>(d, 1), sk});
+  if (causal)
+    pairs /= 2;
+  // The products, and the softmax's few operations per score.
+  return sum(product({2, pairs, d + dv}), product({5, pairs}));
+}
+
+int64_t AttentionOp::getFlops() {
+  return attentionFlops(getQuery(), getKey(), getValue(), getCausal());
+}
+
+int64_t AttentionGradOp::getFlops() {
+  // The scores again, then the value, probability, query and key gradients:
+  // five products where the forward has two.
+  const int64_t forward =
+      attentionFlops(getQuery(), getKey(), getValue(), getCausal());
+  return product({5, forward}) / 2;
+}
+
 int64_t SoftmaxGradOp::getFlops() {
   // A product, a row sum, a subtract and a multiply (log: exp instead).
   return product({4, elements(getOutput())});

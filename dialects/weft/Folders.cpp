@@ -629,6 +629,17 @@ static bool isInBoundsSlice(ArrayRef<int64_t> input, ArrayRef<int64_t> result,
   return true;
 }
 
+// A slice gradient that places its gradient over the whole input is the
+// gradient itself.
+OpFoldResult SliceGradOp::fold(FoldAdaptor) {
+  auto gradType = dyn_cast<RankedTensorType>(getGrad().getType());
+  if (!gradType || gradType != getType() || !gradType.hasStaticShape() ||
+      !llvm::all_of(getStarts(), [](int64_t s) { return s == 0; }) ||
+      !llvm::all_of(getSteps(), [](int64_t s) { return s == 1; }))
+    return {};
+  return getGrad();
+}
+
 OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
   RankedTensorType type = getType();
   auto inputType = dyn_cast<RankedTensorType>(getInput().getType());

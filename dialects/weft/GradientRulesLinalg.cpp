@@ -144,3 +144,29 @@ LogicalResult AvgPoolOp::buildGradients(OpBuilder &b,
         getCountIncludePadAttr());
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// attention
+//===----------------------------------------------------------------------===//
+
+// One attention_grad gives all three; it reads the forward's result and
+// lse, which nothing else differentiates (lse only feeds attention_grad).
+LogicalResult
+AttentionOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads,
+                            SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(getNumOperands(), Value());
+  if (resultGrads.size() > 1 && resultGrads[1])
+    return emitOpError("cannot differentiate a use of its lse result");
+  Value g = resultGrads.empty() ? Value() : resultGrads[0];
+  if (!g)
+    return success();
+  auto grads = AttentionGradOp::create(
+      b, getLoc(),
+      TypeRange{getQuery().getType(), getKey().getType(), getValue().getType()},
+      getQuery(), getKey(), getValue(), getResult(), getLse(), g,
+      getScaleAttr(), getCausalAttr());
+  operandGrads[0] = grads.getQueryGrad();
+  operandGrads[1] = grads.getKeyGrad();
+  operandGrads[2] = grads.getValueGrad();
+  return success();
+}

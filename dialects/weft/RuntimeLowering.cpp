@@ -221,6 +221,18 @@ void LayerNormGradOp::getKernelAttributes(SmallVectorImpl<int64_t> &attrs) {
   attrs.push_back(weftDoubleToAttr(getEpsilon().convertToDouble()));
 }
 
+StringRef AttentionOp::getKernelName() { return "attention"; }
+void AttentionOp::getKernelAttributes(SmallVectorImpl<int64_t> &attrs) {
+  attrs.push_back(weftDoubleToAttr(getScale().convertToDouble()));
+  attrs.push_back(getCausal() ? 1 : 0);
+}
+
+StringRef AttentionGradOp::getKernelName() { return "attention_grad"; }
+void AttentionGradOp::getKernelAttributes(SmallVectorImpl<int64_t> &attrs) {
+  attrs.push_back(weftDoubleToAttr(getScale().convertToDouble()));
+  attrs.push_back(getCausal() ? 1 : 0);
+}
+
 StringRef SoftmaxGradOp::getKernelName() { return "softmax_grad"; }
 void SoftmaxGradOp::getKernelAttributes(SmallVectorImpl<int64_t> &attrs) {
   attrs.push_back(getAxis());

@@ -69,6 +69,24 @@ LayerNormGradOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
   return success();
 }
 
+LogicalResult
+AttentionGradOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                  Adaptor adaptor,
+                                  SmallVectorImpl<Type> &results) {
+  ShapeErrors errors(loc, getOperationName());
+  SmallVector<Type> forward;
+  if (failed(inferAttention(errors, adaptor.getQuery(), adaptor.getKey(),
+                            adaptor.getValue(), forward)) ||
+      failed(
+          checkGradType(errors, adaptor.getResult(), "result", forward[0])) ||
+      failed(checkGradType(errors, adaptor.getLse(), "lse", forward[1])) ||
+      failed(checkGradType(errors, adaptor.getGrad(), "grad", forward[0])))
+    return failure();
+  results.append({adaptor.getQuery().getType(), adaptor.getKey().getType(),
+                  adaptor.getValue().getType()});
+  return success();
+}
+
 LogicalResult SoftmaxGradOp::inferReturnTypes(MLIRContext *,
                                               std::optional<Location> loc,
                                               Adaptor adaptor,

@@ -122,6 +122,44 @@ LogicalResult inferPool(const ShapeErrors &errors, Adaptor adaptor,
                        results);
 }
 
+/// The result types of weft.attention (result, lse), shared by its
+/// gradient.
+inline LogicalResult inferAttention(const ShapeErrors &errors, Value query,
+                                    Value key, Value value,
+                                    SmallVectorImpl<Type> &results) {
+  FailureOr<RankedTensorType> q = errors.tensor(query, "query");
+  FailureOr<RankedTensorType> k = errors.tensor(key, "key");
+  FailureOr<RankedTensorType> v = errors.tensor(value, "value");
+  if (failed(q) || failed(k) || failed(v))
+    return failure();
+  const int64_t rank = q->getRank();
+  if (rank < 2 || k->getRank() != rank || v->getRank() != rank)
+    return errors.fail("query, key and value must have one rank of at least "
+                       "2, got ",
+                       *q, ", ", *k, " and ", *v);
+  if (k->getElementType() != q->getElementType() ||
+      v->getElementType() != q->getElementType())
+    return errors.fail("query, key and value must have one element type, got ",
+                       *q, ", ", *k, " and ", *v);
+  ArrayRef<int64_t> qs = q->getShape(), ks = k->getShape(), vs = v->getShape();
+  if (qs.drop_back(2) != ks.drop_back(2) || qs.drop_back(2) != vs.drop_back(2))
+    return errors.fail("query, key and value must have the same leading "
+                       "dims, got ",
+                       *q, ", ", *k, " and ", *v);
+  if (ks.back() != qs.back())
+    return errors.fail("key must have query's last dim ", qs.back(), ", got ",
+                       *k);
+  if (vs[rank - 2] != ks[rank - 2])
+    return errors.fail("value must have as many rows as key (", ks[rank - 2],
+                       "), got ", *v);
+  SmallVector<int64_t> out(qs);
+  out.back() = vs.back();
+  results.push_back(RankedTensorType::get(out, q->getElementType()));
+  results.push_back(
+      RankedTensorType::get(qs.drop_back(), Float32Type::get(q->getContext())));
+  return success();
+}
+
 /// The result type of weft.softmax_cross_entropy, shared by its gradient.
 template <typename Adaptor>
 FailureOr<RankedTensorType> inferCrossEntropyLoss(const ShapeErrors &errors,

@@ -197,6 +197,30 @@ Plan alongDims(Operation *op, ArrayRef<TensorSharding> in,
   return plan;
 }
 
+/// weft.attention and its gradient: the leading (batch, head) dims split
+/// as the query's; each problem's rows and head dims stay whole. Every
+/// tensor has the query's rank except lse (the query's without its last
+/// dim), whose leading dims follow too.
+Plan attention(Operation *op, ArrayRef<TensorSharding> in) {
+  const int64_t rank = tensorType(op->getOperand(0)).getRank();
+  SmallVector<int64_t> leading;
+  for (int64_t d = 0; d + 2 < rank; ++d)
+    leading.push_back(d);
+  const TensorSharding main = wholeExcept(in[0], leading);
+  auto like = [&](Value v) {
+    TensorSharding s = TensorSharding::replicated(tensorType(v).getRank());
+    for (int64_t d : leading)
+      s.dims[d] = main.dims[d];
+    return s;
+  };
+  Plan plan;
+  for (Value operand : op->getOperands())
+    plan.operands.push_back(like(operand));
+  for (Value r : op->getResults())
+    plan.results.push_back(like(r));
+  return plan;
+}
+
 /// Leading dims [0, axis) of operand 0 split; a result of the shape of the
 /// trailing dims (a norm's scale gradient) is a partial sum over those axes.
 Plan rowwise(Operation *op, ArrayRef<TensorSharding> in, int64_t axis) {
@@ -702,6 +726,8 @@ FailureOr<ShardingPlan> weft::planSharding(Operation *op,
           .Case<SoftmaxGradOp>([&](SoftmaxGradOp o) {
             return alongDims(o, in, {static_cast<int64_t>(o.getAxis())});
           })
+          .Case<AttentionOp, AttentionGradOp>(
+              [&](Operation *o) { return attention(o, in); })
           .Case<LayerNormOp>(
               [&](LayerNormOp o) { return rowwise(o, in, o.getAxis()); })
           .Case<LayerNormGradOp>(

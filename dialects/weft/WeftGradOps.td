@@ -116,6 +116,27 @@ def Weft_LayerNormGradOp : Weft_ComputeOp<"layer_norm_grad", [InferTypeOpAdaptor
   }];
 }
 
+def Weft_AttentionGradOp : Weft_ComputeOp<"attention_grad", [InferTypeOpAdaptor]> {
+  let summary = "Gradients of weft.attention: query, key and value";
+  let description = [{
+    `result` and `lse` are the forward op's results, `grad` the result's
+    gradient; the attributes are the forward op's. The probabilities are
+    recomputed from the scores and `lse`. Results have the types of query,
+    key and value; all but `lse` share one dtype.
+  }];
+  let arguments = (ins Weft_FloatTensor:$query, Weft_FloatTensor:$key,
+                   Weft_FloatTensor:$value, Weft_FloatTensor:$result,
+                   Weft_FloatTensor:$lse, Weft_FloatTensor:$grad,
+                   F64Attr:$scale, DefaultValuedAttr<BoolAttr, "false">:$causal);
+  let results = (outs Weft_FloatTensor:$query_grad,
+                      Weft_FloatTensor:$key_grad,
+                      Weft_FloatTensor:$value_grad);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $result `,` $lse `,` $grad attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
 def Weft_SoftmaxGradOp : Weft_ComputeOp<"softmax_grad", [InferTypeOpAdaptor]> {
   let summary = "Gradient of weft.softmax (or weft.log_softmax with `log`)";
   let description = [{
@@ -161,6 +182,7 @@ def Weft_SliceGradOp : Weft_ComputeOp<"slice_grad"> {
   let results = (outs Weft_FloatTensor:$input_grad);
   let assemblyFormat = "$grad attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 #endif // WEFT_GRAD_OPS_TD

@@ -308,6 +308,28 @@ def Weft_LogSoftmaxOp : Weft_SoftmaxLikeOp<"log_softmax"> {
   let summary = "Log of softmax along one non-negative axis";
 }
 
+def Weft_AttentionOp : Weft_ComputeOp<"attention", [InferTypeOpAdaptor, Weft_Differentiable]> {
+  let summary = "Scaled dot-product attention without the score matrix";
+  let description = [{
+    result = softmax(scale * query key^T) value over the last two dims, the
+    leading dims being independent problems: query [..., Sq, D], key
+    [..., Sk, D], value [..., Sk, Dv], result [..., Sq, Dv], all of one
+    dtype (f32, bf16 or f16) and the same leading dims. With `causal`,
+    query i sees key j only when j <= i + Sk - Sq. `lse` ([..., Sq], f32)
+    is each query's log-sum-exp of its scaled scores, which the gradient
+    reads instead of the probabilities. weft-fuse-attention makes it from
+    a product, a scale, a causal mask, a softmax and a second product; the
+    runtime's kernel never writes the Sq x Sk scores to memory.
+  }];
+  let arguments = (ins Weft_FloatTensor:$query, Weft_FloatTensor:$key,
+                   Weft_FloatTensor:$value, F64Attr:$scale,
+                   DefaultValuedAttr<BoolAttr, "false">:$causal);
+  let results = (outs Weft_FloatTensor:$result, Weft_FloatTensor:$lse);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value attr-dict `:` functional-type(operands, results)
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Reductions
 //===----------------------------------------------------------------------===//

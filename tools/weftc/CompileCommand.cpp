@@ -198,6 +198,13 @@ void weft::addLoweringPasses(mlir::PassManager &pm, const CompileOptions &opts,
     precision.dtype = opts.dtype;
     pm.addPass(createMixedPrecision(precision));
   }
+  // Written-out attention as one op, whose kernels keep no score matrix
+  // (the planner prices the fused op too, so it runs in every profile).
+  if (forward && (opts.fuseAttention == "on" ||
+                  (opts.fuseAttention.empty() && opts.target == "cuda"))) {
+    pm.addPass(mlir::createCanonicalizerPass());
+    pm.addPass(createFuseAttention());
+  }
   // GPU GEMMs want 16-byte aligned rows: an odd vocabulary is padded (not
   // under tensor parallelism, whose vocabulary split expects the real one,
   // nor in the planner's profile, which prices every tp from one forward).
@@ -301,6 +308,7 @@ void weft::addLoweringPasses(mlir::PassManager &pm, const CompileOptions &opts,
   }
   if (until == LowerUntil::Pipeline)
     return;
+  pm.addPass(createMergeSliceGrads());
   // Chains of elementwise ops run as one kernel each: one pass over memory
   // where a GPU would otherwise make one per op.
   if (opts.fuse == "elementwise" ||

@@ -62,6 +62,10 @@ struct CompileOptions {
   /// of products padded to a multiple of 8), "off" does not; empty picks by
   /// target (cuda aligns, cpu does not). Never under tensor parallelism.
   std::string alignProducts;
+  /// --fuse-attention: "on" runs weft-fuse-attention (written-out attention
+  /// as one weft.attention), "off" does not; empty picks by target (cuda
+  /// fuses, cpu does not).
+  std::string fuseAttention;
   /// Gradient all_reduce buckets, in MiB (weft-bucket-collectives).
   double bucketMb = 25.0;
   /// Activations split along the sequence over the tensor-parallel ranks.

@@ -1,7 +1,8 @@
-# GEMM, normalization, softmax, loss, optimizer, convolution and pooling
-# kernels (see CMakeLists.txt). MathUtil.cuh holds their shared device
+# Attention, GEMM, normalization, softmax, loss, optimizer, convolution and
+# pooling kernels (see CMakeLists.txt). MathUtil.cuh holds their shared device
 # helpers; Gemm.h the row-major cuBLASLt entry point (MatMul.cu).
 list(APPEND WEFT_CUDA_KERNEL_SOURCES
+  ${CMAKE_CURRENT_SOURCE_DIR}/Attention.cu
   ${CMAKE_CURRENT_SOURCE_DIR}/Conv.cu
   ${CMAKE_CURRENT_SOURCE_DIR}/Loss.cu
   ${CMAKE_CURRENT_SOURCE_DIR}/MatMul.cu

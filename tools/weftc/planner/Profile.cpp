@@ -32,7 +32,8 @@ double bytesOf(Type type) {
 }
 
 bool isProduct(Operation *op) {
-  return isa<MatMulOp, ConvOp, ConvGradInputOp, ConvGradWeightOp>(op);
+  return isa<MatMulOp, ConvOp, ConvGradInputOp, ConvGradWeightOp, AttentionOp,
+             AttentionGradOp>(op);
 }
 
 bool isOptimizerUpdate(Operation *op) {
@@ -227,6 +228,11 @@ void analyze(func::FuncOp main, int64_t units, TpProfile &out,
     r.bytes = static_cast<double>(cost.getBytesAccessed());
     if (auto mm = dyn_cast<MatMulOp>(op))
       setGemmDims(mm, batch, r);
+    // Attention's products contract the head size (the scores) or run
+    // over it (the values): it is the GEMM dimension that stays small.
+    if (isa<AttentionOp, AttentionGradOp>(op))
+      r.minDim = static_cast<double>(
+          cast<RankedTensorType>(op.getOperand(0).getType()).getShape().back());
     if (auto k = dyn_cast<KernelOpInterface>(op)) {
       StringRef name = k.getKernelName();
       auto it = llvm::find(kernels, name);

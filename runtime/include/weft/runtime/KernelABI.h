@@ -190,8 +190,31 @@ enum WeftLossReduction {
 ///                                    operand, or made from those only).
 ///                                    Limits: WeftFusedLimits, registers
 ///                                    counting n + k + q; m >= 1
+/// attention    q, k, v -> o, lse     scale (double bits), causal (0/1):
+///                                    scaled dot-product attention without
+///                                    the score matrix in memory. q is
+///                                    [..., Sq, D], k [..., Sk, D], v
+///                                    [..., Sk, Dv], o [..., Sq, Dv], lse
+///                                    [..., Sq]; the leading dims are the
+///                                    same for all five (any number, B =
+///                                    their product). q, k, v and o have
+///                                    one dtype (f32, bf16 or f16), lse is
+///                                    f32. s_ij = scale * (q_i . k_j); with
+///                                    causal, query i sees key j only when
+///                                    j <= i + Sk - Sq. o_i = sum_j p_ij v_j
+///                                    with p_i = softmax of s_i over the
+///                                    keys seen, accumulated in f32 and
+///                                    rounded once to o's dtype; lse_i =
+///                                    log(sum_j e^s_ij) over them (-inf and
+///                                    o_i = 0 where a query sees no key)
 ///
-/// Backward kernels (gradients of the ops above; all f32):
+/// Backward kernels (gradients of the ops above; all f32 unless said):
+/// attention_grad q, k, v, o, lse, do -> dq, dk, dv
+///                                    scale, causal: attention's gradients
+///                                    (o and lse from the forward call);
+///                                    dq, dk, dv have the shapes of q, k, v
+///                                    and all nine tensors but lse their
+///                                    dtype; computed in f32, rounded once
 /// scatter_add  indices, updates -> y axis; y = 0, then for every index
 ///                                    position p: y[.., indices[p], ..] +=
 ///                                    updates[.., p, ..] (gather's gradient;
@@ -305,7 +328,7 @@ enum WeftLossReduction {
   X(softmax_xent) X(copy) X(scatter_add) X(conv_grad_input)                    \
   X(conv_grad_weight) X(max_pool_grad) X(avg_pool_grad) X(layer_norm_grad)     \
   X(softmax_grad) X(softmax_xent_grad) X(slice_grad) X(adamw) X(sgd)      \
-  X(fused)
+  X(fused) X(attention) X(attention_grad)
 // clang-format on
 
 // clang-format off

@@ -1,0 +1,287 @@
+//===- FuseAttention.cpp - Scaled dot-product attention as one op ---------===//
+//
+// Attention written out as ops keeps a batch x heads x Sq x Sk score tensor
+// (and, training, its softmax and their gradients) in memory several times
+// over: 100 M floats per layer for GPT-2 small at batch 8. weft.attention
+// computes the same thing a block of queries at a time. The pattern, from
+// the softmax outwards:
+//
+//   scores = matmul(q, k^T)          [q may be q0 * c or q0 / c]
+//            [cast to f32]           (mixed precision's widening cast)
+//            [* c or / c]            (a scalar constant)
+//            [+ mask]                (a constant causal mask)
+//   p      = softmax(scores, last axis)
+//            [cast to q's dtype]     (mixed precision's narrowing cast)
+//   out    = matmul(p, v)
+//
+// Each intermediate must have that one reader, or fusing would compute it
+// twice. The keys come transposed by the product's flag or laid out as
+// [..., D, Sk], in which case a transpose gives them as [..., Sk, D].
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Passes.h"
+
+#include "dialects/weft/ElementFolding.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
+
+#include <cmath>
+#include <functional>
+
+namespace weft {
+#define GEN_PASS_DEF_FUSEATTENTION
+#include "passes/Passes.h.inc"
+} // namespace weft
+
+using namespace mlir;
+using namespace weft;
+
+namespace {
+
+/// A mask entry at or below this is "never seen": e^(s + m) underflows to
+/// exactly 0 in f32 for any score the softmax could otherwise keep.
+constexpr double kMaskedAtMost = -1e4;
+
+RankedTensorType tensorType(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+/// The value of a one-element float constant.
+std::optional<double> scalarConstant(Value v) {
+  auto c = v.getDefiningOp<ConstantOp>();
+  if (!c)
+    return std::nullopt;
+  DenseElementsAttr dense = folding::denseOf(c.getValue());
+  if (!dense || dense.getNumElements() != 1 ||
+      !isa<FloatType>(dense.getElementType()))
+    return std::nullopt;
+  return (*dense.getValues<APFloat>().begin()).convertToDouble();
+}
+
+/// The scale a multiply or divide by a scalar constant applies to its other
+/// operand, and that operand; nullopt when `op` is not one.
+std::optional<std::pair<double, Value>> scaling(Operation *op) {
+  if (auto mul = dyn_cast_or_null<MulOp>(op)) {
+    if (auto c = scalarConstant(mul.getRhs()))
+      return std::make_pair(*c, mul.getLhs());
+    if (auto c = scalarConstant(mul.getLhs()))
+      return std::make_pair(*c, mul.getRhs());
+  }
+  if (auto div = dyn_cast_or_null<DivOp>(op))
+    if (auto c = scalarConstant(div.getRhs()); c && *c != 0.0)
+      return std::make_pair(1.0 / *c, div.getLhs());
+  return std::nullopt;
+}
+
+/// Entry (i, j) of a constant mask of shape [..., Sq, Sk] whose leading dims
+/// are all 1, as a function; null when the mask is not such a constant (a
+/// weft.constant, or a weft.trilu of one).
+std::function<double(int64_t, int64_t)> maskEntries(Value mask, int64_t sq,
+                                                    int64_t sk) {
+  auto type = tensorType(mask);
+  const int64_t rank = type.getRank();
+  if (rank < 2 || type.getDimSize(rank - 2) != sq ||
+      type.getDimSize(rank - 1) != sk ||
+      llvm::any_of(type.getShape().drop_back(2),
+                   [](int64_t d) { return d != 1; }))
+    return nullptr;
+  Value source = mask;
+  auto trilu = mask.getDefiningOp<TriluOp>();
+  if (trilu)
+    source = trilu.getInput();
+  auto c = source.getDefiningOp<ConstantOp>();
+  if (!c)
+    return nullptr;
+  DenseElementsAttr dense = folding::denseOf(c.getValue());
+  if (!dense || !isa<FloatType>(dense.getElementType()))
+    return nullptr;
+  std::vector<double> values;
+  values.reserve(dense.getNumElements());
+  for (const APFloat &v : dense.getValues<APFloat>())
+    values.push_back(v.convertToDouble());
+  const bool splat = values.size() == 1;
+  const bool upper = trilu && trilu.getUpper();
+  const int64_t k = trilu ? trilu.getK() : 0;
+  return [values = std::move(values), splat, trilu = bool(trilu), upper, k,
+          sk](int64_t i, int64_t j) {
+    if (trilu && (upper ? j - i < k : j - i > k))
+      return 0.0; // trilu zeroes this triangle
+    return values[splat ? 0 : i * sk + j];
+  };
+}
+
+/// Whether `mask` is a constant causal mask for Sq x Sk scores: 0 where
+/// j <= i + Sk - Sq, at most kMaskedAtMost elsewhere.
+bool isCausalMask(Value mask, int64_t sq, int64_t sk) {
+  if (sq > sk) // a query that sees no key: the written-out softmax is uniform
+    return false;
+  auto entry = maskEntries(mask, sq, sk);
+  if (!entry)
+    return false;
+  for (int64_t i = 0; i < sq; ++i)
+    for (int64_t j = 0; j < sk; ++j) {
+      const double m = entry(i, j);
+      if (j <= i + sk - sq ? m != 0.0 : !(m <= kMaskedAtMost))
+        return false;
+    }
+  return true;
+}
+
+/// The one reader of `v`, or null.
+Operation *soleUser(Value v) {
+  return v.hasOneUse() ? *v.getUsers().begin() : nullptr;
+}
+
+struct Match {
+  MatMulOp scores, output;
+  Value query, key, value;
+  bool keyTransposed = false;   // key is [..., D, Sk]
+  bool valueTransposed = false; // value is [..., Dv, Sk]
+  double scale = 1.0;
+  bool causal = false;
+  SmallVector<Operation *> erase; // from the output product backwards
+};
+
+/// Walks from a softmax over the last axis to the two products around it.
+std::optional<Match> match(SoftmaxOp softmax) {
+  Match m;
+  RankedTensorType type = softmax.getType();
+  const int64_t rank = type.getRank();
+  if (rank < 2 || static_cast<int64_t>(softmax.getAxis()) != rank - 1 ||
+      !type.hasStaticShape())
+    return std::nullopt;
+  // Forward: [cast] then the product by the values.
+  Operation *next = soleUser(softmax.getResult());
+  SmallVector<Operation *> after;
+  if (auto narrow = dyn_cast_or_null<CastOp>(next)) {
+    after.push_back(narrow);
+    next = soleUser(narrow.getResult());
+  }
+  auto output = dyn_cast_or_null<MatMulOp>(next);
+  if (!output || output.getTransposeA() ||
+      output.getLhs() != (after.empty() ? Value(softmax.getResult())
+                                        : after.back()->getResult(0)))
+    return std::nullopt;
+  m.output = output;
+  m.value = output.getRhs();
+  m.valueTransposed = output.getTransposeB();
+  // Backward: [+ mask] [* scale] [widening cast] then the product of the
+  // queries by the keys.
+  Value x = softmax.getInput();
+  SmallVector<Operation *> before;
+  auto single = [&](Value v) { return v.hasOneUse(); };
+  Value mask;
+  if (auto add = x.getDefiningOp<AddOp>(); add && single(x)) {
+    // The mask is the constant (or trilu) operand, the scores the other.
+    auto constantLike = [](Value v) {
+      return v.getDefiningOp<ConstantOp>() || v.getDefiningOp<TriluOp>();
+    };
+    bool lhsIsScores = !constantLike(add.getLhs());
+    mask = lhsIsScores ? add.getRhs() : add.getLhs();
+    before.push_back(add);
+    x = lhsIsScores ? add.getLhs() : add.getRhs();
+  }
+  if (auto s = scaling(x.getDefiningOp());
+      s && single(x) && tensorType(s->second) == type) {
+    m.scale = s->first;
+    before.push_back(x.getDefiningOp());
+    x = s->second;
+  }
+  if (auto widen = x.getDefiningOp<CastOp>(); widen && single(x)) {
+    before.push_back(widen);
+    x = widen.getInput();
+  }
+  auto scores = x.getDefiningOp<MatMulOp>();
+  if (!scores || !single(x) || scores.getTransposeA())
+    return std::nullopt;
+  before.push_back(scores);
+  m.scores = scores;
+  m.query = scores.getLhs();
+  m.key = scores.getRhs();
+  m.keyTransposed = !scores.getTransposeB();
+  // A scale on the queries instead of the scores.
+  if (m.scale == 1.0)
+    if (auto s = scaling(m.query.getDefiningOp());
+        s && m.query.hasOneUse() &&
+        tensorType(s->second) == tensorType(m.query)) {
+      m.scale = s->first;
+      before.push_back(m.query.getDefiningOp());
+      m.query = s->second;
+    }
+  // One dtype for the operands and the output, the leading dims alike.
+  auto q = tensorType(m.query), k = tensorType(m.key), v = tensorType(m.value),
+       out = output.getType();
+  Type dtype = q.getElementType();
+  if (k.getElementType() != dtype || v.getElementType() != dtype ||
+      out.getElementType() != dtype || !q.hasStaticShape() ||
+      !k.hasStaticShape() || !v.hasStaticShape() || q.getRank() != rank ||
+      k.getRank() != rank || v.getRank() != rank ||
+      q.getShape().drop_back(2) != type.getShape().drop_back(2) ||
+      k.getShape().drop_back(2) != type.getShape().drop_back(2) ||
+      v.getShape().drop_back(2) != type.getShape().drop_back(2))
+    return std::nullopt;
+  // Mixed precision: both casts or neither, between f32 and q's dtype.
+  bool widened =
+      llvm::any_of(before, [](Operation *o) { return isa<CastOp>(o); });
+  if (widened != !after.empty() || (widened && !type.getElementType().isF32()))
+    return std::nullopt;
+  if (!widened && type.getElementType() != dtype)
+    return std::nullopt;
+  const int64_t sq = type.getDimSize(rank - 2), sk = type.getDimSize(rank - 1);
+  if (mask) {
+    if (!isCausalMask(mask, sq, sk))
+      return std::nullopt;
+    m.causal = true;
+  }
+  m.erase.push_back(output);
+  m.erase.append(after.rbegin(), after.rend());
+  m.erase.push_back(softmax);
+  m.erase.append(before.begin(), before.end());
+  return m;
+}
+
+/// `x` with its last two dims swapped.
+Value swapLastTwo(OpBuilder &b, Location loc, Value x) {
+  auto type = tensorType(x);
+  const int64_t rank = type.getRank();
+  SmallVector<int64_t> perm, shape(type.getShape());
+  for (int64_t d = 0; d < rank; ++d)
+    perm.push_back(d);
+  std::swap(perm[rank - 2], perm[rank - 1]);
+  std::swap(shape[rank - 2], shape[rank - 1]);
+  return TransposeOp::create(b, loc, type.clone(shape), x,
+                             b.getDenseI64ArrayAttr(perm));
+}
+
+struct FuseAttentionPass
+    : public weft::impl::FuseAttentionBase<FuseAttentionPass> {
+  void runOnOperation() override {
+    SmallVector<SoftmaxOp> softmaxes;
+    getOperation().walk([&](SoftmaxOp s) { softmaxes.push_back(s); });
+    for (SoftmaxOp s : softmaxes)
+      if (std::optional<Match> m = match(s))
+        fuse(*m);
+  }
+
+  void fuse(Match &m) {
+    OpBuilder b(m.output);
+    Location loc = m.output.getLoc();
+    Value key = m.keyTransposed ? swapLastTwo(b, loc, m.key) : m.key;
+    Value value = m.valueTransposed ? swapLastTwo(b, loc, m.value) : m.value;
+    auto q = tensorType(m.query);
+    SmallVector<int64_t> lseShape(q.getShape().drop_back());
+    auto attention = AttentionOp::create(
+        b, loc,
+        TypeRange{m.output.getType(),
+                  RankedTensorType::get(lseShape, b.getF32Type())},
+        m.query, key, value, b.getF64FloatAttr(m.scale),
+        b.getBoolAttr(m.causal));
+    m.output.getResult().replaceAllUsesWith(attention.getResult());
+    // Users first: each op's one reader is erased before it.
+    for (Operation *op : m.erase)
+      op->erase();
+  }
+};
+
+} // namespace

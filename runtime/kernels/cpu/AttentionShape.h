@@ -1,0 +1,102 @@
+//===- AttentionShape.h - Checks of an attention kernel call --------------===//
+//
+// attention (q, k, v -> o, lse) and attention_grad (q, k, v, o, lse, do ->
+// dq, dk, dv) check their tensors the same way on the CPU and the GPU:
+// this header reads the call into the problem's extents or stops with a
+// message naming the kernel and what is wrong.
+//
+//===----------------------------------------------------------------------===//
+#ifndef WEFT_RUNTIME_KERNELS_CPU_ATTENTIONSHAPE_H
+#define WEFT_RUNTIME_KERNELS_CPU_ATTENTIONSHAPE_H
+
+#include "KernelArgs.h"
+
+#include <cstdint>
+
+namespace weft {
+namespace cpu {
+
+/// One attention call: `batch` independent (Sq x D) . (Sk x D)^T problems.
+struct AttentionShape {
+  int64_t batch = 1, sq = 0, sk = 0, d = 0, dv = 0;
+  int64_t dtype = WEFT_F32; // of q, k, v, o (and do, dq, dk, dv)
+  double scale = 1.0;
+  bool causal = false;
+  /// Keys query `i` sees: [0, keysSeen(i)).
+  int64_t keysSeen(int64_t i) const {
+    if (!causal)
+      return sk;
+    const int64_t n = i + sk - sq + 1;
+    return n < 0 ? 0 : (n > sk ? sk : n);
+  }
+};
+
+/// Reads attention's (grad = false: 5 tensors) or attention_grad's (grad =
+/// true: 9 tensors) call; see KernelABI.h.
+inline AttentionShape attentionShape(const KernelArgs &args, bool grad) {
+  const int count = grad ? 9 : 5;
+  args.expectTensors(count, count);
+  args.expectAttrs(2);
+  const TensorArg &q = args.tensor(0), &k = args.tensor(1), &v = args.tensor(2);
+  const int lseIndex =
+      4; // the forward's second result, the grad's fifth operand
+  AttentionShape s;
+  s.dtype = q.dtype;
+  if (s.dtype != WEFT_F32 && s.dtype != WEFT_BF16 && s.dtype != WEFT_F16)
+    args.unsupportedDType(s.dtype);
+  if (q.rank < 2 || k.rank != q.rank || v.rank != q.rank)
+    args.invalid("q, k and v need one rank of at least 2");
+  const int lead = q.rank - 2;
+  for (int i = 0; i < lead; ++i)
+    if (k.dims[i] != q.dims[i] || v.dims[i] != q.dims[i])
+      args.invalid("q, k and v need the same leading (batch) dims");
+  s.batch = q.extent(0, lead);
+  s.sq = q.dim(-2);
+  s.d = q.dim(-1);
+  s.sk = k.dim(-2);
+  s.dv = v.dim(-1);
+  if (k.dim(-1) != s.d)
+    args.invalid("k's last dim must equal q's (the head size)");
+  if (v.dim(-2) != s.sk)
+    args.invalid("v must have as many rows as k");
+  // The tensors shaped like q, k, v (all but lse) and their expected dims.
+  auto expectLike = [&](int index, const TensorArg &like, const char *what) {
+    const TensorArg &t = args.tensor(index);
+    args.expectDType(index, s.dtype);
+    if (t.rank != like.rank)
+      args.invalid(what);
+    for (int i = 0; i < t.rank; ++i)
+      if (t.dims[i] != like.dims[i])
+        args.invalid(what);
+  };
+  args.expectDType(1, s.dtype);
+  args.expectDType(2, s.dtype);
+  const TensorArg &o = args.tensor(3);
+  args.expectDType(3, s.dtype);
+  if (o.rank != q.rank || o.dim(-2) != s.sq || o.dim(-1) != s.dv)
+    args.invalid("o must be [..., Sq, Dv]");
+  for (int i = 0; i < lead; ++i)
+    if (o.dims[i] != q.dims[i])
+      args.invalid("o must have q's leading (batch) dims");
+  const TensorArg &lse = args.tensor(lseIndex);
+  args.expectDType(lseIndex, WEFT_F32);
+  if (lse.rank != q.rank - 1 || lse.numel != s.batch * s.sq)
+    args.invalid("lse must be [..., Sq] (f32)");
+  for (int i = 0; i < lead; ++i)
+    if (lse.dims[i] != q.dims[i])
+      args.invalid("lse must have q's leading (batch) dims");
+  if (grad) {
+    expectLike(5, o, "do must have o's shape and dtype");
+    expectLike(6, q, "dq must have q's shape and dtype");
+    expectLike(7, k, "dk must have k's shape and dtype");
+    expectLike(8, v, "dv must have v's shape and dtype");
+  }
+  s.scale = args.attrDouble(0);
+  s.causal = args.attr(1) != 0;
+  return s;
+}
+
+} // namespace cpu
+} // namespace weft
+
+#endif // WEFT_RUNTIME_KERNELS_CPU_ATTENTIONSHAPE_H

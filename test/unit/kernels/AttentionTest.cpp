@@ -1,0 +1,297 @@
+//===- AttentionTest.cpp - attention and attention_grad against references ===//
+//
+// The fused kernels against the written-out computation in double: scores,
+// mask, softmax and product for the forward; the same chain's gradient for
+// the backward, checked in turn against central differences of the
+// forward. bf16 calls must give the f32 results of the same (widened)
+// operands rounded once.
+//
+//===----------------------------------------------------------------------===//
+#include "KernelTestUtil.h"
+
+#include "weft/runtime/Float16.h"
+
+#include <algorithm>
+#include <limits>
+
+using namespace weft::test;
+
+namespace {
+
+struct Problem {
+  Dims lead; // leading dims
+  int64_t sq, sk, d, dv;
+  bool causal;
+  double scale;
+
+  int64_t batch() const { return numelOf(lead); }
+  Dims dims(int64_t rows, int64_t cols) const {
+    Dims out = lead;
+    out.push_back(rows);
+    out.push_back(cols);
+    return out;
+  }
+  bool seen(int64_t i, int64_t j) const { return !causal || j <= i + sk - sq; }
+};
+
+/// The written-out forward in double: o and lse.
+void reference(const Problem &p, const std::vector<double> &q,
+               const std::vector<double> &k, const std::vector<double> &v,
+               std::vector<double> &o, std::vector<double> &lse) {
+  o.assign(p.batch() * p.sq * p.dv, 0.0);
+  lse.assign(p.batch() * p.sq, 0.0);
+  for (int64_t b = 0; b < p.batch(); ++b)
+    for (int64_t i = 0; i < p.sq; ++i) {
+      std::vector<double> s(p.sk);
+      double max = -std::numeric_limits<double>::infinity();
+      for (int64_t j = 0; j < p.sk; ++j) {
+        double dot = 0;
+        for (int64_t t = 0; t < p.d; ++t)
+          dot += q[(b * p.sq + i) * p.d + t] * k[(b * p.sk + j) * p.d + t];
+        s[j] = p.scale * dot;
+        if (p.seen(i, j))
+          max = std::max(max, s[j]);
+      }
+      double sum = 0;
+      for (int64_t j = 0; j < p.sk; ++j)
+        sum += p.seen(i, j) ? std::exp(s[j] - max) : 0.0;
+      lse[b * p.sq + i] = sum > 0 ? max + std::log(sum)
+                                  : -std::numeric_limits<double>::infinity();
+      for (int64_t j = 0; j < p.sk; ++j) {
+        if (!p.seen(i, j))
+          continue;
+        const double w = std::exp(s[j] - max) / sum;
+        for (int64_t t = 0; t < p.dv; ++t)
+          o[(b * p.sq + i) * p.dv + t] += w * v[(b * p.sk + j) * p.dv + t];
+      }
+    }
+}
+
+std::vector<double> toDouble(const std::vector<float> &x) {
+  return std::vector<double>(x.begin(), x.end());
+}
+
+struct Forward {
+  HostTensor<float> o, lse;
+};
+
+Forward runForward(const Problem &p, HostTensor<float> &q, HostTensor<float> &k,
+                   HostTensor<float> &v) {
+  Forward f{HostTensor<float>(p.dims(p.sq, p.dv)),
+            HostTensor<float>(p.dims(p.sq, 1))};
+  f.lse.dims.pop_back();
+  KernelCall()
+      .tensor(q)
+      .tensor(k)
+      .tensor(v)
+      .tensor(f.o)
+      .tensor(f.lse)
+      .attrDouble(p.scale)
+      .attr(p.causal)
+      .run(weft_k_attention);
+  return f;
+}
+
+struct Backward {
+  HostTensor<float> dq, dk, dv;
+};
+
+Backward runBackward(const Problem &p, HostTensor<float> &q,
+                     HostTensor<float> &k, HostTensor<float> &v, Forward &f,
+                     HostTensor<float> &dout) {
+  Backward g{HostTensor<float>(q.dims), HostTensor<float>(k.dims),
+             HostTensor<float>(v.dims)};
+  KernelCall()
+      .tensor(q)
+      .tensor(k)
+      .tensor(v)
+      .tensor(f.o)
+      .tensor(f.lse)
+      .tensor(dout)
+      .tensor(g.dq)
+      .tensor(g.dk)
+      .tensor(g.dv)
+      .attrDouble(p.scale)
+      .attr(p.causal)
+      .run(weft_k_attention_grad);
+  return g;
+}
+
+/// sum(o * w) for fixed weights w: its gradient with respect to o is w.
+double objective(const Problem &p, const std::vector<double> &q,
+                 const std::vector<double> &k, const std::vector<double> &v,
+                 const std::vector<double> &w) {
+  std::vector<double> o, lse;
+  reference(p, q, k, v, o, lse);
+  double sum = 0;
+  for (size_t i = 0; i < o.size(); ++i)
+    sum += o[i] * w[i];
+  return sum;
+}
+
+/// Central differences of objective() with respect to every element of
+/// operand `which` (0 q, 1 k, 2 v).
+std::vector<double> numericGrad(const Problem &p, std::vector<double> q,
+                                std::vector<double> k, std::vector<double> v,
+                                const std::vector<double> &w, int which) {
+  std::vector<double> &x = which == 0 ? q : which == 1 ? k : v;
+  std::vector<double> g(x.size());
+  const double h = 1e-5;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double keep = x[i];
+    x[i] = keep + h;
+    const double up = objective(p, q, k, v, w);
+    x[i] = keep - h;
+    const double down = objective(p, q, k, v, w);
+    x[i] = keep;
+    g[i] = (up - down) / (2 * h);
+  }
+  return g;
+}
+
+void checkProblem(const Problem &p) {
+  SCOPED_TRACE(testing::Message()
+               << "Sq=" << p.sq << " Sk=" << p.sk << " D=" << p.d
+               << " Dv=" << p.dv << " causal=" << p.causal);
+  auto q = randomTensor<float>(p.dims(p.sq, p.d), -2, 2);
+  auto k = randomTensor<float>(p.dims(p.sk, p.d), -2, 2);
+  auto v = randomTensor<float>(p.dims(p.sk, p.dv));
+  auto dout = randomTensor<float>(p.dims(p.sq, p.dv));
+  Forward f = runForward(p, q, k, v);
+  std::vector<double> o, lse;
+  reference(p, toDouble(q.data), toDouble(k.data), toDouble(v.data), o, lse);
+  expectClose(toDouble(f.o.data), o, 1e-5, 1e-6);
+  expectClose(toDouble(f.lse.data), lse, 1e-5, 1e-6);
+
+  Backward g = runBackward(p, q, k, v, f, dout);
+  const std::vector<double> w = toDouble(dout.data);
+  expectClose(toDouble(g.dq.data),
+              numericGrad(p, toDouble(q.data), toDouble(k.data),
+                          toDouble(v.data), w, 0),
+              2e-4, 2e-5);
+  expectClose(toDouble(g.dk.data),
+              numericGrad(p, toDouble(q.data), toDouble(k.data),
+                          toDouble(v.data), w, 1),
+              2e-4, 2e-5);
+  expectClose(toDouble(g.dv.data),
+              numericGrad(p, toDouble(q.data), toDouble(k.data),
+                          toDouble(v.data), w, 2),
+              2e-4, 2e-5);
+}
+
+TEST(Attention, MatchesWrittenOutAndItsGradient) {
+  checkProblem({{2, 3}, 7, 7, 5, 4, false, 0.4});
+  checkProblem({{2, 3}, 7, 7, 5, 4, true, 0.4});
+  // More queries than a block (32), keys of another count, causal with
+  // Sk > Sq (the queries see the earlier keys too).
+  checkProblem({{2}, 40, 45, 3, 6, true, 0.25});
+  checkProblem({{1}, 33, 9, 8, 8, false, 1.0});
+  // A rank-2 problem (no leading dims).
+  checkProblem({{}, 6, 6, 4, 4, true, 0.5});
+  // No keys (every query sees none), and no queries (zero key gradients).
+  checkProblem({{2}, 3, 0, 4, 4, false, 1.0});
+  checkProblem({{2}, 0, 5, 4, 4, true, 1.0});
+}
+
+// Causal with more queries than keys: the first queries see no key.
+TEST(Attention, QueriesThatSeeNoKey) {
+  Problem p{{2}, 9, 5, 4, 3, true, 0.5};
+  auto q = randomTensor<float>(p.dims(p.sq, p.d));
+  auto k = randomTensor<float>(p.dims(p.sk, p.d));
+  auto v = randomTensor<float>(p.dims(p.sk, p.dv));
+  auto dout = randomTensor<float>(p.dims(p.sq, p.dv));
+  Forward f = runForward(p, q, k, v);
+  std::vector<double> o, lse;
+  reference(p, toDouble(q.data), toDouble(k.data), toDouble(v.data), o, lse);
+  expectClose(toDouble(f.o.data), o, 1e-5, 1e-6);
+  expectClose(toDouble(f.lse.data), lse, 1e-5, 1e-6);
+  for (int64_t b = 0; b < 2; ++b)
+    for (int64_t i = 0; i < p.sq - p.sk; ++i) {
+      EXPECT_EQ(f.lse[b * p.sq + i], -std::numeric_limits<float>::infinity());
+      for (int64_t t = 0; t < p.dv; ++t)
+        EXPECT_EQ(f.o[(b * p.sq + i) * p.dv + t], 0.0f);
+    }
+  Backward g = runBackward(p, q, k, v, f, dout);
+  for (int64_t b = 0; b < 2; ++b)
+    for (int64_t i = 0; i < (p.sq - p.sk) * p.d; ++i)
+      EXPECT_EQ(g.dq[b * p.sq * p.d + i], 0.0f);
+}
+
+// bf16 operands: the f32 results of their widened values, rounded once.
+TEST(Attention, BF16IsF32RoundedOnce) {
+  Problem p{{2, 2}, 20, 20, 8, 8, true, 0.35};
+  HostTensor<float> q(p.dims(p.sq, p.d)), k(p.dims(p.sk, p.d)),
+      v(p.dims(p.sk, p.dv)), dout(p.dims(p.sq, p.dv));
+  auto bf = [](HostTensor<float> &x) {
+    HostTensor<uint16_t> low(x.dims, WEFT_BF16);
+    auto r = randomTensor<float>(x.dims);
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      low[i] = weft::floatToBFloat16(r[i]);
+      x[i] = weft::bfloat16ToFloat(low[i]);
+    }
+    return low;
+  };
+  auto ql = bf(q), kl = bf(k), vl = bf(v), dl = bf(dout);
+  Forward f = runForward(p, q, k, v);
+  HostTensor<uint16_t> ol(f.o.dims, WEFT_BF16), dql(q.dims, WEFT_BF16),
+      dkl(k.dims, WEFT_BF16), dvl(v.dims, WEFT_BF16);
+  HostTensor<float> lse(f.lse.dims);
+  KernelCall()
+      .tensor(ql)
+      .tensor(kl)
+      .tensor(vl)
+      .tensor(ol)
+      .tensor(lse)
+      .attrDouble(p.scale)
+      .attr(1)
+      .run(weft_k_attention);
+  // The f32 backward from the output the bf16 one reads (rounded).
+  Forward rounded = f;
+  for (int64_t i = 0; i < ol.numel(); ++i)
+    rounded.o[i] = weft::bfloat16ToFloat(ol[i]);
+  Backward g = runBackward(p, q, k, v, rounded, dout);
+  KernelCall()
+      .tensor(ql)
+      .tensor(kl)
+      .tensor(vl)
+      .tensor(ol)
+      .tensor(lse)
+      .tensor(dl)
+      .tensor(dql)
+      .tensor(dkl)
+      .tensor(dvl)
+      .attrDouble(p.scale)
+      .attr(1)
+      .run(weft_k_attention_grad);
+  for (int64_t i = 0; i < f.o.numel(); ++i)
+    ASSERT_EQ(ol[i], weft::floatToBFloat16(f.o[i])) << "o element " << i;
+  expectClose(lse.data, f.lse.data, 0.0, 0.0);
+  auto roundedOnce = [](const HostTensor<uint16_t> &low,
+                        const HostTensor<float> &high, const char *what) {
+    for (int64_t i = 0; i < high.numel(); ++i)
+      ASSERT_EQ(low[i], weft::floatToBFloat16(high[i])) << what << " " << i;
+  };
+  roundedOnce(dql, g.dq, "dq element");
+  roundedOnce(dkl, g.dk, "dk element");
+  roundedOnce(dvl, g.dv, "dv element");
+}
+
+TEST(AttentionDeath, MismatchedHeadSize) {
+  Problem p{{2}, 4, 4, 3, 3, false, 1.0};
+  auto q = randomTensor<float>(p.dims(4, 3));
+  auto k = randomTensor<float>(p.dims(4, 5));
+  auto v = randomTensor<float>(p.dims(4, 3));
+  HostTensor<float> o(p.dims(4, 3)), lse(Dims{2, 4});
+  EXPECT_DEATH(KernelCall()
+                   .tensor(q)
+                   .tensor(k)
+                   .tensor(v)
+                   .tensor(o)
+                   .tensor(lse)
+                   .attrDouble(1.0)
+                   .attr(0)
+                   .run(weft_k_attention),
+               "attention.*k's last dim must equal q's");
+}
+
+} // namespace
