@@ -41,6 +41,77 @@ struct AlignProductsPass
     getOperation().walk([&](MatMulOp mm) { products.push_back(mm); });
     for (MatMulOp mm : products)
       align(mm);
+    SmallVector<SoftmaxCrossEntropyOp> losses;
+    getOperation().walk(
+        [&](SoftmaxCrossEntropyOp op) { losses.push_back(op); });
+    for (SoftmaxCrossEntropyOp op : losses)
+      readLogitsDirectly(op);
+  }
+
+  /// A cross-entropy over [slice of the real classes of] [the widening to
+  /// f32 of] the logits, reshaped to [rows, classes], reads the (padded,
+  /// 16-bit) logits itself: the `classes` attribute leaves the padding out,
+  /// and the kernel widens as it reads. The slice, its zero-padded gradient
+  /// and both casts then disappear; the values are the same (a widening is
+  /// exact, and the gradient is rounded once either way).
+  void readLogitsDirectly(SoftmaxCrossEntropyOp op) {
+    Value scores = op.getScores();
+    auto scoresType = cast<RankedTensorType>(scores.getType());
+    if (scoresType.getRank() != 2 || op.getClasses() || !scores.hasOneUse())
+      return;
+    Value x = scores;
+    auto reshape = x.getDefiningOp<ReshapeOp>();
+    if (reshape) {
+      x = reshape.getInput();
+      if (!x.hasOneUse())
+        return;
+    }
+    std::optional<int64_t> classes;
+    if (auto slice = x.getDefiningOp<SliceOp>()) {
+      auto in = cast<RankedTensorType>(slice.getInput().getType());
+      auto out = slice.getType();
+      const int64_t last = in.getRank() - 1;
+      bool leading =
+          llvm::all_of(slice.getStarts(), [](int64_t v) { return v == 0; }) &&
+          llvm::all_of(slice.getSteps(), [](int64_t v) { return v == 1; }) &&
+          in.getShape().drop_back() == out.getShape().drop_back();
+      if (!leading || !slice.getInput().hasOneUse())
+        return;
+      classes = out.getDimSize(last);
+      x = slice.getInput();
+    }
+    if (auto widen = x.getDefiningOp<CastOp>()) {
+      Type from = widen.getInput().getType().getElementType();
+      if (widen->hasOneUse() && (from.isBF16() || from.isF16()))
+        x = widen.getInput();
+    }
+    if (x == scores || (reshape && x == reshape.getInput() && !classes))
+      return; // nothing to take out
+    auto xType = cast<RankedTensorType>(x.getType());
+    // The rows stay the reshape's, the class dim becomes x's last.
+    if (xType.getShape().back() < scoresType.getDimSize(1) ||
+        (!reshape && xType.getRank() != 2))
+      return;
+    OpBuilder b(op);
+    SmallVector<int64_t> shape = {scoresType.getDimSize(0),
+                                  xType.getShape().back()};
+    if (xType.getNumElements() != shape[0] * shape[1])
+      return;
+    Value padded = x;
+    if (reshape)
+      padded = ReshapeOp::create(b, reshape.getLoc(), xType.clone(shape), x);
+    op.getScoresMutable().assign(padded);
+    if (classes && *classes != shape[1])
+      op.setClassesAttr(b.getI64IntegerAttr(*classes));
+    // The chain from the old scores back to x is dead now.
+    SmallVector<Operation *> dead;
+    for (Value v = scores; v != x;) {
+      Operation *def = v.getDefiningOp();
+      dead.push_back(def);
+      v = def->getOperand(0);
+    }
+    for (Operation *def : dead)
+      def->erase();
   }
 
   void align(MatMulOp mm) {

@@ -103,7 +103,7 @@ struct AppendLossPass : public weft::impl::AppendLossBase<AppendLossPass> {
           return failure();
         lossValue = SoftmaxCrossEntropyOp::create(b, loc, output, *t, Value(),
                                                   b.getStringAttr("mean"),
-                                                  IntegerAttr());
+                                                  IntegerAttr(), IntegerAttr());
       }
     } else {
       // The loss is one of the model's outputs.

@@ -59,7 +59,8 @@ bool cpuSupports(Operation *op, Type elementType) {
   if (kernel == "matmul" || kernel == "conv" || kernel == "conv_grad_input" ||
       kernel == "conv_grad_weight")
     return isF32 || bf16;
-  if (kernel == "attention" || kernel == "attention_grad")
+  if (kernel == "attention" || kernel == "attention_grad" ||
+      kernel == "softmax_xent" || kernel == "softmax_xent_grad")
     return isF32 || bf16 || code == WEFT_F16;
   if (kernel == "where" || kernel == "cast" || kernel == "transpose" ||
       kernel == "concat" || kernel == "split" || kernel == "slice" ||

@@ -405,9 +405,13 @@ def AlignProducts : Pass<"weft-align-products", "mlir::ModuleOp"> {
     cast to f32 when that is the product's one reader (else only f32
     products are padded). GPU GEMMs then read and write 16-byte aligned
     rows in the product and in both of its gradients; the values are the
-    same. Run on the forward graph before weft-autodiff (weftc does for
-    --target cuda without tensor parallelism). Errors: multiple < 2 or
-    min-dim < 1.
+    same. A weft.softmax_cross_entropy over [that slice of] [the widening to
+    f32 of] logits, through a reshape to [rows, classes], then reads the
+    logits itself: the padded, 16-bit ones, with its `classes` attribute
+    leaving the padding out, so neither the slice, its zero-padded gradient
+    nor the casts run. Run on the forward graph before weft-autodiff (weftc
+    does for --target cuda without tensor parallelism). Errors: multiple < 2
+    or min-dim < 1.
   }];
   let options = [
     Option<"multiple", "multiple", "int64_t", "8",

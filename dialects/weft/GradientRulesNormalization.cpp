@@ -104,6 +104,7 @@ SoftmaxCrossEntropyOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads,
   if (Value g = singleResultGrad(*this, resultGrads, operandGrads))
     operandGrads[0] = SoftmaxCrossEntropyGradOp::create(
         b, getLoc(), getScores().getType(), getScores(), getLabels(),
-        getWeights(), g, getReductionAttr(), getIgnoreIndexAttr());
+        getWeights(), g, getReductionAttr(), getIgnoreIndexAttr(),
+        getClassesAttr());
   return success();
 }

@@ -182,6 +182,8 @@ void SoftmaxCrossEntropyOp::getKernelAttributes(
   attrs.push_back(ignore ? *ignore : 0);
   attrs.push_back(getWeights() ? 1 : 0);
   attrs.push_back(0); // has_log_prob: log-probabilities import as log_softmax
+  if (std::optional<int64_t> classes = getClasses())
+    attrs.push_back(*classes);
 }
 
 //===----------------------------------------------------------------------===//
@@ -252,6 +254,8 @@ void SoftmaxCrossEntropyGradOp::getKernelAttributes(
   attrs.push_back(ignore ? 1 : 0);
   attrs.push_back(ignore ? *ignore : 0);
   attrs.push_back(getWeights() ? 1 : 0);
+  if (std::optional<int64_t> classes = getClasses())
+    attrs.push_back(*classes);
 }
 
 StringRef SliceGradOp::getKernelName() { return "slice_grad"; }

@@ -179,23 +179,34 @@ FailureOr<RankedTensorType> inferCrossEntropyLoss(const ShapeErrors &errors,
     return errors.fail("labels must have the scores' shape without the class "
                        "dim, ",
                        shapeString(expected), ", got ", *labels);
+  int64_t classes = scores->getDimSize(1);
+  if (IntegerAttr attr = adaptor.getProperties().classes) {
+    classes = attr.getInt();
+    if (classes < 1 || classes > scores->getDimSize(1))
+      return errors.fail("classes ", classes, " must lie in [1, ",
+                         scores->getDimSize(1), "] (the scores' dim 1)");
+  }
   if (Value weights = adaptor.getWeights()) {
     FailureOr<RankedTensorType> type = errors.tensor(weights, "weights");
     if (failed(type))
       return failure();
-    if (type->getRank() != 1 || type->getDimSize(0) != scores->getDimSize(1))
-      return errors.fail("weights must have shape [C] = [",
-                         scores->getDimSize(1), "], got ", *type);
+    if (type->getRank() != 1 || type->getDimSize(0) != classes)
+      return errors.fail("weights must have shape [classes] = [", classes,
+                         "], got ", *type);
   }
   StringAttr reductionAttr = adaptor.getProperties().reduction;
   StringRef reduction = reductionAttr ? reductionAttr.getValue() : "mean";
+  // 16-bit scores are computed in f32: an f32 loss.
+  Type lossType = scores->getElementType();
+  if (lossType.isBF16() || lossType.isF16())
+    lossType = Float32Type::get(lossType.getContext());
   if (reduction == "none")
-    return RankedTensorType::get(labels->getShape(), scores->getElementType());
+    return RankedTensorType::get(labels->getShape(), lossType);
   if (reduction != "mean" && reduction != "sum")
     return errors.fail("reduction must be \"mean\", \"sum\" or \"none\", got "
                        "\"",
                        reduction, "\"");
-  return RankedTensorType::get({}, scores->getElementType());
+  return RankedTensorType::get({}, lossType);
 }
 
 } // namespace weft::shape_rules

@@ -584,7 +584,8 @@ FailureOr<Plan> crossEntropy(OpT op, ArrayRef<TensorSharding> in, bool isGrad,
   TensorSharding s = in[0];
   s.partial.clear();
   DimSharding classes = s.dims[1];
-  if (classes.outer != 1 || op.getWeights())
+  // Padding after the classes (weft-align-products) stays on one rank.
+  if (classes.outer != 1 || op.getWeights() || op.getClasses())
     classes.clear();
   s.dims[1].clear();
   MeshAxes used = classes.axes;

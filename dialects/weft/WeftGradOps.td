@@ -156,13 +156,15 @@ def Weft_SoftmaxCrossEntropyGradOp
   let summary = "Gradient of weft.softmax_cross_entropy with respect to scores";
   let description = [{
     Operands and attributes are the forward op's, plus `loss_grad`, the
-    gradient of its result (same shape as that result).
+    gradient of its result (same shape as that result). The result has the
+    scores' type; it is 0 in the padding entries (see `classes`).
   }];
   let arguments = (ins Weft_FloatTensor:$scores, Weft_IndexTensor:$labels,
                    Optional<Weft_FloatTensor>:$weights,
                    Weft_FloatTensor:$loss_grad,
                    DefaultValuedAttr<StrAttr, "\"mean\"">:$reduction,
-                   OptionalAttr<I64Attr>:$ignore_index);
+                   OptionalAttr<I64Attr>:$ignore_index,
+                   OptionalAttr<I64Attr>:$classes);
   let results = (outs Weft_FloatTensor:$scores_grad);
   let assemblyFormat = [{
     $scores `,` $labels (`weights` $weights^)? `,` $loss_grad attr-dict `:`

@@ -453,12 +453,17 @@ def Weft_SoftmaxCrossEntropyOp
   let description = [{
     scores [N, C, d1..dk], labels [N, d1..dk], optional weights [C].
     `reduction` is "mean", "sum" or "none"; labels equal to `ignore_index`
-    contribute nothing (and are left out of the mean's denominator).
+    contribute nothing (and are left out of the mean's denominator). With
+    `classes`, only the first `classes` entries of dim 1 are classes (the
+    rest is padding, an aligned LM head's, that no loss reads) and weights
+    hold `classes` values. bf16 and f16 scores are computed in f32 and give
+    an f32 loss.
   }];
   let arguments = (ins Weft_FloatTensor:$scores, Weft_IndexTensor:$labels,
                    Optional<Weft_FloatTensor>:$weights,
                    DefaultValuedAttr<StrAttr, "\"mean\"">:$reduction,
-                   OptionalAttr<I64Attr>:$ignore_index);
+                   OptionalAttr<I64Attr>:$ignore_index,
+                   OptionalAttr<I64Attr>:$classes);
   let results = (outs Weft_FloatTensor:$result);
   let assemblyFormat = [{
     $scores `,` $labels (`,` $weights^)? attr-dict `:` functional-type(operands, results)

@@ -149,7 +149,8 @@ LogicalResult onnx_import::importSoftmaxCrossEntropyLoss(NodeImporter &imp) {
   if (imp.hasAttr("ignore_index"))
     ignoreIndex = builder.getI64IntegerAttr(imp.getIntAttr("ignore_index", 0));
   Value loss = imp.createInferred<SoftmaxCrossEntropyOp>(
-      scores, labels, weights, builder.getStringAttr(reduction), ignoreIndex);
+      scores, labels, weights, builder.getStringAttr(reduction), ignoreIndex,
+      IntegerAttr());
   if (!loss)
     return failure();
   imp.setOutput(0, loss);

@@ -3,8 +3,8 @@
 // The part of weft_cuda_math_kernels_test (MathKernelsTest.cpp has the
 // comparisons and main) that checks behaviour rather than values: the
 // reductions repeat bitwise (layer_norm_grad, conv_grad_weight,
-// softmax_xent), a bad label reaches the device error word, and the
-// throughput lines.
+// softmax_xent, also on padded bf16 classes), a bad label reaches the
+// device error word, and the throughput lines.
 //
 //===----------------------------------------------------------------------===//
 
@@ -102,43 +102,71 @@ void determinismTests() {
     std::printf("%s softmax_xent mean repeats bitwise\n", ok ? "PASS" : "FAIL");
     failures += ok ? 0 : 1;
   }
+  // bf16 rows of padded classes, in registers (16-byte chunks).
+  for (int grad = 0; grad < 2; ++grad) {
+    KernelCase c;
+    c.gpu = grad ? weft_cuda_k_softmax_xent_grad : weft_cuda_k_softmax_xent;
+    c.operands = {rnd(WEFT_BF16, {1024, 50264}, -5, 5),
+                  labelsOf(WEFT_I64, {1024}, 50257, -100, 7)};
+    if (grad)
+      c.operands.push_back(tensorOf(WEFT_F32, {}, {1.0}));
+    c.results = {zeroTensor(grad ? WEFT_BF16 : WEFT_F32,
+                            grad ? Dims{1024, 50264} : Dims{})};
+    c.attrs = {WEFT_LOSS_MEAN, 1, -100, 0};
+    if (!grad)
+      c.attrs.push_back(0);
+    c.attrs.push_back(50257);
+    const bool ok = repeatsBitwise(c);
+    std::printf("%s softmax_xent%s bf16 classes 50257 mean repeats bitwise\n",
+                ok ? "PASS" : "FAIL", grad ? "_grad" : "");
+    failures += ok ? 0 : 1;
+  }
 }
 
 /// A label out of range must reach the device error word (without
-/// stopping the stream); the word is cleared again afterwards.
+/// stopping the stream); the word is cleared again afterwards. With the
+/// `classes` attribute a label naming a padding entry is out of range.
 void deviceErrorTests() {
-  for (KernelFn fn :
-       {weft_cuda_k_softmax_xent, weft_cuda_k_softmax_xent_grad}) {
-    const bool grad = fn == weft_cuda_k_softmax_xent_grad;
-    KernelCase c;
-    c.operands = {rnd(WEFT_F32, {3, 5}), tensorOf(WEFT_I64, {3}, {1, 7, 2})};
-    if (grad)
-      c.operands.push_back(tensorOf(WEFT_F32, {}, {1.0}));
-    c.results = {zeroTensor(WEFT_F32, grad ? Dims{3, 5} : Dims{})};
-    c.attrs = {WEFT_LOSS_MEAN, 0, 0, 0};
-    if (!grad)
-      c.attrs.push_back(0);
-    const std::vector<int64_t> desc = kernelDesc(c);
-    std::vector<void *> bufs;
-    for (const std::vector<HostTensor> *list : {&c.operands, &c.results})
-      for (const HostTensor &t : *list)
-        bufs.push_back(uploadTensor(t));
-    fn(bufs.data(), desc.data());
-    cuda::synchronize();
-    int word = 0;
-    cuda::check(cudaMemcpy(&word, cuda::errorWord(), sizeof word,
-                           cudaMemcpyDeviceToHost),
-                "reading the error word");
-    cuda::check(cudaMemset(cuda::errorWord(), 0, sizeof word),
-                "clearing the error word");
-    const bool ok = word != 0;
-    std::printf("%s %s reports a label out of range (code %d)\n",
-                ok ? "PASS" : "FAIL",
-                grad ? "softmax_xent_grad" : "softmax_xent", word);
-    failures += ok ? 0 : 1;
-    for (void *p : bufs)
-      cuda::check(cudaFree(p), "test free");
-  }
+  for (int padded = 0; padded < 2; ++padded)
+    for (KernelFn fn :
+         {weft_cuda_k_softmax_xent, weft_cuda_k_softmax_xent_grad}) {
+      const bool grad = fn == weft_cuda_k_softmax_xent_grad;
+      const int64_t dtype = padded ? WEFT_BF16 : WEFT_F32;
+      const Dims scores = padded ? Dims{3, 8} : Dims{3, 5};
+      KernelCase c;
+      c.operands = {rnd(dtype, scores), tensorOf(WEFT_I64, {3}, {1, 7, 2})};
+      if (padded)
+        c.operands[1] = tensorOf(WEFT_I64, {3}, {1, 5, 2}); // classes 5
+      if (grad)
+        c.operands.push_back(tensorOf(WEFT_F32, {}, {1.0}));
+      c.results = {grad ? zeroTensor(dtype, scores) : zeroTensor(WEFT_F32, {})};
+      c.attrs = {WEFT_LOSS_MEAN, 0, 0, 0};
+      if (!grad)
+        c.attrs.push_back(0);
+      if (padded)
+        c.attrs.push_back(5);
+      const std::vector<int64_t> desc = kernelDesc(c);
+      std::vector<void *> bufs;
+      for (const std::vector<HostTensor> *list : {&c.operands, &c.results})
+        for (const HostTensor &t : *list)
+          bufs.push_back(uploadTensor(t));
+      fn(bufs.data(), desc.data());
+      cuda::synchronize();
+      int word = 0;
+      cuda::check(cudaMemcpy(&word, cuda::errorWord(), sizeof word,
+                             cudaMemcpyDeviceToHost),
+                  "reading the error word");
+      cuda::check(cudaMemset(cuda::errorWord(), 0, sizeof word),
+                  "clearing the error word");
+      const bool ok = word != 0;
+      std::printf("%s %s%s reports a label out of range (code %d)\n",
+                  ok ? "PASS" : "FAIL",
+                  grad ? "softmax_xent_grad" : "softmax_xent",
+                  padded ? " bf16 classes 5 of 8" : "", word);
+      failures += ok ? 0 : 1;
+      for (void *p : bufs)
+        cuda::check(cudaFree(p), "test free");
+    }
 }
 
 //===-- Throughput --------------------------------------------------------===//
@@ -171,6 +199,52 @@ struct DeviceCall {
   }
   void run(KernelFn fn) { fn(bufs.data(), desc.data()); }
 };
+
+/// softmax_xent and its gradient on GPT-2's LM head logits: bf16 [8192,
+/// 50264] with 50257 classes (the padded vocabulary), and the f32 [8192,
+/// 50257] logits that the compiled graph cast and sliced them to before.
+/// GB/s counts the scores read (and dscores written) once.
+void xentThroughput() {
+  const int64_t rows = 8192;
+  struct S {
+    int64_t dtype, c, classes;
+  };
+  for (const S &s : {S{WEFT_BF16, 50264, 50257}, S{WEFT_F32, 50257, 50257}}) {
+    const bool padded = s.classes != s.c;
+    const std::vector<int64_t> classesAttr =
+        padded ? std::vector<int64_t>{s.classes} : std::vector<int64_t>{};
+    std::vector<int64_t> fwdAttrs = {WEFT_LOSS_MEAN, 1, -100, 0, 0};
+    std::vector<int64_t> gradAttrs = {WEFT_LOSS_MEAN, 1, -100, 0};
+    fwdAttrs.insert(fwdAttrs.end(), classesAttr.begin(), classesAttr.end());
+    gradAttrs.insert(gradAttrs.end(), classesAttr.begin(), classesAttr.end());
+    DeviceCall fwd({{s.dtype, {rows, s.c}},
+                    {WEFT_I64, {rows}},
+                    {WEFT_F32, std::vector<int64_t>{}}},
+                   fwdAttrs);
+    DeviceCall grad({{s.dtype, {rows, s.c}},
+                     {WEFT_I64, {rows}},
+                     {WEFT_F32, std::vector<int64_t>{}},
+                     {s.dtype, {rows, s.c}}},
+                    gradAttrs);
+    for (DeviceCall *call : {&fwd, &grad}) // labels 0: in range
+      cuda::check(cudaMemset(call->bufs[1], 0, rows * sizeof(int64_t)),
+                  "benchmark labels");
+    const double bytes = static_cast<double>(rows) * s.c *
+                         static_cast<double>(weftDTypeSize(s.dtype));
+    const double fwdMs =
+        gpuMilliseconds([&] { fwd.run(weft_cuda_k_softmax_xent); }, 20);
+    const double gradMs =
+        gpuMilliseconds([&] { grad.run(weft_cuda_k_softmax_xent_grad); }, 20);
+    const std::string name = std::string(weftDTypeName(s.dtype)) + " " +
+                             std::to_string(rows) + "x" + std::to_string(s.c) +
+                             " classes " + std::to_string(s.classes);
+    std::printf("THROUGHPUT softmax_xent %s mean: %.0f GB/s (%.3f ms)\n",
+                name.c_str(), bytes / (fwdMs * 1e-3) / 1e9, fwdMs);
+    std::printf("THROUGHPUT softmax_xent_grad %s mean: %.0f GB/s (%.3f ms)\n",
+                name.c_str(), 2 * bytes / (gradMs * 1e-3) / 1e9, gradMs);
+  }
+  cuda::checkDeviceErrors();
+}
 
 void throughput() {
   {
@@ -206,6 +280,7 @@ void throughput() {
                 (long long)rows, (long long)n,
                 2.0 * rows * n * 4 / (ms * 1e-3) / 1e9, ms);
   }
+  xentThroughput();
   {
     const int64_t rows = 16384, n = 1024;
     DeviceCall call({{WEFT_F32, {rows, n}}, {WEFT_F32, {rows, n}}}, {1, 0});

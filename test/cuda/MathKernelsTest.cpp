@@ -312,6 +312,154 @@ void xentTests() {
         {zeroTensor(WEFT_F32, scores)}, {WEFT_LOSS_MEAN, 1, -1, 0}, 0, 0);
 }
 
+//===-- softmax_xent on bf16 / f16 scores and padded classes --------------===//
+
+/// Runs `gpu` on `operands` with its `results` (their dims and dtypes)
+/// prefilled with garbage, and returns the results it wrote.
+std::vector<HostTensor> gpuResults(KernelFn gpu,
+                                   const std::vector<HostTensor> &operands,
+                                   std::vector<HostTensor> results,
+                                   const std::vector<int64_t> &attrs) {
+  KernelCase c;
+  c.operands = operands;
+  c.results = results;
+  c.attrs = attrs;
+  const std::vector<int64_t> desc = kernelDesc(c);
+  std::vector<void *> bufs;
+  for (const HostTensor &t : operands)
+    bufs.push_back(uploadTensor(t));
+  for (const HostTensor &t : results) {
+    void *p = uploadTensor(t);
+    // 0x5a bytes: 1.5e16 in f32 and bf16, 203 in f16.
+    cuda::check(cudaMemset(p, 0x5a, t.bytes.size()), "test fill");
+    bufs.push_back(p);
+  }
+  gpu(bufs.data(), desc.data());
+  cuda::checkLaunch("gpuResults");
+  cuda::synchronize();
+  cuda::checkDeviceErrors();
+  for (size_t r = 0; r < results.size(); ++r)
+    cuda::check(cudaMemcpy(results[r].bytes.data(), bufs[operands.size() + r],
+                           results[r].bytes.size(), cudaMemcpyDeviceToHost),
+                "test download");
+  for (void *p : bufs)
+    cuda::check(cudaFree(p), "test free");
+  return results;
+}
+
+/// Labels [N, d...] of scores [N, C, d...]: in [0, classes), every 5th
+/// one ignore_index (-100) when `ignore`.
+HostTensor xentLabels(const Dims &scores, int64_t classes, bool ignore) {
+  Dims labels = scores;
+  labels.erase(labels.begin() + 1);
+  return labelsOf(WEFT_I64, labels, classes, -100, ignore ? 5 : 0);
+}
+
+/// softmax_xent and softmax_xent_grad on `dtype` scores whose first
+/// `classes` entries of dim 1 are classes (the rest padding), against the
+/// CPU: the loss alone (f32 from the same widened scores: tight), the loss
+/// with log_prob and the gradient (the scores' dtype: one rounding apart),
+/// then that the GPU writes -inf (log_prob) and +0 (dscores) into every
+/// padding entry, ignored positions included.
+void paddedXentCase(int64_t dtype, const Dims &scores, int64_t classes,
+                    int64_t reduction, bool weights, bool ignore) {
+  const int64_t c = scores[1];
+  HostTensor lab = xentLabels(scores, classes, ignore);
+  std::vector<HostTensor> ops = {rnd(dtype, scores, -5, 5), lab};
+  if (weights)
+    ops.push_back(rnd(WEFT_F32, {classes}, 0.2, 2));
+  const Dims lossDims = reduction == WEFT_LOSS_NONE ? lab.dims : Dims{};
+  const bool f32 = dtype == WEFT_F32;
+  // One rounding of the result dtype; f16 results below 6e-5 are
+  // subnormal, whose steps are 6e-8 apart.
+  const double rtol = f32 ? 2e-5 : 1e-2;
+  const double gradAtol = f32 ? 1e-7 : (dtype == WEFT_F16 ? 1e-7 : 1e-9);
+  const std::vector<int64_t> attrs = {reduction, ignore, -100,
+                                      weights,   0,      classes};
+  std::vector<int64_t> lpAttrs = attrs;
+  lpAttrs[4] = 1;
+  const std::vector<int64_t> gradAttrs = {reduction, ignore, -100, weights,
+                                          classes};
+  const std::string tag =
+      "softmax_xent " + std::string(weftDTypeName(dtype)) + dimsName(scores) +
+      " classes " + std::to_string(classes) + " reduction " +
+      std::to_string(reduction) + (weights ? " weights" : "") +
+      (ignore ? " ignore" : "");
+  check(tag, weft_k_softmax_xent, weft_cuda_k_softmax_xent, ops,
+        {zeroTensor(WEFT_F32, lossDims)}, attrs, f32 ? 2e-5 : 1e-5, 1e-5);
+  check(tag + " log_prob", weft_k_softmax_xent, weft_cuda_k_softmax_xent, ops,
+        {zeroTensor(WEFT_F32, lossDims), zeroTensor(dtype, scores)}, lpAttrs,
+        rtol, 1e-5);
+  std::vector<HostTensor> gops = ops;
+  gops.push_back(rnd(WEFT_F32, lossDims, 0.5, 2));
+  check(tag + " grad", weft_k_softmax_xent_grad, weft_cuda_k_softmax_xent_grad,
+        gops, {zeroTensor(dtype, scores)}, gradAttrs, rtol, gradAtol);
+
+  // The padding, on the GPU alone.
+  const int64_t n = scores[0], d = lab.numel() / n;
+  const HostTensor logProb = gpuResults(
+      weft_cuda_k_softmax_xent, ops,
+      {zeroTensor(WEFT_F32, lossDims), zeroTensor(dtype, scores)}, lpAttrs)[1];
+  const HostTensor dscores =
+      gpuResults(weft_cuda_k_softmax_xent_grad, gops,
+                 {zeroTensor(dtype, scores)}, gradAttrs)[0];
+  int64_t bad = 0;
+  for (int64_t s = 0; s < n; ++s)
+    for (int64_t k = classes; k < c; ++k)
+      for (int64_t j = 0; j < d; ++j) {
+        const int64_t i = (s * c + k) * d + j;
+        const double lp = logProb.at(i), g = dscores.at(i);
+        bad += !(std::isinf(lp) && lp < 0) + !(g == 0 && !std::signbit(g));
+      }
+  expect(bad == 0, tag + ": " + std::to_string(bad) +
+                       " padding entries are not -inf (log_prob) or +0 "
+                       "(dscores)");
+  if (bad == 0)
+    std::printf("PASS %s padding\n", tag.c_str());
+}
+
+void paddedXentTests() {
+  // Rows per warp (C <= 1024; 4 bf16 per access where C % 4 == 0).
+  for (int64_t reduction : {WEFT_LOSS_NONE, WEFT_LOSS_MEAN, WEFT_LOSS_SUM})
+    paddedXentCase(WEFT_BF16, {37, 1000}, 993, reduction, false, true);
+  paddedXentCase(WEFT_BF16, {37, 1000}, 993, WEFT_LOSS_MEAN, true, true);
+  paddedXentCase(WEFT_F16, {9, 203}, 200, WEFT_LOSS_SUM, false, true);
+  paddedXentCase(WEFT_BF16, {6, 10}, 10, WEFT_LOSS_MEAN, false, false);
+  // Trailing dims: one thread per position.
+  for (int64_t reduction : {WEFT_LOSS_NONE, WEFT_LOSS_MEAN})
+    paddedXentCase(WEFT_F16, {4, 9, 3}, 7, reduction, false, true);
+  paddedXentCase(WEFT_BF16, {3, 12, 5}, 12, WEFT_LOSS_SUM, true, false);
+  // Rows per block in registers: entry by entry (f32; bf16 with C % 8 !=
+  // 0) and 16-byte chunks of bf16/f16.
+  for (int64_t reduction : {WEFT_LOSS_NONE, WEFT_LOSS_MEAN, WEFT_LOSS_SUM})
+    paddedXentCase(WEFT_F32, {64, 1031}, 1024, reduction, true, true);
+  paddedXentCase(WEFT_F32, {5, 9000}, 8999, WEFT_LOSS_MEAN, false, true);
+  paddedXentCase(WEFT_BF16, {7, 2051}, 2050, WEFT_LOSS_MEAN, false, true);
+  paddedXentCase(WEFT_BF16, {11, 4104}, 4097, WEFT_LOSS_NONE, true, true);
+  paddedXentCase(WEFT_F16, {5, 20480}, 20475, WEFT_LOSS_MEAN, false, true);
+  paddedXentCase(WEFT_BF16, {6, 50264}, 50257, WEFT_LOSS_SUM, false, true);
+  paddedXentCase(WEFT_BF16, {3, 57344}, 57340, WEFT_LOSS_NONE, true, true);
+  // Rows too long for registers: read again from memory.
+  paddedXentCase(WEFT_F16, {3, 57352}, 57352, WEFT_LOSS_SUM, false, true);
+  paddedXentCase(WEFT_BF16, {3, 70008}, 70001, WEFT_LOSS_MEAN, false, true);
+  paddedXentCase(WEFT_F32, {3, 20000}, 19990, WEFT_LOSS_NONE, true, true);
+
+  // GPT-2's LM head: bf16 logits [8192, 50264], 50257 classes, mean.
+  const Dims scores = {8192, 50264};
+  const int64_t classes = 50257;
+  std::vector<HostTensor> ops = {rnd(WEFT_BF16, scores, -5, 5),
+                                 xentLabels(scores, classes, true)};
+  const std::string tag =
+      "softmax_xent bf16" + dimsName(scores) + " classes 50257 mean ignore";
+  check(tag, weft_k_softmax_xent, weft_cuda_k_softmax_xent, ops,
+        {zeroTensor(WEFT_F32, {})}, {WEFT_LOSS_MEAN, 1, -100, 0, 0, classes},
+        1e-5, 1e-5);
+  ops.push_back(tensorOf(WEFT_F32, {}, {1.0}));
+  check(tag + " grad", weft_k_softmax_xent_grad, weft_cuda_k_softmax_xent_grad,
+        ops, {zeroTensor(WEFT_BF16, scores)},
+        {WEFT_LOSS_MEAN, 1, -100, 0, classes}, 1e-2, 1e-12);
+}
+
 //===-- Optimizers --------------------------------------------------------===//
 
 void optimizerTests() {
@@ -527,8 +675,8 @@ void poolTests() {
 using namespace weft::test::math;
 
 /// Runs every group, or (arguments) only the named ones: matmul softmax
-/// layer_norm batch_norm xent optimizers conv pool determinism errors
-/// throughput.
+/// layer_norm batch_norm xent xent_padded optimizers conv pool determinism
+/// errors throughput.
 int main(int argc, char **argv) {
   skipWithoutGpu();
   const std::vector<std::pair<const char *, void (*)()>> groups = {
@@ -537,6 +685,7 @@ int main(int argc, char **argv) {
       {"layer_norm", layerNormTests},
       {"batch_norm", batchNormTests},
       {"xent", xentTests},
+      {"xent_padded", paddedXentTests},
       {"optimizers", optimizerTests},
       {"conv", convTests},
       {"pool", poolTests},

@@ -8,7 +8,9 @@
 // with g = dloss[n, d] (reduction none), dloss (sum), or dloss / W (mean,
 // W the summed weights of the positions not ignored, or their count without
 // weights, summed in double in order as the forward kernel does). Ignored
-// positions get 0. Work splits into (sample, column chunk) tasks.
+// positions get 0. Work splits into (sample, column chunk) tasks. Scores
+// of bf16 or f16 are widened (and dscores rounded once); with the `classes`
+// attribute dscores is 0 in the padding entries of dim 1.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +18,7 @@
 #include "LossLabels.h"
 #include "Parallel.h"
 #include "Scratch.h"
+#include "XentScores.h"
 
 #include <cstring>
 #include <vector>
@@ -28,9 +31,10 @@ namespace {
 /// Positions per task when scores have trailing dims.
 constexpr int64_t kXentColumns = 256;
 
+/// c is the number of classes (the padding left out).
 struct XentGradProblem : XentShape {
-  const float *scores;
-  float *dscores;
+  XentScores scores;
+  void *dscores;        // the scores' shape and dtype
   const int64_t *label; // per position; -1 when ignored
   const float *coef;    // per position
 };
@@ -38,12 +42,35 @@ struct XentGradProblem : XentShape {
 void xentGrad(const XentGradProblem &p) {
   if (p.d == 1) {
     parallelFor(p.n, grainFor(3 * p.c), [&](int64_t b, int64_t e) {
+      const bool direct = p.scores.direct();
+      float *buf = direct ? nullptr : scratch<float>(1, 2 * p.c);
       for (int64_t s = b; s < e; ++s) {
-        float *out = p.dscores + s * p.c;
+        float *out =
+            direct ? static_cast<float *>(p.dscores) + s * p.c : buf + p.c;
         if (p.label[s] < 0)
           std::memset(out, 0, static_cast<size_t>(p.c) * sizeof(float));
         else
-          xentGradRow(p.scores + s * p.c, out, p.c, p.coef[s], p.label[s]);
+          xentGradRow(p.scores.sample(s, buf), out, p.c, p.coef[s], p.label[s]);
+        if (!direct)
+          p.scores.store(p.dscores, s, out, 0.0f);
+      }
+    });
+    return;
+  }
+  if (!p.scores.direct()) {
+    // Whole samples (widened), one task each.
+    parallelFor(p.n, grainFor(3 * p.c * p.d), [&](int64_t b, int64_t e) {
+      float *acc = scratch<float>(0, 2 * kXentColumns);
+      float *buf = scratch<float>(1, 2 * p.c * p.d);
+      for (int64_t s = b; s < e; ++s) {
+        const float *x = p.scores.sample(s, buf);
+        float *out = buf + p.c * p.d;
+        for (int64_t j0 = 0; j0 < p.d; j0 += kXentColumns) {
+          const int64_t j1 = j0 + kXentColumns < p.d ? j0 + kXentColumns : p.d;
+          xentGradColumns(x + j0, out + j0, p.c, p.d, j1 - j0,
+                          p.coef + s * p.d + j0, p.label + s * p.d + j0, acc);
+        }
+        p.scores.store(p.dscores, s, out, 0.0f);
       }
     });
     return;
@@ -58,8 +85,10 @@ void xentGrad(const XentGradProblem &p) {
           const int64_t j0 = (t % chunks) * kXentColumns;
           const int64_t j1 = j0 + kXentColumns < p.d ? j0 + kXentColumns : p.d;
           const int64_t off = s * p.c * p.d + j0;
-          xentGradColumns(p.scores + off, p.dscores + off, p.c, p.d, j1 - j0,
-                          p.coef + s * p.d + j0, p.label + s * p.d + j0, acc);
+          xentGradColumns(static_cast<const float *>(p.scores.data) + off,
+                          static_cast<float *>(p.dscores) + off, p.c, p.d,
+                          j1 - j0, p.coef + s * p.d + j0,
+                          p.label + s * p.d + j0, acc);
         }
       });
 }
@@ -95,19 +124,23 @@ extern "C" void weft_k_softmax_xent_grad(void *const *bufs,
   const bool hasWeights = args.attr(3) != 0;
   const int expected = hasWeights ? 5 : 4;
   args.expectTensors(expected, expected);
+  expectXentScores(args, 0);
   const int dlossIdx = hasWeights ? 3 : 2;
   const TensorArg &scores = args.tensor(0);
   const TensorArg &labels = args.tensor(1);
   const TensorArg &dloss = args.tensor(dlossIdx);
-  args.expectDType(0, WEFT_F32);
   if (hasWeights)
     args.expectDType(2, WEFT_F32);
   args.expectDType(dlossIdx, WEFT_F32);
-  args.expectDType(dlossIdx + 1, WEFT_F32);
+  args.expectDType(dlossIdx + 1, scores.dtype);
   args.expectSameNumel(0, dlossIdx + 1);
+  const int64_t classes =
+      xentClasses(args, 4, scores.rank >= 2 ? scores.dims[1] : 0);
   XentGradProblem p;
   static_cast<XentShape &>(p) = checkXentOperands(
-      args, scores, labels, hasWeights ? &args.tensor(2) : nullptr);
+      args, scores, labels, hasWeights ? &args.tensor(2) : nullptr, classes);
+  p.scores = {scores.data, scores.dtype, p.c, classes, p.d};
+  p.c = classes;
   const int64_t positions = p.positions();
   XentLabels info;
   info.classes = p.c;
@@ -147,8 +180,7 @@ extern "C" void weft_k_softmax_xent_grad(void *const *bufs,
     for (int64_t i = 0; i < positions; ++i)
       coef[i] *= s;
   }
-  p.scores = scores.as<float>();
-  p.dscores = args.tensor(dlossIdx + 1).as<float>();
+  p.dscores = args.tensor(dlossIdx + 1).data;
   p.label = label.data();
   p.coef = coef.data();
   xentGrad(p);

@@ -20,12 +20,32 @@ struct XentShape {
   int64_t positions() const { return n * d; }
 };
 
+/// The `classes` attribute of a softmax_xent / softmax_xent_grad call: the
+/// attribute at `index` when the call has it, else all C entries of dim 1.
+/// Fails unless 1 <= classes <= C (or C is 0 and the attribute absent).
+inline int64_t xentClasses(const KernelArgs &args, int64_t index, int64_t c) {
+  if (args.numAttrs() <= index)
+    return c;
+  const int64_t classes = args.attr(index);
+  if (classes < 1 || classes > c)
+    args.invalid("classes must lie in [1, C] (C = the scores' dim 1)");
+  return classes;
+}
+
+/// Scores of f32, bf16 or f16.
+inline void expectXentScores(const KernelArgs &args, int index) {
+  const int64_t dtype = args.tensor(index).dtype;
+  if (dtype != WEFT_F32 && dtype != WEFT_BF16 && dtype != WEFT_F16)
+    args.unsupportedDType(dtype);
+}
+
 /// Checks scores [N, C, d...] against labels [N, d...] and, when `weights`
-/// is given, weights [C].
+/// is given, weights [classes] (classes < 0: C).
 inline XentShape checkXentOperands(const KernelArgs &args,
                                    const TensorArg &scores,
                                    const TensorArg &labels,
-                                   const TensorArg *weights) {
+                                   const TensorArg *weights,
+                                   int64_t classes = -1) {
   if (scores.rank < 2 || labels.rank != scores.rank - 1 ||
       labels.dims[0] != scores.dims[0])
     args.invalid("expected scores [N, C, d...] and labels [N, d...]");
@@ -36,7 +56,7 @@ inline XentShape checkXentOperands(const KernelArgs &args,
   s.n = scores.dims[0];
   s.c = scores.dims[1];
   s.d = scores.extent(2, scores.rank);
-  if (weights && weights->numel != s.c)
+  if (weights && weights->numel != (classes < 0 ? s.c : classes))
     args.invalid("weights must hold one value per class");
   return s;
 }

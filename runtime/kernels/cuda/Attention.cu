@@ -58,6 +58,7 @@
 
 #include <climits>
 #include <cstring>
+#include <type_traits>
 
 using namespace weft;
 using namespace weft::cuda;
@@ -134,13 +135,33 @@ static __host__ __device__ inline int firstQuerySeeing(const AttnDims &p,
 
 //===-- Tensor-core helpers -----------------------------------------------===//
 
+/// The two-element vector of the 16-bit types of the tensor-core path.
+template <class T> struct TcPair;
+template <> struct TcPair<__nv_bfloat16> {
+  static __device__ inline __nv_bfloat162 make(float lo, float hi) {
+    return __floats2bfloat162_rn(lo, hi);
+  }
+};
+template <> struct TcPair<__half> {
+  static __device__ inline __half2 make(float lo, float hi) {
+    return __floats2half2_rn(lo, hi);
+  }
+};
+
+/// mma.sync m16n8k16 with f32 accumulators c, A operand a and B operands b0,
+/// b1 of PTX type TY ("bf16" or "f16").
+#define WEFT_ATTENTION_MMA(TY)                                                 \
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." TY "." TY ".f32 "      \
+               "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "                \
+               "{%0, %1, %2, %3};\n"                                           \
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])                \
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1))
+
 /// The 16-bit types of the tensor-core path: packing two floats into a
 /// .b32 operand register (the lower column in the low half) and the mma.
-template <class T> struct Tc;
-
-template <> struct Tc<__nv_bfloat16> {
+template <class T> struct Tc {
   static __device__ inline uint32_t pack(float lo, float hi) {
-    const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+    const auto h = TcPair<T>::make(lo, hi);
     uint32_t u;
     memcpy(&u, &h, 4);
     return u;
@@ -148,39 +169,17 @@ template <> struct Tc<__nv_bfloat16> {
   static __device__ inline void mma(float (&c)[4], const uint32_t (&a)[4],
                                     uint32_t b0, uint32_t b1) {
 #if !WEFT_ATTENTION_NO_MMA
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
-                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-                 "{%0, %1, %2, %3};\n"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0),
-                   "r"(b1));
+    if constexpr (std::is_same_v<T, __nv_bfloat16>)
+      WEFT_ATTENTION_MMA("bf16");
+    else
+      WEFT_ATTENTION_MMA("f16");
 #else
     __trap();
 #endif
   }
 };
 
-template <> struct Tc<__half> {
-  static __device__ inline uint32_t pack(float lo, float hi) {
-    const __half2 h = __floats2half2_rn(lo, hi);
-    uint32_t u;
-    memcpy(&u, &h, 4);
-    return u;
-  }
-  static __device__ inline void mma(float (&c)[4], const uint32_t (&a)[4],
-                                    uint32_t b0, uint32_t b1) {
-#if !WEFT_ATTENTION_NO_MMA
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
-                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-                 "{%0, %1, %2, %3};\n"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0),
-                   "r"(b1));
-#else
-    __trap();
-#endif
-  }
-};
+#undef WEFT_ATTENTION_MMA
 
 /// Two consecutive 16-bit elements (4-byte aligned) as one register.
 static __device__ inline uint32_t ld32(const uint16_t *p) {
@@ -295,6 +294,167 @@ constexpr int kTile = 64;       // rows of the Q, K and V tiles
 
 template <int DMAX> constexpr int tcRow() { return DMAX + 8; }
 
+//===-- Tensor-core tile helpers ------------------------------------------===//
+
+/// Batch b of a [B, rows, cols] tensor of 16-bit elements.
+template <class T>
+static __device__ inline const uint16_t *batchRows(const T *x, int64_t b,
+                                                   int rows, int cols) {
+  return reinterpret_cast<const uint16_t *>(x) + b * rows * int64_t(cols);
+}
+
+/// Starts the copy of rows [r0, r0 + ROWS) of two row-major tensors of n
+/// rows (a: aCols wide, b: bCols wide) into the shared tiles aS and bS, as
+/// one cp.async group; rows from n on are zero-filled.
+template <int SROW, int ROWS>
+static __device__ inline void
+asyncTilePair(uint16_t *aS, const uint16_t *a, int aCols, uint16_t *bS,
+              const uint16_t *b, int bCols, int r0, int n) {
+  asyncTile<SROW>(aS, a + int64_t(r0) * aCols, ROWS, min(ROWS, n - r0), aCols);
+  asyncTile<SROW>(bS, b + int64_t(r0) * bCols, ROWS, min(ROWS, n - r0), bCols);
+  cpAsyncCommit();
+}
+
+/// Double buffering: makes the current tile's buffer ready for the block,
+/// first starting the next tile's group with issue() when `more`.
+template <class F>
+static __device__ __forceinline__ void nextTileReady(bool more, F &&issue) {
+  if (more) {
+    issue();
+    cpAsyncWait<1>();
+  } else {
+    cpAsyncWait<0>();
+  }
+  __syncthreads();
+}
+
+template <int N>
+static __device__ __forceinline__ void zeroAcc(float (&c)[N][4]) {
+#pragma unroll
+  for (int n = 0; n < N; ++n)
+    c[n][0] = c[n][1] = c[n][2] = c[n][3] = 0.0f;
+}
+
+/// Row (from the warp's first) and column (from the tile's first) of
+/// element e of n-tile n in the accumulator layout.
+static __device__ inline int fragRow(int e, int g) { return g + (e >> 1) * 8; }
+static __device__ inline int fragCol(int n, int e, int t) {
+  return n * 8 + 2 * t + (e & 1);
+}
+
+/// acc[n] += A B^T over the first `depth` (a multiple of 16) of KT * 16
+/// columns: A the warp's 16 rows (frag(a, kk) fills the operand of columns
+/// kk * 16..), B the rows n * 8.. of the shared tile bS.
+template <class T, int SROW, int KT, int N, class F>
+static __device__ __forceinline__ void
+mmaRowsByTile(float (&acc)[N][4], F &&frag, const uint16_t *bS, int depth,
+              int g, int t) {
+#pragma unroll
+  for (int kk = 0; kk < KT; ++kk) {
+    if (kk * 16 < depth) {
+      uint32_t a[4];
+      frag(a, kk);
+#pragma unroll
+      for (int n = 0; n < N; ++n) {
+        uint32_t b0, b1;
+        loadB<SROW>(b0, b1, bS, n * 8, kk * 16, g, t);
+        Tc<T>::mma(acc[n], a, b0, b1);
+      }
+    }
+  }
+}
+
+/// mmaRowsByTile with A the 16 rows from aRow of the shared tile aS.
+template <class T, int SROW, int KT, int N>
+static __device__ __forceinline__ void
+mmaSharedRowsByTile(float (&acc)[N][4], const uint16_t *aS, int aRow,
+                    const uint16_t *bS, int depth, int g, int t) {
+  mmaRowsByTile<T, SROW, KT>(
+      acc,
+      [&](uint32_t(&a)[4], int kk) { loadA<SROW>(a, aS, aRow, kk * 16, g, t); },
+      bS, depth, g, t);
+}
+
+/// Step kk (16 k-indices) of acc += S B: the A operand is the score
+/// registers s (n-tiles 2kk and 2kk + 1, rounded to T), B the rows kk * 16..
+/// of the shared tile bS (ldmatrix.trans), over its first `width` columns.
+template <class T, int SROW, int KT, int N>
+static __device__ __forceinline__ void
+mmaScoresByTile(float (&acc)[2 * KT][4], const float (&s)[N][4], int kk,
+                const uint16_t *bS, int width, int lane) {
+  uint32_t a[4];
+  a[0] = Tc<T>::pack(s[2 * kk][0], s[2 * kk][1]);
+  a[1] = Tc<T>::pack(s[2 * kk][2], s[2 * kk][3]);
+  a[2] = Tc<T>::pack(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+  a[3] = Tc<T>::pack(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+#pragma unroll
+  for (int dp = 0; dp < KT; ++dp) {
+    if (dp * 16 < width) {
+      uint32_t bb[4];
+      loadBTrans<SROW>(bb, bS, kk * 16, dp * 16, lane);
+      Tc<T>::mma(acc[2 * dp], a, bb[0], bb[1]);
+      Tc<T>::mma(acc[2 * dp + 1], a, bb[2], bb[3]);
+    }
+  }
+}
+
+/// Stores the warp's rows r0 and r0 + 8 (those below `rows`) of acc,
+/// scaled by s0 and s1 when SCALED and rounded to T, into the first `cols`
+/// columns of the row-major out.
+template <class T, bool SCALED, int NT>
+static __device__ __forceinline__ void
+storeRows(T *out, const float (&acc)[NT][4], int r0, int rows, int cols, int t,
+          float s0, float s1) {
+  const int r1 = r0 + 8;
+#pragma unroll
+  for (int n = 0; n < NT; ++n) {
+    if (n * 8 < cols) {
+      const int c = n * 8 + 2 * t;
+      if (r0 < rows)
+        *reinterpret_cast<uint32_t *>(out + int64_t(r0) * cols + c) =
+            SCALED ? Tc<T>::pack(acc[n][0] * s0, acc[n][1] * s0)
+                   : Tc<T>::pack(acc[n][0], acc[n][1]);
+      if (r1 < rows)
+        *reinterpret_cast<uint32_t *>(out + int64_t(r1) * cols + c) =
+            SCALED ? Tc<T>::pack(acc[n][2] * s1, acc[n][3] * s1)
+                   : Tc<T>::pack(acc[n][2], acc[n][3]);
+    }
+  }
+}
+
+/// Grid-stride tile `tile` of the kernels with one block per (b, 64
+/// queries): the longest rows first with causal.
+struct QueryTile {
+  int64_t b;
+  int q0;
+};
+static __device__ inline QueryTile queryTile(const AttnDims &p, int64_t tile,
+                                             int nQT) {
+  const int64_t b = tile / nQT;
+  int qt = static_cast<int>(tile - b * nQT);
+  if (p.causal) // the longest rows first
+    qt = nQT - 1 - qt;
+  return {b, qt * kTile};
+}
+
+/// Key tiles that queries [q0, q0 + kTile) see: [0, count).
+static __device__ inline int keyTilesSeen(const AttnDims &p, int q0) {
+  const int last = lastKeySeen(p, q0, min(q0 + kTile, p.sq));
+  return last < 0 ? 0 : last / kTile + 1;
+}
+
+/// Whether key tile [k0, k0 + kTile) needs the per-element mask for the 16
+/// queries from wq0: it crosses the end of the keys or the diagonal.
+static __device__ inline bool keyTileMasked(const AttnDims &p, int k0,
+                                            int wq0) {
+  return k0 + kTile > p.sk || (p.causal && k0 + kTile - 1 > wq0 + p.off);
+}
+
+/// Whether query `row` does not see key `col` (col >= 0).
+static __device__ inline bool keyHidden(const AttnDims &p, int row, int col) {
+  return col >= p.sk || (p.causal && col > row + p.off);
+}
+
 //===-- Tensor-core forward -----------------------------------------------===//
 
 template <int DMAX> constexpr size_t fwdSmemBytes() {
@@ -316,25 +476,15 @@ __global__ void __launch_bounds__(kTcThreads)
   const int nQT = (p.sq + kTile - 1) / kTile;
   const int64_t tiles = p.batch * nQT;
   for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    const int64_t b = tile / nQT;
-    int qt = static_cast<int>(tile - b * nQT);
-    if (p.causal) // the longest rows first
-      qt = nQT - 1 - qt;
-    const int q0 = qt * kTile, wq0 = q0 + warp * 16;
+    const auto [b, q0] = queryTile(p, tile, nQT);
+    const int wq0 = q0 + warp * 16;
     const int r0 = wq0 + g, r1 = r0 + 8;
-    const uint16_t *qb =
-        reinterpret_cast<const uint16_t *>(qp) + b * p.sq * int64_t(p.d);
-    const uint16_t *kb =
-        reinterpret_cast<const uint16_t *>(kp) + b * p.sk * int64_t(p.d);
-    const uint16_t *vb =
-        reinterpret_cast<const uint16_t *>(vp) + b * p.sk * int64_t(p.dv);
-    const int last = lastKeySeen(p, q0, min(q0 + kTile, p.sq));
-    const int nKT = last < 0 ? 0 : last / kTile + 1;
-    if (nKT > 0) {
-      asyncTile<SROW>(kS, kb, kTile, min(kTile, p.sk), p.d);
-      asyncTile<SROW>(vS, vb, kTile, min(kTile, p.sk), p.dv);
-      cpAsyncCommit();
-    }
+    const uint16_t *qb = batchRows(qp, b, p.sq, p.d);
+    const uint16_t *kb = batchRows(kp, b, p.sk, p.d);
+    const uint16_t *vb = batchRows(vp, b, p.sk, p.dv);
+    const int nKT = keyTilesSeen(p, q0);
+    if (nKT > 0)
+      asyncTilePair<SROW, kTile>(kS, kb, p.d, vS, vb, p.dv, 0, p.sk);
 
     // This warp's 16 query rows as A operands, for the whole tile loop.
     uint32_t qf[KT][4];
@@ -353,48 +503,34 @@ __global__ void __launch_bounds__(kTcThreads)
     }
 
     float oacc[NT][4];
-#pragma unroll
-    for (int n = 0; n < NT; ++n)
-      oacc[n][0] = oacc[n][1] = oacc[n][2] = oacc[n][3] = 0.0f;
+    zeroAcc(oacc);
     float m0 = kNegInf, m1 = kNegInf, l0 = 0.0f, l1 = 0.0f;
 
     for (int kt = 0; kt < nKT; ++kt) {
       const int cur = kt & 1;
-      if (kt + 1 < nKT) {
-        const int k1 = (kt + 1) * kTile;
-        asyncTile<SROW>(kS + (cur ^ 1) * TILE, kb + int64_t(k1) * p.d, kTile,
-                        min(kTile, p.sk - k1), p.d);
-        asyncTile<SROW>(vS + (cur ^ 1) * TILE, vb + int64_t(k1) * p.dv, kTile,
-                        min(kTile, p.sk - k1), p.dv);
-        cpAsyncCommit();
-        cpAsyncWait<1>();
-      } else {
-        cpAsyncWait<0>();
-      }
-      __syncthreads();
+      nextTileReady(kt + 1 < nKT, [&] {
+        asyncTilePair<SROW, kTile>(kS + (cur ^ 1) * TILE, kb, p.d,
+                                   vS + (cur ^ 1) * TILE, vb, p.dv,
+                                   (kt + 1) * kTile, p.sk);
+      });
       const uint16_t *ks = kS + cur * TILE, *vs = vS + cur * TILE;
       const int k0 = kt * kTile;
 
       // S = Q K^T for 16 queries x 64 keys (8 n-tiles of 8 keys).
       float s[8][4];
-#pragma unroll
-      for (int n = 0; n < 8; ++n)
-        s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
-#pragma unroll
-      for (int kk = 0; kk < KT; ++kk) {
-        if (kk * 16 < p.d) {
-#pragma unroll
-          for (int n = 0; n < 8; ++n) {
-            uint32_t b0, b1;
-            loadB<SROW>(b0, b1, ks, n * 8, kk * 16, g, t);
-            Tc<T>::mma(s[n], qf[kk], b0, b1);
-          }
-        }
-      }
+      zeroAcc(s);
+      mmaRowsByTile<T, SROW, KT>(
+          s,
+          [&](uint32_t(&a)[4], int kk) {
+            a[0] = qf[kk][0];
+            a[1] = qf[kk][1];
+            a[2] = qf[kk][2];
+            a[3] = qf[kk][3];
+          },
+          ks, p.d, g, t);
 
       // Scale to the exp2 domain, mask, and the online softmax update.
-      const bool maskTile =
-          k0 + kTile > p.sk || (p.causal && k0 + kTile - 1 > wq0 + p.off);
+      const bool maskTile = keyTileMasked(p, k0, wq0);
       float mx0 = kNegInf, mx1 = kNegInf;
 #pragma unroll
       for (int n = 0; n < 8; ++n) {
@@ -402,9 +538,7 @@ __global__ void __launch_bounds__(kTcThreads)
         for (int e = 0; e < 4; ++e) {
           float x = s[n][e] * p.scaleLog2;
           if (maskTile) {
-            const int col = k0 + n * 8 + 2 * t + (e & 1);
-            const int row = e < 2 ? r0 : r1;
-            if (col >= p.sk || (p.causal && col > row + p.off))
+            if (keyHidden(p, wq0 + fragRow(e, g), k0 + fragCol(n, e, t)))
               x = kNegInf;
           }
           s[n][e] = x;
@@ -444,42 +578,17 @@ __global__ void __launch_bounds__(kTcThreads)
       // O += P V: P (rounded to T) from the score registers, 4 k-steps of
       // 16 keys; V^T operands by ldmatrix.trans.
 #pragma unroll
-      for (int kk = 0; kk < 4; ++kk) {
-        uint32_t a[4];
-        a[0] = Tc<T>::pack(s[2 * kk][0], s[2 * kk][1]);
-        a[1] = Tc<T>::pack(s[2 * kk][2], s[2 * kk][3]);
-        a[2] = Tc<T>::pack(s[2 * kk + 1][0], s[2 * kk + 1][1]);
-        a[3] = Tc<T>::pack(s[2 * kk + 1][2], s[2 * kk + 1][3]);
-#pragma unroll
-        for (int dp = 0; dp < KT; ++dp) {
-          if (dp * 16 < p.dv) {
-            uint32_t bb[4];
-            loadBTrans<SROW>(bb, vs, kk * 16, dp * 16, lane);
-            Tc<T>::mma(oacc[2 * dp], a, bb[0], bb[1]);
-            Tc<T>::mma(oacc[2 * dp + 1], a, bb[2], bb[3]);
-          }
-        }
-      }
+      for (int kk = 0; kk < 4; ++kk)
+        mmaScoresByTile<T, SROW, KT>(oacc, s, kk, vs, p.dv, lane);
       __syncthreads(); // the next iteration prefetches into this buffer
     }
 
     l0 = quadSum(l0);
     l1 = quadSum(l1);
-    T *ob = op + b * p.sq * int64_t(p.dv);
     const float inv0 = l0 > 0.0f ? 1.0f / l0 : 0.0f;
     const float inv1 = l1 > 0.0f ? 1.0f / l1 : 0.0f;
-#pragma unroll
-    for (int n = 0; n < NT; ++n) {
-      if (n * 8 < p.dv) {
-        const int c = n * 8 + 2 * t;
-        if (r0 < p.sq)
-          *reinterpret_cast<uint32_t *>(ob + int64_t(r0) * p.dv + c) =
-              Tc<T>::pack(oacc[n][0] * inv0, oacc[n][1] * inv0);
-        if (r1 < p.sq)
-          *reinterpret_cast<uint32_t *>(ob + int64_t(r1) * p.dv + c) =
-              Tc<T>::pack(oacc[n][2] * inv1, oacc[n][3] * inv1);
-      }
-    }
+    storeRows<T, true>(op + b * p.sq * int64_t(p.dv), oacc, r0, p.sq, p.dv, t,
+                       inv0, inv1);
     if (t == 0) {
       float *lb = lse + b * p.sq;
       if (r0 < p.sq)
@@ -527,18 +636,12 @@ __global__ void __launch_bounds__(kTcThreads)
     const int64_t b = tile / nKT;
     const int kt = static_cast<int>(tile - b * nKT);
     const int k0 = kt * kTile, wk0 = k0 + warp * 16;
-    const uint16_t *qb =
-        reinterpret_cast<const uint16_t *>(qp) + b * p.sq * int64_t(p.d);
-    const uint16_t *dob =
-        reinterpret_cast<const uint16_t *>(dop) + b * p.sq * int64_t(p.dv);
-    const uint16_t *kb =
-        reinterpret_cast<const uint16_t *>(kp) + (b * p.sk + k0) * int64_t(p.d);
-    const uint16_t *vb = reinterpret_cast<const uint16_t *>(vp) +
-                         (b * p.sk + k0) * int64_t(p.dv);
+    const uint16_t *qb = batchRows(qp, b, p.sq, p.d);
+    const uint16_t *dob = batchRows(dop, b, p.sq, p.dv);
+    const uint16_t *kb = batchRows(kp, b, p.sk, p.d);
+    const uint16_t *vb = batchRows(vp, b, p.sk, p.dv);
     const float *lb = lse + b * p.sq, *db = dvec + b * p.sq;
-    asyncTile<SROW>(kS, kb, kTile, min(kTile, p.sk - k0), p.d);
-    asyncTile<SROW>(vS, vb, kTile, min(kTile, p.sk - k0), p.dv);
-    cpAsyncCommit();
+    asyncTilePair<SROW, kTile>(kS, kb, p.d, vS, vb, p.dv, k0, p.sk);
     // The query tiles that see a key of this tile: from the first query
     // seeing key k0 to the end.
     const int qtBegin = firstQuerySeeing(p, k0) / BQ;
@@ -546,11 +649,8 @@ __global__ void __launch_bounds__(kTcThreads)
     // Starts loading query tile qt into buffer buf.
     auto issue = [&](int qt, int buf) {
       const int i0 = qt * BQ;
-      asyncTile<SROW>(qS + buf * QTILE, qb + int64_t(i0) * p.d, BQ,
-                      min(BQ, p.sq - i0), p.d);
-      asyncTile<SROW>(doS + buf * QTILE, dob + int64_t(i0) * p.dv, BQ,
-                      min(BQ, p.sq - i0), p.dv);
-      cpAsyncCommit();
+      asyncTilePair<SROW, BQ>(qS + buf * QTILE, qb, p.d, doS + buf * QTILE, dob,
+                              p.dv, i0, p.sq);
       for (int r = threadIdx.x; r < BQ; r += blockDim.x) {
         const bool ok = i0 + r < p.sq;
         lseS[buf * BQ + r] = ok ? lb[i0 + r] * kLog2e : 0.0f;
@@ -561,58 +661,22 @@ __global__ void __launch_bounds__(kTcThreads)
       issue(qtBegin, 0);
 
     float dk[NT][4], dv[NT][4];
-#pragma unroll
-    for (int n = 0; n < NT; ++n) {
-      dk[n][0] = dk[n][1] = dk[n][2] = dk[n][3] = 0.0f;
-      dv[n][0] = dv[n][1] = dv[n][2] = dv[n][3] = 0.0f;
-    }
+    zeroAcc(dk);
+    zeroAcc(dv);
 
     for (int qt = qtBegin; qt < nQ; ++qt) {
       const int cur = (qt - qtBegin) & 1;
-      if (qt + 1 < nQ) {
-        issue(qt + 1, cur ^ 1);
-        cpAsyncWait<1>();
-      } else {
-        cpAsyncWait<0>();
-      }
-      __syncthreads();
+      nextTileReady(qt + 1 < nQ, [&] { issue(qt + 1, cur ^ 1); });
       const uint16_t *qs = qS + cur * QTILE, *dos = doS + cur * QTILE;
       const float *ls = lseS + cur * BQ, *ds = dS + cur * BQ;
       const int i0 = qt * BQ;
 
       // S^T = K Q^T and dP^T = V dO^T for this warp's 16 keys x BQ queries.
       float st[QN][4], dpt[QN][4];
-#pragma unroll
-      for (int n = 0; n < QN; ++n) {
-        st[n][0] = st[n][1] = st[n][2] = st[n][3] = 0.0f;
-        dpt[n][0] = dpt[n][1] = dpt[n][2] = dpt[n][3] = 0.0f;
-      }
-#pragma unroll
-      for (int kk = 0; kk < KT; ++kk) {
-        if (kk * 16 < p.d) {
-          uint32_t a[4];
-          loadA<SROW>(a, kS, warp * 16, kk * 16, g, t);
-#pragma unroll
-          for (int n = 0; n < QN; ++n) {
-            uint32_t b0, b1;
-            loadB<SROW>(b0, b1, qs, n * 8, kk * 16, g, t);
-            Tc<T>::mma(st[n], a, b0, b1);
-          }
-        }
-      }
-#pragma unroll
-      for (int kk = 0; kk < KT; ++kk) {
-        if (kk * 16 < p.dv) {
-          uint32_t a[4];
-          loadA<SROW>(a, vS, warp * 16, kk * 16, g, t);
-#pragma unroll
-          for (int n = 0; n < QN; ++n) {
-            uint32_t b0, b1;
-            loadB<SROW>(b0, b1, dos, n * 8, kk * 16, g, t);
-            Tc<T>::mma(dpt[n], a, b0, b1);
-          }
-        }
-      }
+      zeroAcc(st);
+      zeroAcc(dpt);
+      mmaSharedRowsByTile<T, SROW, KT>(st, kS, warp * 16, qs, p.d, g, t);
+      mmaSharedRowsByTile<T, SROW, KT>(dpt, vS, warp * 16, dos, p.dv, g, t);
 
       // P^T = exp(S^T - lse) (0 where masked), dS^T = P^T (dP^T - D).
       const bool maskTile =
@@ -621,10 +685,10 @@ __global__ void __launch_bounds__(kTcThreads)
       for (int n = 0; n < QN; ++n) {
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-          const int ql = n * 8 + 2 * t + (e & 1);
+          const int ql = fragCol(n, e, t);
           float pv = exp2f(fmaf(st[n][e], p.scaleLog2, -ls[ql]));
           if (maskTile) {
-            const int key = wk0 + g + (e >> 1) * 8;
+            const int key = wk0 + fragRow(e, g);
             if (i0 + ql >= p.sq || (p.causal && key > i0 + ql + p.off))
               pv = 0.0f;
           }
@@ -636,62 +700,19 @@ __global__ void __launch_bounds__(kTcThreads)
       // dV += P^T dO and dK += dS^T Q: k runs over the BQ queries.
 #pragma unroll
       for (int kq = 0; kq < BQ / 16; ++kq) {
-        uint32_t a[4];
-        a[0] = Tc<T>::pack(st[2 * kq][0], st[2 * kq][1]);
-        a[1] = Tc<T>::pack(st[2 * kq][2], st[2 * kq][3]);
-        a[2] = Tc<T>::pack(st[2 * kq + 1][0], st[2 * kq + 1][1]);
-        a[3] = Tc<T>::pack(st[2 * kq + 1][2], st[2 * kq + 1][3]);
-#pragma unroll
-        for (int dp = 0; dp < KT; ++dp) {
-          if (dp * 16 < p.dv) {
-            uint32_t bb[4];
-            loadBTrans<SROW>(bb, dos, kq * 16, dp * 16, lane);
-            Tc<T>::mma(dv[2 * dp], a, bb[0], bb[1]);
-            Tc<T>::mma(dv[2 * dp + 1], a, bb[2], bb[3]);
-          }
-        }
-        a[0] = Tc<T>::pack(dpt[2 * kq][0], dpt[2 * kq][1]);
-        a[1] = Tc<T>::pack(dpt[2 * kq][2], dpt[2 * kq][3]);
-        a[2] = Tc<T>::pack(dpt[2 * kq + 1][0], dpt[2 * kq + 1][1]);
-        a[3] = Tc<T>::pack(dpt[2 * kq + 1][2], dpt[2 * kq + 1][3]);
-#pragma unroll
-        for (int dp = 0; dp < KT; ++dp) {
-          if (dp * 16 < p.d) {
-            uint32_t bb[4];
-            loadBTrans<SROW>(bb, qs, kq * 16, dp * 16, lane);
-            Tc<T>::mma(dk[2 * dp], a, bb[0], bb[1]);
-            Tc<T>::mma(dk[2 * dp + 1], a, bb[2], bb[3]);
-          }
-        }
+        mmaScoresByTile<T, SROW, KT>(dv, st, kq, dos, p.dv, lane);
+        mmaScoresByTile<T, SROW, KT>(dk, dpt, kq, qs, p.d, lane);
       }
       __syncthreads(); // the next iteration prefetches into this buffer
     }
     cpAsyncWait<0>(); // the K/V group when no query tile ran
     __syncthreads();  // K and V are refilled by the next tile
 
-    const int r0 = wk0 + g, r1 = r0 + 8;
-    T *dkb = dkp + b * p.sk * int64_t(p.d);
-    T *dvb = dvp + b * p.sk * int64_t(p.dv);
-#pragma unroll
-    for (int n = 0; n < NT; ++n) {
-      const int c = n * 8 + 2 * t;
-      if (n * 8 < p.d) {
-        if (r0 < p.sk)
-          *reinterpret_cast<uint32_t *>(dkb + int64_t(r0) * p.d + c) =
-              Tc<T>::pack(dk[n][0] * p.scale, dk[n][1] * p.scale);
-        if (r1 < p.sk)
-          *reinterpret_cast<uint32_t *>(dkb + int64_t(r1) * p.d + c) =
-              Tc<T>::pack(dk[n][2] * p.scale, dk[n][3] * p.scale);
-      }
-      if (n * 8 < p.dv) {
-        if (r0 < p.sk)
-          *reinterpret_cast<uint32_t *>(dvb + int64_t(r0) * p.dv + c) =
-              Tc<T>::pack(dv[n][0], dv[n][1]);
-        if (r1 < p.sk)
-          *reinterpret_cast<uint32_t *>(dvb + int64_t(r1) * p.dv + c) =
-              Tc<T>::pack(dv[n][2], dv[n][3]);
-      }
-    }
+    const int r0 = wk0 + g;
+    storeRows<T, true>(dkp + b * p.sk * int64_t(p.d), dk, r0, p.sk, p.d, t,
+                       p.scale, p.scale);
+    storeRows<T, false>(dvp + b * p.sk * int64_t(p.dv), dv, r0, p.sk, p.dv, t,
+                        1.0f, 1.0f);
   }
 }
 
@@ -719,30 +740,17 @@ __global__ void __launch_bounds__(kTcThreads)
   const int nQT = (p.sq + kTile - 1) / kTile;
   const int64_t tiles = p.batch * nQT;
   for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    const int64_t b = tile / nQT;
-    int qt = static_cast<int>(tile - b * nQT);
-    if (p.causal)
-      qt = nQT - 1 - qt;
-    const int q0 = qt * kTile, wq0 = q0 + warp * 16;
+    const auto [b, q0] = queryTile(p, tile, nQT);
+    const int wq0 = q0 + warp * 16;
     const int r0 = wq0 + g, r1 = r0 + 8;
-    const uint16_t *qb =
-        reinterpret_cast<const uint16_t *>(qp) + (b * p.sq + q0) * int64_t(p.d);
-    const uint16_t *dob = reinterpret_cast<const uint16_t *>(dop) +
-                          (b * p.sq + q0) * int64_t(p.dv);
-    const uint16_t *kb =
-        reinterpret_cast<const uint16_t *>(kp) + b * p.sk * int64_t(p.d);
-    const uint16_t *vb =
-        reinterpret_cast<const uint16_t *>(vp) + b * p.sk * int64_t(p.dv);
-    asyncTile<SROW>(qS, qb, kTile, min(kTile, p.sq - q0), p.d);
-    asyncTile<SROW>(doS, dob, kTile, min(kTile, p.sq - q0), p.dv);
-    cpAsyncCommit();
-    const int last = lastKeySeen(p, q0, min(q0 + kTile, p.sq));
-    const int nKT = last < 0 ? 0 : last / kTile + 1;
-    if (nKT > 0) {
-      asyncTile<SROW>(kS, kb, kTile, min(kTile, p.sk), p.d);
-      asyncTile<SROW>(vS, vb, kTile, min(kTile, p.sk), p.dv);
-      cpAsyncCommit();
-    }
+    const uint16_t *qb = batchRows(qp, b, p.sq, p.d);
+    const uint16_t *dob = batchRows(dop, b, p.sq, p.dv);
+    const uint16_t *kb = batchRows(kp, b, p.sk, p.d);
+    const uint16_t *vb = batchRows(vp, b, p.sk, p.dv);
+    asyncTilePair<SROW, kTile>(qS, qb, p.d, doS, dob, p.dv, q0, p.sq);
+    const int nKT = keyTilesSeen(p, q0);
+    if (nKT > 0)
+      asyncTilePair<SROW, kTile>(kS, kb, p.d, vS, vb, p.dv, 0, p.sk);
     // lse (exp2 domain) and D of rows r0 and r1.
     const float *lb = lse + b * p.sq, *db = dvec + b * p.sq;
     const float ls0 = r0 < p.sq ? lb[r0] * kLog2e : 0.0f;
@@ -751,64 +759,27 @@ __global__ void __launch_bounds__(kTcThreads)
     const float d1 = r1 < p.sq ? db[r1] : 0.0f;
 
     float dq[NT][4];
-#pragma unroll
-    for (int n = 0; n < NT; ++n)
-      dq[n][0] = dq[n][1] = dq[n][2] = dq[n][3] = 0.0f;
+    zeroAcc(dq);
 
     for (int kt = 0; kt < nKT; ++kt) {
       const int cur = kt & 1;
-      if (kt + 1 < nKT) {
-        const int k1 = (kt + 1) * kTile;
-        asyncTile<SROW>(kS + (cur ^ 1) * TILE, kb + int64_t(k1) * p.d, kTile,
-                        min(kTile, p.sk - k1), p.d);
-        asyncTile<SROW>(vS + (cur ^ 1) * TILE, vb + int64_t(k1) * p.dv, kTile,
-                        min(kTile, p.sk - k1), p.dv);
-        cpAsyncCommit();
-        cpAsyncWait<1>();
-      } else {
-        cpAsyncWait<0>();
-      }
-      __syncthreads();
+      nextTileReady(kt + 1 < nKT, [&] {
+        asyncTilePair<SROW, kTile>(kS + (cur ^ 1) * TILE, kb, p.d,
+                                   vS + (cur ^ 1) * TILE, vb, p.dv,
+                                   (kt + 1) * kTile, p.sk);
+      });
       const uint16_t *ks = kS + cur * TILE, *vs = vS + cur * TILE;
       const int k0 = kt * kTile;
 
       // S = Q K^T and dP = dO V^T for this warp's 16 queries x 64 keys.
       float s[8][4], dpm[8][4];
-#pragma unroll
-      for (int n = 0; n < 8; ++n) {
-        s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
-        dpm[n][0] = dpm[n][1] = dpm[n][2] = dpm[n][3] = 0.0f;
-      }
-#pragma unroll
-      for (int kk = 0; kk < KT; ++kk) {
-        if (kk * 16 < p.d) {
-          uint32_t a[4];
-          loadA<SROW>(a, qS, warp * 16, kk * 16, g, t);
-#pragma unroll
-          for (int n = 0; n < 8; ++n) {
-            uint32_t b0, b1;
-            loadB<SROW>(b0, b1, ks, n * 8, kk * 16, g, t);
-            Tc<T>::mma(s[n], a, b0, b1);
-          }
-        }
-      }
-#pragma unroll
-      for (int kk = 0; kk < KT; ++kk) {
-        if (kk * 16 < p.dv) {
-          uint32_t a[4];
-          loadA<SROW>(a, doS, warp * 16, kk * 16, g, t);
-#pragma unroll
-          for (int n = 0; n < 8; ++n) {
-            uint32_t b0, b1;
-            loadB<SROW>(b0, b1, vs, n * 8, kk * 16, g, t);
-            Tc<T>::mma(dpm[n], a, b0, b1);
-          }
-        }
-      }
+      zeroAcc(s);
+      zeroAcc(dpm);
+      mmaSharedRowsByTile<T, SROW, KT>(s, qS, warp * 16, ks, p.d, g, t);
+      mmaSharedRowsByTile<T, SROW, KT>(dpm, doS, warp * 16, vs, p.dv, g, t);
 
       // P = exp(S - lse) (0 where masked), dS = P (dP - D) into s.
-      const bool maskTile =
-          k0 + kTile > p.sk || (p.causal && k0 + kTile - 1 > wq0 + p.off);
+      const bool maskTile = keyTileMasked(p, k0, wq0);
 #pragma unroll
       for (int n = 0; n < 8; ++n) {
 #pragma unroll
@@ -816,9 +787,7 @@ __global__ void __launch_bounds__(kTcThreads)
           const bool hi = e >= 2;
           float pv = exp2f(fmaf(s[n][e], p.scaleLog2, hi ? -ls1 : -ls0));
           if (maskTile) {
-            const int col = k0 + n * 8 + 2 * t + (e & 1);
-            const int row = hi ? r1 : r0;
-            if (col >= p.sk || (p.causal && col > row + p.off))
+            if (keyHidden(p, wq0 + fragRow(e, g), k0 + fragCol(n, e, t)))
               pv = 0.0f;
           }
           s[n][e] = pv * (dpm[n][e] - (hi ? d1 : d0));
@@ -827,40 +796,15 @@ __global__ void __launch_bounds__(kTcThreads)
 
       // dQ += dS K: k runs over the 64 keys, K operands by ldmatrix.trans.
 #pragma unroll
-      for (int kk = 0; kk < 4; ++kk) {
-        uint32_t a[4];
-        a[0] = Tc<T>::pack(s[2 * kk][0], s[2 * kk][1]);
-        a[1] = Tc<T>::pack(s[2 * kk][2], s[2 * kk][3]);
-        a[2] = Tc<T>::pack(s[2 * kk + 1][0], s[2 * kk + 1][1]);
-        a[3] = Tc<T>::pack(s[2 * kk + 1][2], s[2 * kk + 1][3]);
-#pragma unroll
-        for (int dp = 0; dp < KT; ++dp) {
-          if (dp * 16 < p.d) {
-            uint32_t bb[4];
-            loadBTrans<SROW>(bb, ks, kk * 16, dp * 16, lane);
-            Tc<T>::mma(dq[2 * dp], a, bb[0], bb[1]);
-            Tc<T>::mma(dq[2 * dp + 1], a, bb[2], bb[3]);
-          }
-        }
-      }
+      for (int kk = 0; kk < 4; ++kk)
+        mmaScoresByTile<T, SROW, KT>(dq, s, kk, ks, p.d, lane);
       __syncthreads(); // the next iteration prefetches into this buffer
     }
     cpAsyncWait<0>(); // the Q/dO group when no key tile ran
     __syncthreads();  // Q and dO are refilled by the next tile
 
-    T *dqb = dqp + b * p.sq * int64_t(p.d);
-#pragma unroll
-    for (int n = 0; n < NT; ++n) {
-      if (n * 8 < p.d) {
-        const int c = n * 8 + 2 * t;
-        if (r0 < p.sq)
-          *reinterpret_cast<uint32_t *>(dqb + int64_t(r0) * p.d + c) =
-              Tc<T>::pack(dq[n][0] * p.scale, dq[n][1] * p.scale);
-        if (r1 < p.sq)
-          *reinterpret_cast<uint32_t *>(dqb + int64_t(r1) * p.d + c) =
-              Tc<T>::pack(dq[n][2] * p.scale, dq[n][3] * p.scale);
-      }
-    }
+    storeRows<T, true>(dqp + b * p.sq * int64_t(p.d), dq, r0, p.sq, p.d, t,
+                       p.scale, p.scale);
   }
 }
 
@@ -1146,7 +1090,7 @@ template <class F> void dispatchDMax(const AttnDims &p, F &&f) {
     f(Int<128>());
 }
 
-/// Lets `kernel` take `bytes` of dynamic shared memory (once per kernel).
+/// Lets `kernel` take `bytes` of dynamic shared memory.
 template <class K> void allowSmem(K *kernel, size_t bytes) {
   if (bytes > 48 * 1024)
     check(cudaFuncSetAttribute(kernel,
@@ -1155,37 +1099,46 @@ template <class K> void allowSmem(K *kernel, size_t bytes) {
           "attention: reserving shared memory");
 }
 
+/// Launches the tensor-core kernel K, one block per tile (up to gridFor's
+/// cap: the kernels stride), with `smem` bytes of dynamic shared memory
+/// (reserved once per kernel).
+template <auto K, class... A>
+void launchTc(int64_t tiles, size_t smem, cudaStream_t stream, A... args) {
+  static const bool ready = (allowSmem(K, smem), true);
+  (void)ready;
+  K<<<gridFor(tiles, 1), kTcThreads, smem, stream>>>(args...);
+}
+
+/// Launches a kernel of kWarps warps per block, one warp per item.
+template <class K, class... A>
+void launchWarps(K *kernel, int64_t items, cudaStream_t stream, A... args) {
+  kernel<<<gridFor(items, kWarps), 32 * kWarps, 0, stream>>>(args...);
+}
+
+template <class T> const T *in(const void *x) {
+  return static_cast<const T *>(x);
+}
+template <class T> T *out(void *x) { return static_cast<T *>(x); }
+
 template <class T, int DMAX>
 void launchFwdTc(const void *q, const void *k, const void *v, void *o,
                  float *lse, const AttnDims &p, cudaStream_t stream) {
-  constexpr size_t smem = fwdSmemBytes<DMAX>();
-  static const bool ready = (allowSmem(attnFwdTc<T, DMAX>, smem), true);
-  (void)ready;
-  const int64_t tiles = p.batch * ceilDiv(p.sq, kTile);
-  attnFwdTc<T, DMAX><<<gridFor(tiles, 1), kTcThreads, smem, stream>>>(
-      static_cast<const T *>(q), static_cast<const T *>(k),
-      static_cast<const T *>(v), static_cast<T *>(o), lse, p);
+  launchTc<attnFwdTc<T, DMAX>>(p.batch * ceilDiv(p.sq, kTile),
+                               fwdSmemBytes<DMAX>(), stream, in<T>(q), in<T>(k),
+                               in<T>(v), out<T>(o), lse, p);
 }
 
 template <class T, int DMAX>
 void launchBwdTc(const void *q, const void *k, const void *v, const void *dout,
                  const float *lse, const float *dvec, void *dq, void *dk,
                  void *dv, const AttnDims &p, cudaStream_t stream) {
-  constexpr size_t kvSmem = kvSmemBytes<DMAX>(), qSmem = qSmemBytes<DMAX>();
-  static const bool ready = (allowSmem(attnBwdKvTc<T, DMAX>, kvSmem),
-                             allowSmem(attnBwdQTc<T, DMAX>, qSmem), true);
-  (void)ready;
-  const int64_t keyTiles = p.batch * ceilDiv(p.sk, kTile);
-  attnBwdKvTc<T, DMAX><<<gridFor(keyTiles, 1), kTcThreads, kvSmem, stream>>>(
-      static_cast<const T *>(q), static_cast<const T *>(k),
-      static_cast<const T *>(v), static_cast<const T *>(dout), lse, dvec,
-      static_cast<T *>(dk), static_cast<T *>(dv), p);
+  launchTc<attnBwdKvTc<T, DMAX>>(
+      p.batch * ceilDiv(p.sk, kTile), kvSmemBytes<DMAX>(), stream, in<T>(q),
+      in<T>(k), in<T>(v), in<T>(dout), lse, dvec, out<T>(dk), out<T>(dv), p);
   checkLaunch("attention_grad");
-  const int64_t queryTiles = p.batch * ceilDiv(p.sq, kTile);
-  attnBwdQTc<T, DMAX><<<gridFor(queryTiles, 1), kTcThreads, qSmem, stream>>>(
-      static_cast<const T *>(q), static_cast<const T *>(k),
-      static_cast<const T *>(v), static_cast<const T *>(dout), lse, dvec,
-      static_cast<T *>(dq), p);
+  launchTc<attnBwdQTc<T, DMAX>>(
+      p.batch * ceilDiv(p.sq, kTile), qSmemBytes<DMAX>(), stream, in<T>(q),
+      in<T>(k), in<T>(v), in<T>(dout), lse, dvec, out<T>(dq), p);
 }
 
 /// Column chunks of the SIMT kernels for rows of n (at least one).
@@ -1208,24 +1161,21 @@ extern "C" void weft_cuda_k_attention(void *const *bufs, const int64_t *desc) {
   const void *q = bufs[0], *k = bufs[1], *v = bufs[2];
   void *o = bufs[3];
   float *lse = static_cast<float *>(bufs[4]);
-  if (useTensorCores(args, s)) {
-    dispatchFloat(s.dtype, [&](auto tag) {
-      using T = decltype(tag);
-      if constexpr (!std::is_same_v<T, float>)
+  const bool tc = useTensorCores(args, s);
+  dispatchFloat(s.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!std::is_same_v<T, float>) {
+      if (tc) {
         dispatchDMax(p, [&](auto dmax) {
           launchFwdTc<T, decltype(dmax)::value>(q, k, v, o, lse, p, stream);
         });
-    });
-  } else {
-    dispatchFloat(s.dtype, [&](auto tag) {
-      using T = decltype(tag);
-      const int chunks = chunksFor(p.dv);
-      attnFwdSimt<T><<<gridFor(p.batch * p.sq * chunks, kWarps), 32 * kWarps, 0,
-                       stream>>>(
-          static_cast<const T *>(q), static_cast<const T *>(k),
-          static_cast<const T *>(v), static_cast<T *>(o), lse, p, chunks);
-    });
-  }
+        return;
+      }
+    }
+    const int chunks = chunksFor(p.dv);
+    launchWarps(attnFwdSimt<T>, p.batch * p.sq * chunks, stream, in<T>(q),
+                in<T>(k), in<T>(v), out<T>(o), lse, p, chunks);
+  });
   checkLaunch("attention");
 }
 
@@ -1255,9 +1205,8 @@ extern "C" void weft_cuda_k_attention_grad(void *const *bufs,
   const bool tc = useTensorCores(args, s);
   dispatchFloat(s.dtype, [&](auto tag) {
     using T = decltype(tag);
-    attnRowDotKernel<T><<<gridFor(rows, kWarps), 32 * kWarps, 0, stream>>>(
-        static_cast<const T *>(dout), static_cast<const T *>(o), dvec, rows,
-        p.dv);
+    launchWarps(attnRowDotKernel<T>, rows, stream, in<T>(dout), in<T>(o), dvec,
+                rows, int64_t(p.dv));
     checkLaunch("attention_grad");
     if constexpr (!std::is_same_v<T, float>) {
       if (tc) {
@@ -1269,19 +1218,14 @@ extern "C" void weft_cuda_k_attention_grad(void *const *bufs,
       }
     }
     const int qChunks = chunksFor(p.d);
-    attnBwdQSimt<T>
-        <<<gridFor(rows * qChunks, kWarps), 32 * kWarps, 0, stream>>>(
-            static_cast<const T *>(q), static_cast<const T *>(k),
-            static_cast<const T *>(v), static_cast<const T *>(dout), lse, dvec,
-            static_cast<T *>(dq), p, qChunks);
+    launchWarps(attnBwdQSimt<T>, rows * qChunks, stream, in<T>(q), in<T>(k),
+                in<T>(v), in<T>(dout), lse, dvec, out<T>(dq), p, qChunks);
     checkLaunch("attention_grad");
     if (p.sk > 0) {
       const int kvChunks = chunksFor(p.d > p.dv ? p.d : p.dv);
-      attnBwdKvSimt<T><<<gridFor(p.batch * p.sk * kvChunks, kWarps),
-                         32 * kWarps, 0, stream>>>(
-          static_cast<const T *>(q), static_cast<const T *>(k),
-          static_cast<const T *>(v), static_cast<const T *>(dout), lse, dvec,
-          static_cast<T *>(dk), static_cast<T *>(dv), p, kvChunks);
+      launchWarps(attnBwdKvSimt<T>, p.batch * p.sk * kvChunks, stream, in<T>(q),
+                  in<T>(k), in<T>(v), in<T>(dout), lse, dvec, out<T>(dk),
+                  out<T>(dv), p, kvChunks);
     }
   });
   checkLaunch("attention_grad");

@@ -103,6 +103,18 @@ func.func @main(%s: tensor<3x4x2xf32>, %l: tensor<3x2xi32>, %g: tensor<f32>) -> 
 
 // -----
 
+// bf16 scores with padding after 5 of the 8 entries: the gradient is bf16
+// and the kernel gets `classes` as a fifth attribute.
+// CHECK-LABEL: func.func @main
+// CHECK: weft.softmax_cross_entropy_grad %{{.*}}, %{{.*}}, %{{.*}} {classes = 5 : i64} : (tensor<3x8xbf16>, tensor<3xi64>, tensor<f32>) -> tensor<3x8xbf16>
+// KERNEL: weftrt.launch "softmax_xent_grad"(%{{.*}}) {desc = array<i64: 4, 2, 2, 3, 8, {{.*}}, 2, 2, 3, 8, 5, 1, 0, 0, 0, 5>}
+func.func @main(%s: tensor<3x8xbf16>, %l: tensor<3xi64>, %g: tensor<f32>) -> tensor<3x8xbf16> {
+  %0 = weft.softmax_cross_entropy_grad %s, %l, %g {classes = 5 : i64} : (tensor<3x8xbf16>, tensor<3xi64>, tensor<f32>) -> tensor<3x8xbf16>
+  return %0 : tensor<3x8xbf16>
+}
+
+// -----
+
 // starts[rank], steps[rank].
 // CHECK-LABEL: func.func @main
 // CHECK: weft.slice_grad %{{.*}} {starts = array<i64: 1, 5>, steps = array<i64: 2, -2>} : (tensor<2x3xf32>) -> tensor<5x6xf32>

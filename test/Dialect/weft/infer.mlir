@@ -207,8 +207,9 @@ func.func @gather_matrix_index(%x: tensor<4x6x8xf32>, %i: tensor<2x2xi32>) {
 
 // -----
 
+// 16-bit scores give an f32 loss (computed in f32).
 func.func @sce_none(%s: tensor<4x10x3xf16>, %l: tensor<4x3xi32>) {
-  // expected-error @+2 {{inferred type(s) 'tensor<4x3xf16>' are incompatible}}
+  // expected-error @+2 {{inferred type(s) 'tensor<4x3xf32>' are incompatible}}
   // expected-error @+1 {{failed to infer returned types}}
   %0 = weft.softmax_cross_entropy %s, %l {reduction = "none"} : (tensor<4x10x3xf16>, tensor<4x3xi32>) -> tensor<f16>
   return

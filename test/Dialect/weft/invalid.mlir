@@ -694,9 +694,28 @@ func.func @sce_labels(%s: tensor<4x10x3xf32>, %l: tensor<4x10xi64>) {
 // -----
 
 func.func @sce_weights(%s: tensor<4x10xf32>, %l: tensor<4xi64>, %w: tensor<4xf32>) {
-  // expected-error @+2 {{'weft.softmax_cross_entropy' op weights must have shape [C] = [10], got 'tensor<4xf32>'}}
+  // expected-error @+2 {{'weft.softmax_cross_entropy' op weights must have shape [classes] = [10], got 'tensor<4xf32>'}}
   // expected-error @+1 {{failed to infer returned types}}
   %0 = weft.softmax_cross_entropy %s, %l, %w : (tensor<4x10xf32>, tensor<4xi64>, tensor<4xf32>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @sce_classes(%s: tensor<4x10xf32>, %l: tensor<4xi64>) {
+  // expected-error @+2 {{'weft.softmax_cross_entropy' op classes 11 must lie in [1, 10] (the scores' dim 1)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = weft.softmax_cross_entropy %s, %l {classes = 11 : i64} : (tensor<4x10xf32>, tensor<4xi64>) -> tensor<f32>
+  return
+}
+
+// -----
+
+// With `classes`, the weights hold one value per class, not per entry.
+func.func @sce_classes_weights(%s: tensor<4x10xf32>, %l: tensor<4xi64>, %w: tensor<10xf32>) {
+  // expected-error @+2 {{'weft.softmax_cross_entropy' op weights must have shape [classes] = [7], got 'tensor<10xf32>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = weft.softmax_cross_entropy %s, %l, %w {classes = 7 : i64} : (tensor<4x10xf32>, tensor<4xi64>, tensor<10xf32>) -> tensor<f32>
   return
 }
 

@@ -2,7 +2,10 @@
 
 #include "KernelTestUtil.h"
 
+#include "weft/runtime/Float16.h"
+
 #include <cmath>
+#include <limits>
 
 using namespace weft::test;
 
@@ -156,6 +159,157 @@ TEST(SoftmaxXentDeath, LabelOutOfRange) {
             .run(weft_k_softmax_xent);
       },
       testing::ExitedWithCode(2), "label 3 out of range");
+}
+
+//===-- padded classes and 16-bit scores
+//-------------------------------------===//
+
+/// Forward (loss and log_prob) and gradient of one call on `scores` (any
+/// dtype, given as raw bytes) with `attrs` (+ classes when > 0).
+struct XentRun {
+  HostTensor<float> loss;
+  std::vector<float> logProb, dscores; // widened to f32
+};
+
+template <class S>
+XentRun runXent(HostTensor<S> &scores, HostTensor<int64_t> &labels,
+                int64_t reduction, int64_t classes) {
+  XentRun r{
+      HostTensor<float>(reduction == WEFT_LOSS_NONE ? labels.dims : Dims{}),
+      {},
+      {}};
+  HostTensor<S> logProb = HostTensor<S>::like(scores.dims, scores.dtype);
+  HostTensor<S> dscores = HostTensor<S>::like(scores.dims, scores.dtype);
+  std::vector<int64_t> attrs = {reduction, 1, -100, 0, 1};
+  if (classes > 0)
+    attrs.push_back(classes);
+  KernelCall()
+      .tensor(scores)
+      .tensor(labels)
+      .tensor(r.loss)
+      .tensor(logProb)
+      .attrs(attrs)
+      .run(weft_k_softmax_xent);
+  HostTensor<float> dloss(r.loss.dims);
+  for (float &g : dloss.data)
+    g = 0.75f;
+  std::vector<int64_t> gradAttrs = {reduction, 1, -100, 0};
+  if (classes > 0)
+    gradAttrs.push_back(classes);
+  KernelCall()
+      .tensor(scores)
+      .tensor(labels)
+      .tensor(dloss)
+      .tensor(dscores)
+      .attrs(gradAttrs)
+      .run(weft_k_softmax_xent_grad);
+  auto widenAll = [&](const HostTensor<S> &t) {
+    std::vector<float> out(t.data.size());
+    for (size_t i = 0; i < out.size(); ++i) {
+      if constexpr (std::is_same_v<S, float>)
+        out[i] = t.data[i];
+      else
+        out[i] = weft::bfloat16ToFloat(t.data[i]);
+    }
+    return out;
+  };
+  r.logProb = widenAll(logProb);
+  r.dscores = widenAll(dscores);
+  return r;
+}
+
+// Scores [N, C, d] whose dim 1 holds 5 classes and 2 padding entries of
+// any value: the loss is that of the 5 classes alone, log_prob is -inf and
+// the gradient 0 in the padding, the rest bitwise the compact call's.
+TEST(SoftmaxXent, PaddedClasses) {
+  const int64_t n = 3, c = 7, classes = 5, d = 2;
+  auto padded = randomTensor<float>({n, c, d}, -4, 4);
+  HostTensor<float> compact({n, classes, d});
+  for (int64_t s = 0; s < n; ++s)
+    for (int64_t k = 0; k < classes; ++k)
+      for (int64_t j = 0; j < d; ++j)
+        compact[(s * classes + k) * d + j] = padded[(s * c + k) * d + j];
+  HostTensor<int64_t> labels({n, d}, {0, 4, 2, -100, 3, 1});
+  for (int64_t reduction : {WEFT_LOSS_MEAN, WEFT_LOSS_NONE}) {
+    XentRun want = runXent(compact, labels, reduction, 0);
+    XentRun got = runXent(padded, labels, reduction, classes);
+    EXPECT_EQ(got.loss.data, want.loss.data);
+    for (int64_t s = 0; s < n; ++s)
+      for (int64_t k = 0; k < c; ++k)
+        for (int64_t j = 0; j < d; ++j) {
+          const int64_t i = (s * c + k) * d + j;
+          if (k >= classes) {
+            EXPECT_EQ(got.logProb[i], -std::numeric_limits<float>::infinity());
+            EXPECT_EQ(got.dscores[i], 0.0f);
+            continue;
+          }
+          const int64_t w = (s * classes + k) * d + j;
+          EXPECT_EQ(got.logProb[i], want.logProb[w]) << "log_prob " << i;
+          EXPECT_EQ(got.dscores[i], want.dscores[w]) << "dscores " << i;
+        }
+  }
+}
+
+// bf16 scores (an LM head's padded logits): the loss of their f32 values,
+// log_prob and the gradient rounded once.
+TEST(SoftmaxXent, BF16ScoresArePaddedF32RoundedOnce) {
+  const int64_t n = 4, c = 16, classes = 13;
+  HostTensor<uint16_t> low({n, c}, WEFT_BF16);
+  HostTensor<float> high({n, c});
+  auto r = randomTensor<float>({n, c}, -6, 6);
+  for (int64_t i = 0; i < n * c; ++i) {
+    low[i] = weft::floatToBFloat16(r[i]);
+    high[i] = weft::bfloat16ToFloat(low[i]);
+  }
+  HostTensor<int64_t> labels({n}, {12, 0, -100, 7});
+  XentRun want = runXent(high, labels, WEFT_LOSS_MEAN, classes);
+  XentRun got = runXent(low, labels, WEFT_LOSS_MEAN, classes);
+  EXPECT_EQ(got.loss.data, want.loss.data);
+  for (int64_t i = 0; i < n * c; ++i) {
+    const float lp = want.logProb[i], g = want.dscores[i];
+    EXPECT_EQ(got.logProb[i],
+              std::isinf(lp) ? lp
+                             : weft::bfloat16ToFloat(weft::floatToBFloat16(lp)))
+        << i;
+    EXPECT_EQ(got.dscores[i], weft::bfloat16ToFloat(weft::floatToBFloat16(g)))
+        << i;
+  }
+}
+
+// A malformed call (the compiler never makes one): exit code 1.
+TEST(SoftmaxXentDeath, ClassesBeyondTheScores) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        HostTensor<float> scores({1, 3});
+        HostTensor<int64_t> labels({1}, {0});
+        HostTensor<float> loss(Dims{});
+        KernelCall()
+            .tensor(scores)
+            .tensor(labels)
+            .tensor(loss)
+            .attrs({WEFT_LOSS_SUM, 0, 0, 0, 0, 4})
+            .run(weft_k_softmax_xent);
+      },
+      testing::ExitedWithCode(1), "classes must lie in \\[1, C\\]");
+}
+
+// A label among the padding entries is out of range.
+TEST(SoftmaxXentDeath, LabelInThePadding) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        HostTensor<float> scores({1, 8});
+        HostTensor<int64_t> labels({1}, {6});
+        HostTensor<float> loss(Dims{});
+        KernelCall()
+            .tensor(scores)
+            .tensor(labels)
+            .tensor(loss)
+            .attrs({WEFT_LOSS_SUM, 0, 0, 0, 0, 5})
+            .run(weft_k_softmax_xent);
+      },
+      testing::ExitedWithCode(2), "label 6 out of range \\[0, 5\\)");
 }
 
 } // namespace

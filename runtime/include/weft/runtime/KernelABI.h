@@ -159,7 +159,17 @@ enum WeftLossReduction {
 /// softmax_xent scores, labels, [weights] -> loss, [log_prob]
 ///                                    reduction (WeftLossReduction),
 ///                                    has_ignore_index, ignore_index,
-///                                    has_weights, has_log_prob
+///                                    has_weights, has_log_prob, [classes]:
+///                                    scores [N, C, d...] are f32, bf16 or
+///                                    f16 (computed in f32); loss is f32,
+///                                    log_prob has the scores' dtype. Only
+///                                    the first `classes` (1 <= classes <=
+///                                    C; C when the attribute is left out)
+///                                    entries of dim 1 are classes, the
+///                                    rest padding that no loss reads
+///                                    (log_prob there is -inf); labels lie
+///                                    in [0, classes), weights hold
+///                                    `classes` values
 /// copy         x -> y                (none); y = x, same byte size
 /// fused        x0..xn-1 -> y0..ym-1  n, m, k, imm[k] (double bits), q,
 ///                                    q x (opcode, a, b, dtype), out[m]:
@@ -234,8 +244,12 @@ enum WeftLossReduction {
 ///                                    forward op's output
 /// softmax_xent_grad scores, labels, [weights], dloss -> dscores
 ///                                    reduction, has_ignore_index,
-///                                    ignore_index, has_weights; dloss has
-///                                    the forward loss's shape
+///                                    ignore_index, has_weights, [classes]:
+///                                    dloss (f32) has the forward loss's
+///                                    shape; dscores has the scores' shape
+///                                    and dtype (f32, bf16 or f16,
+///                                    computed in f32 and rounded once)
+///                                    and is 0 in the padding entries
 /// slice_grad   dy -> dx              starts[rank], steps[rank]; dx = 0
 ///                                    except dx[start + i*step] = dy[i]
 ///
