@@ -28,17 +28,6 @@ namespace {
 
 constexpr int64_t kQueryBlock = 32;
 
-inline float load(const float *p, int64_t i) { return p[i]; }
-inline float load(const BFloat16 *p, int64_t i) { return widen(p[i]); }
-inline float load(const Half *p, int64_t i) { return widen(p[i]); }
-inline void store(float *p, int64_t i, float v) { p[i] = v; }
-inline void store(BFloat16 *p, int64_t i, float v) {
-  p[i].bits = weft::floatToBFloat16(v);
-}
-inline void store(Half *p, int64_t i, float v) {
-  p[i].bits = weft::floatToHalf(v);
-}
-
 /// `count` elements from `src` as f32: `src` itself for f32, else widened
 /// into `buf`.
 template <class T>
@@ -49,7 +38,7 @@ const float *asFloat(const T *src, int64_t count, float *buf) {
     return src;
   } else {
     for (int64_t i = 0; i < count; ++i)
-      buf[i] = load(src, i);
+      buf[i] = widen(src[i]);
     return buf;
   }
 }
@@ -129,7 +118,7 @@ void attentionForward(const AttentionShape &s, const KernelArgs &args) {
                     std::fill(out, out + rows * s.dv, 0.0f);
                   T *dst = o + (b * s.sq + row0) * s.dv;
                   for (int64_t i = 0; i < rows * s.dv; ++i)
-                    store(dst, i, out[i]);
+                    dst[i] = narrowTo<T>(out[i]);
                 }
               });
 }
@@ -164,9 +153,9 @@ void attentionBackward(const AttentionShape &s, const KernelArgs &args) {
                   for (int64_t i = 0; i < s.sq; ++i) {
                     float acc = 0.0f;
                     for (int64_t j = 0; j < s.dv; ++j) {
-                      const float g = load(dob, i * s.dv + j);
+                      const float g = widen(dob[i * s.dv + j]);
                       dof[i * s.dv + j] = g;
-                      acc += g * load(ob, i * s.dv + j);
+                      acc += g * widen(ob[i * s.dv + j]);
                     }
                     rowDot[i] = acc;
                   }
@@ -184,7 +173,7 @@ void attentionBackward(const AttentionShape &s, const KernelArgs &args) {
                     T *dqb = dq + (b * s.sq + row0) * s.d;
                     if (keys == 0) {
                       for (int64_t i = 0; i < rows * s.d; ++i)
-                        store(dqb, i, 0.0f);
+                        dqb[i] = narrowTo<T>(0.0f);
                       continue;
                     }
                     scores(s, qf + row0 * s.d, kf, rows, keys, p);
@@ -215,33 +204,18 @@ void attentionBackward(const AttentionShape &s, const KernelArgs &args) {
                     gemmTile(rows, s.d, keys, dp, keys, false, kf, s.d, false,
                              dqf, s.d, nullptr, false);
                     for (int64_t i = 0; i < rows * s.d; ++i)
-                      store(dqb, i, dqf[i]);
+                      dqb[i] = narrowTo<T>(dqf[i]);
                     gemmTile(keys, s.d, rows, dp, keys, true, qf + row0 * s.d,
                              s.d, false, dkf, s.d, nullptr, true);
                   }
                   T *dkb = dk + b * s.sk * s.d;
                   T *dvb = dv + b * s.sk * s.dv;
                   for (int64_t i = 0; i < s.sk * s.d; ++i)
-                    store(dkb, i, dkf[i]);
+                    dkb[i] = narrowTo<T>(dkf[i]);
                   for (int64_t i = 0; i < s.sk * s.dv; ++i)
-                    store(dvb, i, dvf[i]);
+                    dvb[i] = narrowTo<T>(dvf[i]);
                 }
               });
-}
-
-/// Calls f(TypeTag<T>{}) for attention's dtypes: f32, bf16, f16.
-template <class F>
-void dispatchAttention(const AttentionShape &s, const KernelArgs &args, F &&f) {
-  switch (s.dtype) {
-  case WEFT_F32:
-    return f(TypeTag<float>{});
-  case WEFT_BF16:
-    return f(TypeTag<BFloat16>{});
-  case WEFT_F16:
-    return f(TypeTag<Half>{});
-  default:
-    args.unsupportedDType(s.dtype);
-  }
 }
 
 } // namespace
@@ -251,7 +225,7 @@ extern "C" void weft_k_attention(void *const *bufs, const int64_t *desc) {
   const AttentionShape s = attentionShape(args, /*grad=*/false);
   if (s.batch == 0 || s.sq == 0)
     return;
-  dispatchAttention(s, args, [&](auto tag) {
+  dispatchF32Or16(s.dtype, args, [&](auto tag) {
     attentionForward<typename decltype(tag)::type>(s, args);
   });
 }
@@ -261,7 +235,7 @@ extern "C" void weft_k_attention_grad(void *const *bufs, const int64_t *desc) {
   const AttentionShape s = attentionShape(args, /*grad=*/true);
   if (s.batch == 0)
     return;
-  dispatchAttention(s, args, [&](auto tag) {
+  dispatchF32Or16(s.dtype, args, [&](auto tag) {
     attentionBackward<typename decltype(tag)::type>(s, args);
   });
 }

@@ -11,6 +11,7 @@
 #include "weft/runtime/Float16.h"
 
 #include <cstdint>
+#include <type_traits>
 
 namespace weft {
 namespace cpu {
@@ -29,6 +30,32 @@ template <class T> struct TypeTag { using type = T; };
 template <class T> inline T widen(T v) { return v; }
 inline float widen(Half v) { return halfToFloat(v.bits); }
 inline float widen(BFloat16 v) { return bfloat16ToFloat(v.bits); }
+
+/// `v` rounded to T (to nearest even for the 16-bit floats).
+template <class T> inline T narrowTo(float v) {
+  if constexpr (std::is_same_v<T, BFloat16>)
+    return BFloat16{floatToBFloat16(v)};
+  else if constexpr (std::is_same_v<T, Half>)
+    return Half{floatToHalf(v)};
+  else
+    return v;
+}
+
+/// Calls f(TypeTag<T>{}) for the float dtypes kernels compute on in f32:
+/// f32, bf16 and f16; anything else is an unsupported dtype.
+template <class F>
+void dispatchF32Or16(int64_t dtype, const KernelArgs &args, F &&f) {
+  switch (dtype) {
+  case WEFT_F32:
+    return f(TypeTag<float>{});
+  case WEFT_BF16:
+    return f(TypeTag<BFloat16>{});
+  case WEFT_F16:
+    return f(TypeTag<Half>{});
+  default:
+    args.unsupportedDType(dtype);
+  }
+}
 
 /// Calls f(TypeTag<T>{}) for the element type of `dtype`, for every dtype.
 template <class F>

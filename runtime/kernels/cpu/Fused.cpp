@@ -163,15 +163,6 @@ template <class F> void dispatchFusedDType(int64_t dtype, F &&f) {
     f(float{});
 }
 
-template <class S> S narrowTo(float v) {
-  if constexpr (std::is_same_v<S, BFloat16>)
-    return BFloat16{floatToBFloat16(v)};
-  else if constexpr (std::is_same_v<S, Half>)
-    return Half{floatToHalf(v)};
-  else
-    return v;
-}
-
 float loadScalar(const TensorArg &x) {
   float v = 0;
   dispatchFusedDType(x.dtype,

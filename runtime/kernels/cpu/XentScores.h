@@ -13,6 +13,7 @@
 #include "DTypes.h"
 
 #include <cstdint>
+#include <type_traits>
 
 namespace weft {
 namespace cpu {
@@ -31,20 +32,16 @@ struct XentScores {
     if (direct())
       return static_cast<const float *>(data) + s * c * d;
     const int64_t count = classes * d, start = s * c * d;
-    switch (dtype) {
-    case WEFT_F32:
+    auto read = [&](const auto *src) {
       for (int64_t i = 0; i < count; ++i)
-        buf[i] = static_cast<const float *>(data)[start + i];
-      break;
-    case WEFT_BF16:
-      for (int64_t i = 0; i < count; ++i)
-        buf[i] = widen(static_cast<const BFloat16 *>(data)[start + i]);
-      break;
-    default: // f16
-      for (int64_t i = 0; i < count; ++i)
-        buf[i] = widen(static_cast<const Half *>(data)[start + i]);
-      break;
-    }
+        buf[i] = widen(src[start + i]);
+    };
+    if (dtype == WEFT_BF16)
+      read(static_cast<const BFloat16 *>(data));
+    else if (dtype == WEFT_F16)
+      read(static_cast<const Half *>(data));
+    else
+      read(static_cast<const float *>(data));
     return buf;
   }
 
@@ -52,25 +49,19 @@ struct XentScores {
   /// these scores' shape and dtype), the padding set to `pad`.
   void store(void *out, int64_t s, const float *values, float pad) const {
     const int64_t start = s * c * d, count = classes * d, all = c * d;
-    auto put = [&](auto *dst, auto narrow) {
+    auto put = [&](auto *dst) {
+      using T = std::remove_pointer_t<decltype(dst)>;
       for (int64_t i = 0; i < count; ++i)
-        dst[start + i] = narrow(values[i]);
+        dst[start + i] = narrowTo<T>(values[i]);
       for (int64_t i = count; i < all; ++i)
-        dst[start + i] = narrow(pad);
+        dst[start + i] = narrowTo<T>(pad);
     };
-    switch (dtype) {
-    case WEFT_F32:
-      put(static_cast<float *>(out), [](float v) { return v; });
-      break;
-    case WEFT_BF16:
-      put(static_cast<BFloat16 *>(out),
-          [](float v) { return BFloat16{floatToBFloat16(v)}; });
-      break;
-    default: // f16
-      put(static_cast<Half *>(out),
-          [](float v) { return Half{floatToHalf(v)}; });
-      break;
-    }
+    if (dtype == WEFT_BF16)
+      put(static_cast<BFloat16 *>(out));
+    else if (dtype == WEFT_F16)
+      put(static_cast<Half *>(out));
+    else
+      put(static_cast<float *>(out));
   }
 };
 
