@@ -37,6 +37,8 @@ namespace {
 struct Group {
   SmallVector<Operation *> members;
   ArrayRef<int64_t> shape;
+  /// The members' place in the step (their discardable attributes, less
+  /// weft.stage under ignore-stage).
   DictionaryAttr attrs;
 };
 
@@ -51,7 +53,8 @@ bool isFusible(Operation *op) {
 
 class Fuser {
 public:
-  explicit Fuser(Block &block) : block(block) {
+  Fuser(Block &block, bool ignoreStage)
+      : block(block), ignoreStage(ignoreStage) {
     int64_t index = 0;
     for (Operation &op : block)
       position[&op] = index++;
@@ -74,7 +77,7 @@ public:
         group = groups.back().get();
         group->shape =
             cast<RankedTensorType>(op.getResult(0).getType()).getShape();
-        group->attrs = op.getDiscardableAttrDictionary();
+        group->attrs = place(&op);
       }
       group->members.push_back(&op);
       groupOf[&op] = group;
@@ -91,10 +94,20 @@ private:
     return block.findAncestorOpInBlock(*user);
   }
 
+  /// Where `op` runs in the step, as groups compare it.
+  DictionaryAttr place(Operation *op) {
+    DictionaryAttr attrs = op->getDiscardableAttrDictionary();
+    if (!ignoreStage || !attrs.contains("weft.stage"))
+      return attrs;
+    NamedAttrList rest(attrs);
+    rest.erase("weft.stage");
+    return rest.getDictionary(op->getContext());
+  }
+
   bool canJoin(Group &group, Operation *op) {
     if (cast<RankedTensorType>(op->getResult(0).getType()).getShape() !=
             group.shape ||
-        op->getDiscardableAttrDictionary() != group.attrs)
+        place(op) != group.attrs)
       return false;
     int64_t at = position.lookup(op);
     for (Operation *member : group.members)
@@ -171,7 +184,9 @@ private:
       locs.push_back(member->getLoc());
     auto fused = FusedOp::create(b, b.getFusedLoc(locs), resultTypes,
                                  operands.getArrayRef());
-    fused->setDiscardableAttrs(group.attrs);
+    // The same as every member's, weft.stage aside (ignore-stage: the
+    // last member's, where the group runs).
+    fused->setDiscardableAttrs(last->getDiscardableAttrDictionary());
     Block *body = b.createBlock(&fused.getBody());
     IRMapping mapping;
     for (Value operand : operands)
@@ -197,6 +212,7 @@ private:
   }
 
   Block &block;
+  const bool ignoreStage;
   DenseMap<Operation *, int64_t> position;
   DenseMap<Operation *, Group *> groupOf;
   SmallVector<std::unique_ptr<Group>> groups;
@@ -297,6 +313,7 @@ void foldWideningCasts(Block &block) {
 
 struct FuseElementwisePass
     : public weft::impl::FuseElementwiseBase<FuseElementwisePass> {
+  using FuseElementwiseBase::FuseElementwiseBase;
   void runOnOperation() override {
     SmallVector<Block *> blocks;
     getOperation().walk([&](Block *block) {
@@ -306,7 +323,7 @@ struct FuseElementwisePass
     for (Block *block : blocks) {
       sinkNarrowingCasts(*block);
       foldWideningCasts(*block);
-      Fuser(*block).run();
+      Fuser(*block, ignoreStage).run();
     }
   }
 };

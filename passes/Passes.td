@@ -392,7 +392,14 @@ def FuseElementwise : Pass<"weft-fuse-elementwise", "mlir::ModuleOp"> {
     that no fusible op reads becomes a matmul with an f32 result (the
     kernels accumulate in f32; the result is then not rounded to bf16).
     weftc runs it for --target cuda (and with --fuse elementwise).
+    With ignore-stage, ops of different weft.stage may share a group (the
+    planner's profile, where every forward op is its own unit, fuses as a
+    one-stage program would); the group takes its last op's attributes.
   }];
+  let options = [
+    Option<"ignoreStage", "ignore-stage", "bool", "false",
+           "Group ops whatever their weft.stage (the planner's profile)">,
+  ];
 }
 
 def AlignProducts : Pass<"weft-align-products", "mlir::ModuleOp"> {

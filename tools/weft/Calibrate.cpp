@@ -48,6 +48,10 @@
 //                "kernel_bandwidth.adamw": weft_k_adamw on the node. One
 //                core alone (and its bytes read + written / time, without
 //                the write-allocate reads) under "calibration.memory".
+//   attention    rank 0: weft_k_attention and weft_k_attention_grad on f32
+//                [2, 4, 256, 64] causal operands, in turns with the 128^3
+//                product: "kernel_efficiency" holds their rates (FLOPs as
+//                the cost model counts them) over peak_flops.fp32.
 //   overhead     weft_k_binary add of one element: the median time of a
 //                call ("kernel_overhead_s").
 //   collectives  ranks that outnumber the cores pinned as bundles pin them
@@ -374,6 +378,51 @@ private:
   void *bufs_[2];
 };
 
+/// Fused attention on f32 [kB, kH, kS, kD] causal operands (a small
+/// language model's): forward() is weft_k_attention, backward()
+/// weft_k_attention_grad from the forward's own o and lse.
+class AttentionCalls {
+public:
+  static constexpr int64_t kB = 2, kH = 4, kS = 256, kD = 64;
+  /// FLOPs of one forward as the cost model counts them (Cost.cpp: per
+  /// query-key pair of the causal half, 4 D for the two products and 5 for
+  /// the softmax; the backward is 2.5 times that).
+  static constexpr double kForwardFlops =
+      kB * kH * kS * kS / 2.0 * (4 * kD + 5);
+
+  AttentionCalls() {
+    const size_t n = kB * kH * kS * kD;
+    // q k v o lse do dq dk dv
+    for (int i = 0; i < 9; ++i)
+      data_[i].assign(i == 4 ? n / kD : n, 0.0f);
+    for (int i : {0, 1, 2, 5})
+      for (size_t j = 0; j < n; ++j)
+        data_[i][j] = 0.125f * static_cast<float>((j * (i + 3)) % 17) - 1.0f;
+    const std::vector<int64_t> dims = {WEFT_F32, 4, kB, kH, kS, kD};
+    const std::vector<int64_t> rows = {WEFT_F32, 3, kB, kH, kS};
+    const int64_t scale = weftDoubleToAttr(1.0 / std::sqrt(double(kD)));
+    auto describe = [&](std::vector<int64_t> &desc, int count) {
+      desc = {count};
+      for (int i = 0; i < count; ++i)
+        desc.insert(desc.end(), i == 4 ? rows.begin() : dims.begin(),
+                    i == 4 ? rows.end() : dims.end());
+      desc.insert(desc.end(), {2, scale, 1});
+    };
+    describe(forwardDesc_, 5);
+    describe(backwardDesc_, 9);
+    for (int i = 0; i < 9; ++i)
+      bufs_[i] = data_[i].data();
+    forward();
+  }
+  void forward() { weft_k_attention(bufs_, forwardDesc_.data()); }
+  void backward() { weft_k_attention_grad(bufs_, backwardDesc_.data()); }
+
+private:
+  std::vector<float> data_[9];
+  std::vector<int64_t> forwardDesc_, backwardDesc_;
+  void *bufs_[9];
+};
+
 //===----------------------------------------------------------------------===//
 // Device measurements (rank 0)
 //===----------------------------------------------------------------------===//
@@ -494,7 +543,8 @@ struct TurnRates {
     return median(r);
   }
 };
-TurnRates ratesInTurns(MatmulCall &call, double flops, MatmulCall &ref,
+template <class Call>
+TurnRates ratesInTurns(Call &call, double flops, MatmulCall &ref,
                        double refFlops, double callBudget, double refBudget,
                        int trials) {
   TurnRates r;
@@ -580,8 +630,8 @@ DeviceFigures measureDevice(bool quick) {
   MatmulCall refFp32(refN, WEFT_F32), refBf16(refN, WEFT_BF16);
   std::vector<double> refFp32Rates, refBf16Rates;
   std::vector<std::pair<double, double>> ratios; // fp32, bf16 per size
-  auto inTurns = [&](MatmulCall &call, MatmulCall &ref, double flops,
-                     double budget, std::vector<double> &refRates) {
+  auto inTurns = [&](auto &call, MatmulCall &ref, double flops, double budget,
+                     std::vector<double> &refRates) {
     TurnRates r = ratesInTurns(call, flops, ref, refFlops, budget / trials,
                                budget / (2 * trials), trials);
     refRates.insert(refRates.end(), r.ref.begin(), r.ref.end());
@@ -607,6 +657,17 @@ DeviceFigures measureDevice(bool quick) {
     d.peakBf16 = std::max(d.peakBf16, p.bf16Rate);
   }
   measureSkinny(d, fp32Budget, trials);
+  {
+    // Fused attention, in turns with the reference as the table was.
+    AttentionCalls attention;
+    auto forward = [&] { attention.forward(); };
+    auto backward = [&] { attention.backward(); };
+    const double f = AttentionCalls::kForwardFlops;
+    d.attentionRate =
+        inTurns(forward, refFp32, f, fp32Budget, refFp32Rates) * ref32;
+    d.attentionGradRate =
+        inTurns(backward, refFp32, 2.5 * f, fp32Budget, refFp32Rates) * ref32;
+  }
 
   unsigned cores = std::thread::hardware_concurrency();
   d.nodeThreads = cores > 0 ? static_cast<int>(cores) : 1;

@@ -145,6 +145,8 @@ struct DeviceFigures {
   int64_t streamArrayBytes = 0, cacheArrayBytes = 0;
   int nodeThreads = 1;
   double kernelOverhead = 0;
+  /// Fused attention's forward and backward FLOP/s on one core.
+  double attentionRate = 0, attentionGradRate = 0;
   double copyBandwidth = 0; ///< one rank's weft_k_copy (the N = 1 links)
 };
 

@@ -21,6 +21,10 @@
 //             the L2 size and "cache_bandwidth" the same add on arrays that
 //             fill a quarter of it; "kernel_bandwidth.adamw" weft_k_adamw
 //             on 16M parameters.
+//   attention weft_k_attention and weft_k_attention_grad on bf16 [8, 12,
+//             1024, 64] causal (GPT-2 small's): "kernel_efficiency" holds
+//             their rates over peak_flops.bf16 (FLOPs as the cost model
+//             counts them).
 //   overhead  weft_k_binary add of one element back to back: the time per
 //             call, host enqueue or GPU, whichever is longer.
 //   links     one process sees one GPU's kernels only: NCCL's links between
@@ -212,6 +216,46 @@ double measureAdamw(int64_t n) {
   return 7.0 * 4.0 * n / sec;
 }
 
+/// Rates (FLOP/s, as the cost model counts attention's FLOPs: per
+/// query-key pair of the causal half 4 D + 5 forward, 2.5 times that
+/// backward) of the fused
+/// attention kernels on bf16 [B, H, S, D] causal operands taken from
+/// `data`: weft_k_attention, then weft_k_attention_grad.
+std::pair<double, double> measureAttention(const RandomData &data, int64_t b,
+                                           int64_t h, int64_t s, int64_t d) {
+  const int64_t n = b * h * s * d;
+  const std::vector<int64_t> dims = {b, h, s, d}, rows = {b, h, s};
+  auto slice = [&](int64_t i) {
+    return static_cast<char *>(data.bf16) + i * n * 2;
+  };
+  void *q = slice(0), *k = slice(1), *v = slice(2), *dout = slice(3);
+  void *o = deviceAlloc(n * 2), *lse = deviceAlloc(b * h * s * 4);
+  void *dq = deviceAlloc(n * 2), *dk = deviceAlloc(n * 2),
+       *dv = deviceAlloc(n * 2);
+  const std::vector<int64_t> attrs = {
+      weftDoubleToAttr(1.0 / std::sqrt(static_cast<double>(d))), 1};
+  Call fwd;
+  for (void *t : {q, k, v, o})
+    fwd.tensor(t, WEFT_BF16, dims);
+  fwd.tensor(lse, WEFT_F32, rows);
+  fwd.attrs(attrs);
+  Call bwd;
+  for (void *t : {q, k, v, o})
+    bwd.tensor(t, WEFT_BF16, dims);
+  bwd.tensor(lse, WEFT_F32, rows);
+  for (void *t : {dout, dq, dk, dv})
+    bwd.tensor(t, WEFT_BF16, dims);
+  bwd.attrs(attrs);
+  const double forwardFlops = b * h * s * s / 2.0 * (4 * d + 5);
+  const double fwdSec = timeCalls(
+      [&] { weft_k_attention(fwd.bufs.data(), fwd.desc.data()); }, 10, 5);
+  const double bwdSec = timeCalls(
+      [&] { weft_k_attention_grad(bwd.bufs.data(), bwd.desc.data()); }, 10, 5);
+  for (void *t : {o, lse, dq, dk, dv})
+    check(cudaFree(t), "freeing a buffer");
+  return {forwardFlops / fwdSec, 2.5 * forwardFlops / bwdSec};
+}
+
 /// Seconds per back-to-back launch of a one-element add (host enqueue or
 /// GPU, whichever is longer).
 double measureOverhead() {
@@ -302,6 +346,12 @@ int main(int argc, char **argv) {
   std::printf("memory: add of 256 MiB arrays %.0f GB/s, in L2 %.0f GB/s, "
               "adamw %.0f GB/s\nkernel overhead %.2f us\n",
               memory / 1e9, cache / 1e9, adamw / 1e9, overhead * 1e6);
+  // GPT-2-small's attention (batch 8, 12 heads, 1024 tokens, head size 64).
+  const auto [attention, attentionGrad] =
+      measureAttention(data, 8, 12, 1024, 64);
+  std::printf("attention bf16 [8, 12, 1024, 64] causal: forward %.1f, "
+              "backward %.1f TFLOP/s\n",
+              attention / 1e12, attentionGrad / 1e12);
 
   const std::string name = prop.name;
   const bool a100 = name.find("A100") != std::string::npos;
@@ -330,6 +380,9 @@ int main(int argc, char **argv) {
   j += "],\n    \"cache_bytes\": " + num(cacheBytes) +
        ", \"cache_bandwidth\": " + num(cache) +
        ",\n    \"kernel_bandwidth\": {\"adamw\": " + num(adamw) +
+       "},\n    \"kernel_efficiency\": {\"attention\": " +
+       num(std::min(1.0, attention / peakBf16)) +
+       ", \"attention_grad\": " + num(std::min(1.0, attentionGrad / peakBf16)) +
        "},\n    \"kernel_overhead_s\": " + num(overhead) +
        "},\n  \"links\": " + links +
        ",\n  \"overlap\": 0.9,\n  \"calibration\": {\"device\": \"" + name +

@@ -100,6 +100,11 @@ std::string clusterJson(const Report &r) {
          ",\n    \"cache_bandwidth\": " + num(d.cacheBandwidth) + ",\n";
   j +=
       "    \"kernel_bandwidth\": {\"adamw\": " + num(d.adamwBandwidth) + "},\n";
+  if (d.attentionRate > 0 && d.attentionGradRate > 0)
+    j += "    \"kernel_efficiency\": {\"attention\": " +
+         num(std::min(1.0, d.attentionRate / d.peakFp32)) +
+         ", \"attention_grad\": " +
+         num(std::min(1.0, d.attentionGradRate / d.peakFp32)) + "},\n";
   j += "    \"gemm_efficiency\": [";
   for (size_t i = 0; i < d.gemm.size(); ++i) {
     double eff = std::min(1.0, d.gemm[i].fp32Rate / d.peakFp32);
@@ -246,6 +251,10 @@ void printTable(const Report &r, const std::string &output) {
                 d.cacheBytes / (1 << 20));
   std::printf("  weft_k_adamw, node        %8.2f GB/s\n",
               d.adamwBandwidth / 1e9);
+  std::printf("fused attention, f32 [2, 4, 256, 64] causal: forward %.2f, "
+              "backward %.2f GFLOP/s (%.2f and %.2f of peak)\n",
+              d.attentionRate / 1e9, d.attentionGradRate / 1e9,
+              d.attentionRate / d.peakFp32, d.attentionGradRate / d.peakFp32);
   std::printf("kernel overhead (weft_k_binary, one element): %.3g us\n",
               d.kernelOverhead * 1e6);
   if (r.haveLinks) {

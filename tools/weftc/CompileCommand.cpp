@@ -179,6 +179,19 @@ bool weft::importForLowering(const CompileOptions &opts, LoweringInput &input,
   return input.imported.has_value();
 }
 
+void weft::addRankStepPasses(mlir::PassManager &pm, const CompileOptions &opts,
+                             bool profile) {
+  pm.addPass(createMergeSliceGrads());
+  // Chains of elementwise ops run as one kernel each: one pass over memory
+  // where a GPU would otherwise make one per op.
+  if (opts.fuse == "elementwise" ||
+      (opts.fuse.empty() && opts.target == "cuda")) {
+    FuseElementwiseOptions fuse;
+    fuse.ignoreStage = profile;
+    pm.addPass(createFuseElementwise(fuse));
+  }
+}
+
 void weft::addLoweringPasses(mlir::PassManager &pm, const CompileOptions &opts,
                              LowerUntil until) {
   // The planner runs the forward passes and the rest separately (it
@@ -308,12 +321,7 @@ void weft::addLoweringPasses(mlir::PassManager &pm, const CompileOptions &opts,
   }
   if (until == LowerUntil::Pipeline)
     return;
-  pm.addPass(createMergeSliceGrads());
-  // Chains of elementwise ops run as one kernel each: one pass over memory
-  // where a GPU would otherwise make one per op.
-  if (opts.fuse == "elementwise" ||
-      (opts.fuse.empty() && opts.target == "cuda"))
-    pm.addPass(createFuseElementwise());
+  addRankStepPasses(pm, opts);
   pm.addPass(createLowerToRuntime());
   pm.addNestedPass<mlir::func::FuncOp>(createAssignBuffers());
 }

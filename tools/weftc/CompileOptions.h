@@ -120,6 +120,14 @@ bool importForLowering(const CompileOptions &opts, LoweringInput &input,
 void addLoweringPasses(mlir::PassManager &pm, const CompileOptions &opts,
                        LowerUntil until);
 
+/// The passes on one rank's partitioned step before it is lowered to
+/// runtime calls: merged slice gradients, then (--fuse elementwise, or by
+/// default for --target cuda) elementwise fusion. The planner's profile
+/// (`profile`) runs them on each tensor-parallel partition, fusing across
+/// its per-op units as a one-stage program would.
+void addRankStepPasses(mlir::PassManager &pm, const CompileOptions &opts,
+                       bool profile = false);
+
 /// The pipeline schedule the options ask for: "none" without --pp, else
 /// --schedule, by default interleaved with --virtual-stages, else 1f1b.
 std::string pipelineSchedule(const CompileOptions &opts);

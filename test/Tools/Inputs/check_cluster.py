@@ -74,6 +74,13 @@ def main():
             positive(d[key], "device." + key, lower=1e3)
     for kernel, rate in d.get("kernel_bandwidth", {}).items():
         positive(rate, "device.kernel_bandwidth." + kernel, lower=1e6)
+    # Fused attention's measured share of the fp32 peak, both directions.
+    attention = d.get("kernel_efficiency", {})
+    if sorted(attention) != ["attention", "attention_grad"]:
+        fail(f"device.kernel_efficiency has {sorted(attention)}, not "
+             "attention and attention_grad")
+    for kernel, fraction in attention.items():
+        positive(fraction, "device.kernel_efficiency." + kernel, upper=1.000001)
     eff = d["gemm_efficiency"]
     if len(eff) < 3:
         fail("device.gemm_efficiency has fewer than 3 points")

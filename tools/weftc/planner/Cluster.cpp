@@ -26,6 +26,12 @@ namespace {
 /// figures: they are assumptions until `weft calibrate` measures a GPU
 /// (NCCL's ring step costs microseconds; cuBLAS reaches about 3/4 of the
 /// dense peak on large bf16 products; a kernel launch costs about 5 us).
+/// h100-sxm's kernel_efficiency is weft's own fused attention as measured
+/// on an H200 (the H100's compute with more memory): causal bf16 [8, 12,
+/// 1024, 64], forward 102 and backward 75 TFLOP/s of the 989 dense peak
+/// (bench/results/gpu-h200-gpt2.json; times 261 / 256 for the 5 softmax
+/// FLOPs per score the cost model counts beside the products' 4 D). Not
+/// measured on an A100: a100-sxm prices attention as a product.
 constexpr const char *kH100 = R"({
   "format": "weft-cluster/1", "name": "h100-sxm",
   "nodes": 1, "devices_per_node": 8,
@@ -33,6 +39,7 @@ constexpr const char *kH100 = R"({
              "peak_flops": {"fp32": 6.7e13, "tf32": 4.95e14, "bf16": 9.89e14},
              "memory_bytes": 8.0e10, "memory_bandwidth": 3.35e12,
              "gemm_efficiency": [[1.0e9, 0.35], [1.0e10, 0.6], [1.0e11, 0.75]],
+             "kernel_efficiency": {"attention": 0.105, "attention_grad": 0.0775},
              "kernel_overhead_s": 5e-6},
   "links": {"intra_node": {"bandwidth": 4.5e11, "latency": 3e-6},
             "inter_node": {"bandwidth": 5.0e10, "latency": 6e-6}},
@@ -258,6 +265,17 @@ bool weft::planner::parseCluster(const std::string &text,
                     rate))
         return false;
       c.kernelBandwidth[key.str()] = rate;
+    }
+  if (const llvm::json::Object *fractions =
+          device->getObject("kernel_efficiency"))
+    for (const auto &[key, value] : *fractions) {
+      const std::string path = "device.kernel_efficiency." + key.str();
+      double fraction;
+      if (!r.number(*fractions, key.str(), path, fraction))
+        return false;
+      if (fraction > 1.0)
+        return r.fail(path, "must be a fraction of the peak in (0, 1]");
+      c.kernelEfficiency[key.str()] = fraction;
     }
   // Tensor cores want 64-wide tiles; AVX-512 kernels 12-16 rows.
   c.gemmFullDim = c.kind == "cpu" ? 12 : 64;

@@ -16,6 +16,7 @@
 //               "gemm_full_dim": d,  (smaller GEMM dims lose efficiency)
 //               "cache_bytes": B, "cache_bandwidth": B/s,   (optional)
 //               "kernel_bandwidth": {"adamw": B/s, ...},     (optional)
+//               "kernel_efficiency": {"attention": f, ...},  (optional)
 //               "kernel_overhead_s": s},
 //
 // Memory traffic is counted as operands + results, plus the results again
@@ -80,6 +81,11 @@ struct Cluster {
   /// Measured node bandwidth (bytes/s, same accounting as the roofline) of
   /// kernels that reach less than memory_bandwidth, by runtime kernel name.
   std::map<std::string, double> kernelBandwidth;
+  /// Measured fraction of the product peak (in the op's dtype) of
+  /// product-like kernels that the GEMM curve does not describe (fused
+  /// attention: its FLOPs go through softmax and tiles of the head size),
+  /// by runtime kernel name; it replaces the GEMM efficiency for them.
+  std::map<std::string, double> kernelEfficiency;
   Link intraNode, interNode;
   std::vector<MeasuredLink> measured;
   /// Fraction of an asynchronous collective hidden behind concurrent work.

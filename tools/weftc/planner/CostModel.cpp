@@ -43,12 +43,17 @@ double CostModel::opTime(const OpRecord &op, double scale,
   double bytes = op.batch ? traffic * scale : traffic;
   double rate;
   if (op.product) {
-    // Below the tile size a GEMM wastes lanes: the rate falls with its
-    // smallest dimension.
-    double minDim = op.minDimScales ? op.minDim * scale : op.minDim;
-    double skinny = skinnyFactor(minDim, cluster.gemmFullDim);
-    rate = cluster.rankPeakFlops(op.bf16 ? "bf16" : "fp32", ranks) *
-           cluster.gemmEfficiencyAt(flops) * skinny;
+    const double peak = cluster.rankPeakFlops(op.bf16 ? "bf16" : "fp32", ranks);
+    auto measured = cluster.kernelEfficiency.find(profile.kernels[op.kernel]);
+    if (measured != cluster.kernelEfficiency.end()) {
+      rate = peak * measured->second;
+    } else {
+      // Below the tile size a GEMM wastes lanes: the rate falls with its
+      // smallest dimension.
+      double minDim = op.minDimScales ? op.minDim * scale : op.minDim;
+      double skinny = skinnyFactor(minDim, cluster.gemmFullDim);
+      rate = peak * cluster.gemmEfficiencyAt(flops) * skinny;
+    }
   } else {
     // Element-wise work, reductions, normalizations: vectorized, but a
     // quarter of the FMA peak at best (no fused multiply-add, some
@@ -192,19 +197,6 @@ std::string CostModel::computeBreakdown(const PlanChoice &plan) const {
     kernels += op.phase == Phase::Optimizer ? 1 : static_cast<int64_t>(m);
   }
   if (std::getenv("WEFT_PLANNER_DUMP")) {
-    std::map<std::string, std::array<double, 4>> perKernel;
-    for (const OpRecord &op : it->second.ops) {
-      double runs = op.phase == Phase::Optimizer ? optimizerRuns : m;
-      auto &k = perKernel[profile.kernels[op.kernel]];
-      k[0] += runs;
-      k[1] += runs * opTime(op, scale, ranks);
-      k[2] += runs * (op.batch ? op.flops * scale : op.flops);
-      k[3] += runs * (op.batch ? op.bytes * scale : op.bytes);
-    }
-    for (auto &[name, k] : perKernel)
-      llvm::errs() << llvm::formatv(
-          "  kernel {0,-22} x{1,5} {2,8:f3} ms {3,8:f4} GFLOP {4,8:f3} MB\n",
-          name, k[0], k[1] * 1e3, k[2] / 1e9, k[3] / 1e6);
     std::vector<std::pair<double, const OpRecord *>> top;
     for (const OpRecord &op : it->second.ops)
       top.push_back({opTime(op, scale, ranks), &op});
@@ -241,6 +233,31 @@ std::string CostModel::computeBreakdown(const PlanChoice &plan) const {
                         "overhead\n",
                         kernels, kernels * cluster.kernelOverhead * 1e3)
               .str();
+  // By runtime kernel, the costliest first (what a traced step lists).
+  struct KernelSum {
+    double launches = 0, time = 0, flops = 0, bytes = 0;
+  };
+  std::map<std::string, KernelSum> byKernel;
+  for (const OpRecord &op : it->second.ops) {
+    double runs = op.phase == Phase::Optimizer ? optimizerRuns : m;
+    KernelSum &k = byKernel[profile.kernels[op.kernel]];
+    k.launches += op.phase == Phase::Optimizer ? 1.0 : m;
+    k.time += runs * opTime(op, scale, ranks);
+    k.flops += runs * (op.batch ? op.flops * scale : op.flops);
+    k.bytes += runs * (op.batch ? op.bytes * scale : op.bytes);
+  }
+  std::vector<std::pair<std::string, KernelSum>> sorted(byKernel.begin(),
+                                                        byKernel.end());
+  std::stable_sort(sorted.begin(), sorted.end(), [](auto &a, auto &b) {
+    return a.second.time > b.second.time;
+  });
+  text += "  by kernel:\n";
+  for (const auto &[name, k] : sorted)
+    text += llvm::formatv("    {0,-20} x{1,-6:f0} {2,9:f3} ms ({3,9:f3} GFLOP, "
+                          "{4,10:f1} MB)\n",
+                          name.empty() ? "(none)" : name, k.launches,
+                          k.time * 1e3, k.flops / 1e9, k.bytes / 1e6)
+                .str();
   return text;
 }
 

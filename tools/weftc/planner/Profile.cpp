@@ -520,7 +520,6 @@ bool weft::planner::buildProfile(const CompileOptions &opts,
         "cannot build the training step of " + opts.model + ": " + diagnostics;
     return false;
   }
-  main = module.lookupSymbol<func::FuncOp>("main");
   const int64_t reducedUnits =
       dropped ? profile.units - (rep.layers - kKeptLayers) * rep.opsPerLayer
               : profile.units;
@@ -528,13 +527,23 @@ bool weft::planner::buildProfile(const CompileOptions &opts,
   for (int64_t tp : tpDegrees) {
     TpProfile &tpProfile = profile.byTp[tp];
     tpProfile.tp = tp;
+    // Each degree partitions its own copy, then takes the passes a rank's
+    // step gets before lowering (merged slice gradients, fusion).
+    OwningOpRef<ModuleOp> copy(module.clone());
+    PassManager tpPm(&context);
     if (tp == 1) {
-      analyze(main, reducedUnits, tpProfile, profile.kernels);
+      addRankStepPasses(tpPm, opts, /*profile=*/true);
+      diagnostics.clear();
+      if (failed(tpPm.run(*copy))) {
+        error = "cannot build the training step of " + opts.model + ": " +
+                diagnostics;
+        return false;
+      }
+      analyze(copy->lookupSymbol<func::FuncOp>("main"), reducedUnits, tpProfile,
+              profile.kernels);
       expandProfile(tpProfile, rep, dropped, profile.units);
       continue;
     }
-    OwningOpRef<ModuleOp> copy(module.clone());
-    PassManager tpPm(&context);
     AnnotateShardingOptions mesh;
     mesh.tp = tp;
     if (auto price = opts.tpPrices.find(tp); price != opts.tpPrices.end()) {
@@ -548,6 +557,7 @@ bool weft::planner::buildProfile(const CompileOptions &opts,
     }
     tpPm.addPass(createAnnotateSharding(mesh));
     tpPm.addPass(createPartition());
+    addRankStepPasses(tpPm, opts, /*profile=*/true);
     diagnostics.clear();
     if (failed(tpPm.run(*copy))) {
       profile.byTp.erase(tp);
