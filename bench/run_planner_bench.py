@@ -7,7 +7,11 @@ h100-sxm preset. Reports the wall time of `weftc plan --json` (import,
 profile, search), the plans searched and the best plan.
 
 usage: /usr/bin/python3 bench/run_planner_bench.py [--layers 24,48,96,192]
-           [--devices 1024] [--cluster h100-sxm] [--repeat 3] [--out FILE.json]
+           [--devices 1024] [--cluster h100-sxm] [--target cpu|cuda]
+           [--repeat 3] [--out FILE.json]
+
+--target cuda plans as `weftc compile --target cuda` would build: fused
+attention and elementwise fusion in the profile.
 
 Needs weftc on PATH (build/bin).
 """
@@ -28,6 +32,7 @@ def main():
     ap.add_argument("--layers", default="24,48,96,192")
     ap.add_argument("--devices", type=int, default=1024)
     ap.add_argument("--cluster", default="h100-sxm")
+    ap.add_argument("--target", default="cpu", choices=["cpu", "cuda"])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out")
     args = ap.parse_args()
@@ -45,7 +50,8 @@ def main():
                 proc = subprocess.run(
                     ["weftc", "plan", model, "--train", "--dtype", "bf16",
                      "--cluster", args.cluster, "--devices", str(args.devices),
-                     "--json", "--top", "3"], capture_output=True, text=True)
+                     "--target", args.target, "--json", "--top", "3"],
+                    capture_output=True, text=True)
                 times.append(time.perf_counter() - start)
                 if proc.returncode != 0:
                     print(proc.stderr, file=sys.stderr)
@@ -72,7 +78,8 @@ def main():
     if args.out:
         with open(args.out, "w") as f:
             json.dump({"devices": args.devices, "cluster": args.cluster,
-                       "dtype": "bf16", "rows": rows}, f, indent=1)
+                       "target": args.target, "dtype": "bf16", "rows": rows},
+                      f, indent=1)
     worst = max(r["wall_s"] for r in rows)
     return 0 if worst < 10.0 else 1
 

@@ -28,6 +28,7 @@
 
 #include <cmath>
 #include <functional>
+#include <tuple>
 
 namespace weft {
 #define GEN_PASS_DEF_FUSEATTENTION
@@ -111,21 +112,39 @@ std::function<double(int64_t, int64_t)> maskEntries(Value mask, int64_t sq,
   };
 }
 
+/// isCausalMask's verdicts by (the mask's type, its constant, trilu's kind
+/// and diagonal, Sq, Sk): a model's layers share one mask or equal ones,
+/// and a 2048 x 2048 mask takes a while to read, so each is read once.
+using MaskKey =
+    std::tuple<const void *, const void *, int64_t, int64_t, int64_t, int64_t>;
+using MaskVerdicts = DenseMap<MaskKey, bool>;
+
 /// Whether `mask` is a constant causal mask for Sq x Sk scores: 0 where
 /// j <= i + Sk - Sq, at most kMaskedAtMost elsewhere.
-bool isCausalMask(Value mask, int64_t sq, int64_t sk) {
+bool isCausalMask(Value mask, int64_t sq, int64_t sk, MaskVerdicts &verdicts) {
   if (sq > sk) // a query that sees no key: the written-out softmax is uniform
     return false;
+  auto trilu = mask.getDefiningOp<TriluOp>();
+  auto constant = (trilu ? trilu.getInput() : mask).getDefiningOp<ConstantOp>();
+  if (!constant)
+    return false;
+  const MaskKey key(mask.getType().getAsOpaquePointer(),
+                    constant.getValue().getAsOpaquePointer(),
+                    trilu ? (trilu.getUpper() ? 2 : 1) : 0,
+                    trilu ? trilu.getK() : 0, sq, sk);
+  if (auto known = verdicts.find(key); known != verdicts.end())
+    return known->second;
+  bool &verdict = verdicts[key];
   auto entry = maskEntries(mask, sq, sk);
   if (!entry)
-    return false;
+    return verdict = false;
   for (int64_t i = 0; i < sq; ++i)
     for (int64_t j = 0; j < sk; ++j) {
       const double m = entry(i, j);
       if (j <= i + sk - sq ? m != 0.0 : !(m <= kMaskedAtMost))
-        return false;
+        return verdict = false;
     }
-  return true;
+  return verdict = true;
 }
 
 /// The one reader of `v`, or null.
@@ -144,7 +163,7 @@ struct Match {
 };
 
 /// Walks from a softmax over the last axis to the two products around it.
-std::optional<Match> match(SoftmaxOp softmax) {
+std::optional<Match> match(SoftmaxOp softmax, MaskVerdicts &verdicts) {
   Match m;
   RankedTensorType type = softmax.getType();
   const int64_t rank = type.getRank();
@@ -230,7 +249,7 @@ std::optional<Match> match(SoftmaxOp softmax) {
     return std::nullopt;
   const int64_t sq = type.getDimSize(rank - 2), sk = type.getDimSize(rank - 1);
   if (mask) {
-    if (!isCausalMask(mask, sq, sk))
+    if (!isCausalMask(mask, sq, sk, verdicts))
       return std::nullopt;
     m.causal = true;
   }
@@ -259,8 +278,9 @@ struct FuseAttentionPass
   void runOnOperation() override {
     SmallVector<SoftmaxOp> softmaxes;
     getOperation().walk([&](SoftmaxOp s) { softmaxes.push_back(s); });
+    MaskVerdicts verdicts;
     for (SoftmaxOp s : softmaxes)
-      if (std::optional<Match> m = match(s))
+      if (std::optional<Match> m = match(s, verdicts))
         fuse(*m);
   }
 

@@ -524,26 +524,33 @@ bool weft::planner::buildProfile(const CompileOptions &opts,
       dropped ? profile.units - (rep.layers - kKeptLayers) * rep.opsPerLayer
               : profile.units;
 
-  for (int64_t tp : tpDegrees) {
+  // Each degree above 1 partitions its own copy; tp = 1 comes last and
+  // takes the step itself. Then each takes the passes a rank's step gets
+  // before lowering (merged slice gradients, fusion).
+  std::vector<int64_t> order;
+  for (int64_t tp : tpDegrees)
+    if (tp != 1)
+      order.push_back(tp);
+  if (llvm::is_contained(tpDegrees, int64_t(1)))
+    order.push_back(1);
+  for (int64_t tp : order) {
     TpProfile &tpProfile = profile.byTp[tp];
     tpProfile.tp = tp;
-    // Each degree partitions its own copy, then takes the passes a rank's
-    // step gets before lowering (merged slice gradients, fusion).
-    OwningOpRef<ModuleOp> copy(module.clone());
     PassManager tpPm(&context);
     if (tp == 1) {
       addRankStepPasses(tpPm, opts, /*profile=*/true);
       diagnostics.clear();
-      if (failed(tpPm.run(*copy))) {
+      if (failed(tpPm.run(module))) {
         error = "cannot build the training step of " + opts.model + ": " +
                 diagnostics;
         return false;
       }
-      analyze(copy->lookupSymbol<func::FuncOp>("main"), reducedUnits, tpProfile,
-              profile.kernels);
+      analyze(module.lookupSymbol<func::FuncOp>("main"), reducedUnits,
+              tpProfile, profile.kernels);
       expandProfile(tpProfile, rep, dropped, profile.units);
       continue;
     }
+    OwningOpRef<ModuleOp> copy(module.clone());
     AnnotateShardingOptions mesh;
     mesh.tp = tp;
     if (auto price = opts.tpPrices.find(tp); price != opts.tpPrices.end()) {
