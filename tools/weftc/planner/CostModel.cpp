@@ -613,7 +613,7 @@ PlanEstimate CostModel::evaluate(const PlanChoice &plan) {
     mem.gradients = state.gradients;
     mem.optimizer = state.optimizer;
     mem.activations = kept * inFlight + transient;
-    mem.workspace = 2 * tpProfile.largestOpBytes * scale;
+    mem.workspace = tpProfile.largestOpBytes * scale;
     mem.io = profile.ioBytes / static_cast<double>(plan.dp);
     if (mem.total() > e.memory.total())
       e.memory = mem;

@@ -18,8 +18,9 @@
 //   (Formulas.h).
 // - memory per rank: parameters, gradients and optimizer state by ZeRO
 //   stage; activations kept for the backward per microbatch times the
-//   schedule's in-flight count (less with recomputation); a workspace of
-//   the largest op; inputs and outputs.
+//   schedule's in-flight count (less with recomputation); a workspace
+//   (the most batch-sized bytes one op touches that are not kept
+//   activations); inputs and outputs.
 //
 // Mesh layout follows the compiled program: ranks are row-major over
 // (dp, pp, tp), so a tp group is adjacent ranks, pipeline neighbours are

@@ -243,8 +243,6 @@ void analyze(func::FuncOp main, int64_t units, TpProfile &out,
     for (Type t : op.getResultTypes())
       r.resultBytes += bytesOf(t);
     out.ops.push_back(r);
-    if (batched)
-      out.largestOpBytes = std::max(out.largestOpBytes, r.bytes);
   }
   // Persistent state per unit, per rank.
   for (Operation &op : block.without_terminator()) {
@@ -265,6 +263,7 @@ void analyze(func::FuncOp main, int64_t units, TpProfile &out,
   }
   // Forward activations a backward op reads: kept from the forward to the
   // backward of each microbatch.
+  DenseSet<Value> saved;
   for (Operation &op : block.without_terminator()) {
     if (isa<ParamOp>(op) || phaseOf.lookup(&op) != Phase::Forward)
       continue;
@@ -278,11 +277,25 @@ void analyze(func::FuncOp main, int64_t units, TpProfile &out,
       });
       if (!kept)
         continue;
+      saved.insert(r);
       UnitBytes &u = out.units[unitOf.lookup(&op)];
       u.saved += bytesOf(r.getType());
       if (isProduct(&op))
         u.savedProducts += bytesOf(r.getType());
     }
+  }
+  // The workspace: the most batch-sized bytes one op reads and writes
+  // that are not kept activations (those are counted above), such as the
+  // gradient flowing into a backward op and the one it makes.
+  for (Operation &op : block.without_terminator()) {
+    if (isa<ParamOp>(op))
+      continue;
+    DenseSet<Value> touched;
+    double bytes = 0;
+    for (Value v : llvm::concat<Value>(op.getOperands(), op.getResults()))
+      if (batch.contains(v) && !saved.contains(v) && touched.insert(v).second)
+        bytes += bytesOf(v.getType());
+    out.largestOpBytes = std::max(out.largestOpBytes, bytes);
   }
 }
 

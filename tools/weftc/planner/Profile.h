@@ -71,7 +71,8 @@ struct TpProfile {
   std::vector<OpRecord> ops;
   std::vector<CollectiveRecord> collectives;
   std::vector<UnitBytes> units;
-  /// The largest op's operands + results (a workspace bound), batch-scaled.
+  /// The workspace: the most batch-sized bytes one op reads and writes
+  /// that are not activations kept for the backward, for the whole batch.
   double largestOpBytes = 0;
   /// The largest parameter one rank holds (ZeRO-3 gathers one at a time).
   double largestParamBytes = 0;
