@@ -48,6 +48,12 @@
 //                "kernel_bandwidth.adamw": weft_k_adamw on the node. One
 //                core alone (and its bytes read + written / time, without
 //                the write-allocate reads) under "calibration.memory".
+//   weights      rank 0: a 64 x 512 x 512 product whose B is taken in turn
+//                from 64 MiB of weights, in turns with the same product
+//                on one B: "weight_stream_bandwidth" is B's bytes over the
+//                median extra time (what a small product pays to fetch a
+//                weight a step reads once); "private_cache_bytes" the
+//                largest cache a core has to itself (sysfs).
 //   attention    rank 0: weft_k_attention and weft_k_attention_grad on f32
 //                [2, 4, 256, 64] causal operands, in turns with the 128^3
 //                product: "kernel_efficiency" holds their rates (FLOPs as
@@ -378,6 +384,33 @@ private:
   void *bufs_[2];
 };
 
+/// weft_k_matmul of (m x k) (k x n) f32 operands whose B is, call by
+/// call, the next of a pool of kWeightPoolBytes of weights: each product
+/// fetches its weight from beyond the core's caches, as a training step
+/// that reads every weight once per step does.
+class WeightPoolMatmul {
+public:
+  WeightPoolMatmul(int64_t m, int64_t k, int64_t n)
+      : a_(static_cast<size_t>(m * k), 0.5f), c_(static_cast<size_t>(m * n)) {
+    const int64_t count = std::max<int64_t>(2, kWeightPoolBytes / (4 * k * n));
+    for (int64_t i = 0; i < count; ++i)
+      pool_.emplace_back(static_cast<size_t>(k * n), 0.25f);
+    desc_ = {3, WEFT_F32, 2, m, k, WEFT_F32, 2, k,
+             n, WEFT_F32, 2, m, n, 2,        0, 0};
+  }
+  void operator()() {
+    void *bufs[3] = {a_.data(), pool_[next_].data(), c_.data()};
+    next_ = (next_ + 1) % pool_.size();
+    weft_k_matmul(bufs, desc_.data());
+  }
+
+private:
+  std::vector<float> a_, c_;
+  std::vector<std::vector<float>> pool_;
+  size_t next_ = 0;
+  std::vector<int64_t> desc_;
+};
+
 /// Fused attention on f32 [kB, kH, kS, kD] causal operands (a small
 /// language model's): forward() is weft_k_attention, backward()
 /// weft_k_attention_grad from the forward's own o and lse.
@@ -496,6 +529,32 @@ int64_t countCpus(const std::string &list) {
     at = end + 1;
   }
   return count;
+}
+
+/// The largest data cache cpu0 has to itself (shared with no other CPU),
+/// from sysfs; 0 if unknown.
+double privateCacheBytes() {
+  double best = 0;
+  for (int index = 0; index < 16; ++index) {
+    std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" +
+                      std::to_string(index) + "/";
+    std::ifstream sizeIn(dir + "size"), typeIn(dir + "type"),
+        sharedIn(dir + "shared_cpu_list");
+    std::string size, type, shared;
+    if (!(sizeIn >> size) || !(typeIn >> type) || type == "Instruction")
+      continue;
+    std::getline(sharedIn, shared);
+    if (countCpus(shared) != 1)
+      continue;
+    char *end = nullptr;
+    double bytes = std::strtod(size.c_str(), &end);
+    if (end && (*end == 'K' || *end == 'k'))
+      bytes *= 1024;
+    else if (end && *end == 'M')
+      bytes *= 1024 * 1024;
+    best = std::max(best, bytes);
+  }
+  return best;
 }
 
 /// The node's last-level cache in bytes (its size times its instances),
@@ -657,6 +716,23 @@ DeviceFigures measureDevice(bool quick) {
     d.peakBf16 = std::max(d.peakBf16, p.bf16Rate);
   }
   measureSkinny(d, fp32Budget, trials);
+  {
+    // A weight fetched from beyond the core's caches: the 64-row product
+    // with its B from a pool against the same product with one B, in
+    // turns; the extra time per call is what fetching 1 MiB costs.
+    const int64_t m = 64, w = kSkinnyWide;
+    WeightPoolMatmul cold(m, w, w);
+    MatmulCall warm(m, w, w, WEFT_F32, false);
+    std::vector<double> extra;
+    for (int t = 0; t < 2 * trials + 1; ++t) {
+      const double each = fp32Budget / (2 * trials + 1);
+      extra.push_back(timePerCall(cold, each, 1) - timePerCall(warm, each, 1));
+    }
+    const double penalty = median(extra);
+    d.weightStreamBandwidth =
+        penalty > 0 ? 4.0 * static_cast<double>(w * w) / penalty : 0.0;
+    d.privateCacheBytes = privateCacheBytes();
+  }
   {
     // Fused attention, in turns with the reference as the table was.
     AttentionCalls attention;

@@ -116,6 +116,8 @@ constexpr int64_t kGemmReferenceN = 128;
 
 /// The other dimensions of the skinny products calibrated.
 constexpr int64_t kSkinnyWide = 512;
+/// The weights a cold product draws its B from, in all.
+constexpr int64_t kWeightPoolBytes = int64_t(64) << 20;
 
 /// An f32 product with one small dimension d (the rest kSkinnyWide):
 /// forward-shaped (d rows) or weight-gradient-shaped (contraction over d).
@@ -145,6 +147,13 @@ struct DeviceFigures {
   int64_t streamArrayBytes = 0, cacheArrayBytes = 0;
   int nodeThreads = 1;
   double kernelOverhead = 0;
+  /// What a small product pays for a weight it must fetch: bytes of B
+  /// over the extra time of a 64 x 512 x 512 product whose B comes from a
+  /// pool of kWeightPoolBytes (a step reads each weight once) against one
+  /// with the same B every call; 0 if no extra time was measured.
+  double weightStreamBandwidth = 0;
+  /// The largest cache level a core has to itself (sysfs; 0: unknown).
+  double privateCacheBytes = 0;
   /// Fused attention's forward and backward FLOP/s on one core.
   double attentionRate = 0, attentionGradRate = 0;
   double copyBandwidth = 0; ///< one rank's weft_k_copy (the N = 1 links)

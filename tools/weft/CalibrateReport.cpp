@@ -114,6 +114,11 @@ std::string clusterJson(const Report &r) {
   j += "],\n";
   if (d.gemmFullDim > 0)
     j += "    \"gemm_full_dim\": " + num(d.gemmFullDim) + ",\n";
+  if (d.weightStreamBandwidth > 0)
+    j += "    \"weight_stream_bandwidth\": " + num(d.weightStreamBandwidth) +
+         ",\n";
+  if (d.privateCacheBytes > 0)
+    j += "    \"private_cache_bytes\": " + whole(d.privateCacheBytes) + ",\n";
   j += "    \"kernel_overhead_s\": " + num(d.kernelOverhead) + "\n  },\n";
 
   const std::string headline = "\"bandwidth\": " + num(r.headlineBandwidth) +
@@ -235,6 +240,13 @@ void printTable(const Report &r, const std::string &output) {
                 "it)^0.8)\n",
                 d.gemmFullDim);
   }
+  std::printf("\nweights from beyond the core's caches (64 x %lld x %lld "
+              "products, B from %lld MiB of weights, against one B): %.2f "
+              "GB/s of weight; private cache %.2f MiB\n",
+              static_cast<long long>(kSkinnyWide),
+              static_cast<long long>(kSkinnyWide),
+              static_cast<long long>(kWeightPoolBytes >> 20),
+              d.weightStreamBandwidth / 1e9, d.privateCacheBytes / (1 << 20));
   std::printf("\nmemory (weft_k_binary add of %.0f MiB f32 arrays; traffic "
               "counted as operands + results twice):\n"
               "  node, %d threads at once  %8.2f GB/s\n"

@@ -74,6 +74,14 @@ def main():
             positive(d[key], "device." + key, lower=1e3)
     for kernel, rate in d.get("kernel_bandwidth", {}).items():
         positive(rate, "device.kernel_bandwidth." + kernel, lower=1e6)
+    # What a small product pays to fetch a weight (omitted when nothing
+    # was measurable) and the core's own cache.
+    if "weight_stream_bandwidth" in d:
+        positive(d["weight_stream_bandwidth"], "device.weight_stream_bandwidth",
+                 lower=1e6)
+    if "private_cache_bytes" in d:
+        positive(d["private_cache_bytes"], "device.private_cache_bytes",
+                 lower=1e3)
     # Fused attention's measured share of the fp32 peak, both directions.
     attention = d.get("kernel_efficiency", {})
     if sorted(attention) != ["attention", "attention_grad"]:

@@ -266,6 +266,12 @@ bool weft::planner::parseCluster(const std::string &text,
         return false;
       c.kernelBandwidth[key.str()] = rate;
     }
+  if (!r.number(*device, "weight_stream_bandwidth",
+                "device.weight_stream_bandwidth", c.weightStreamBandwidth,
+                /*zeroOk=*/false, /*optional=*/true) ||
+      !r.number(*device, "private_cache_bytes", "device.private_cache_bytes",
+                c.privateCacheBytes, /*zeroOk=*/false, /*optional=*/true))
+    return false;
   if (const llvm::json::Object *fractions =
           device->getObject("kernel_efficiency"))
     for (const auto &[key, value] : *fractions) {

@@ -17,6 +17,8 @@
 //               "cache_bytes": B, "cache_bandwidth": B/s,   (optional)
 //               "kernel_bandwidth": {"adamw": B/s, ...},     (optional)
 //               "kernel_efficiency": {"attention": f, ...},  (optional)
+//               "weight_stream_bandwidth": B/s,              (optional)
+//               "private_cache_bytes": B,                    (optional)
 //               "kernel_overhead_s": s},
 //
 // Memory traffic is counted as operands + results, plus the results again
@@ -86,6 +88,12 @@ struct Cluster {
   /// attention: its FLOPs go through softmax and tiles of the head size),
   /// by runtime kernel name; it replaces the GEMM efficiency for them.
   std::map<std::string, double> kernelEfficiency;
+  /// What a product pays on top of its compute for each byte of weight (or
+  /// weight gradient) it fetches from beyond a core's own cache, as bytes
+  /// per second; 0: nothing (accelerators, uncalibrated CPUs). It applies
+  /// when a rank's parameters, gradients and optimizer state outgrow
+  /// privateCacheBytes (0: always).
+  double weightStreamBandwidth = 0, privateCacheBytes = 0;
   Link intraNode, interNode;
   std::vector<MeasuredLink> measured;
   /// Fraction of an asynchronous collective hidden behind concurrent work.

@@ -35,8 +35,22 @@ std::string PlanChoice::describe() const {
   return text;
 }
 
-double CostModel::opTime(const OpRecord &op, double scale,
-                         int64_t ranks) const {
+double CostModel::weightFetch(const TpProfile &p, int64_t pp,
+                              int64_t microbatches) const {
+  if (cluster.weightStreamBandwidth <= 0)
+    return 0.0;
+  double state = 0;
+  for (const UnitBytes &u : p.units)
+    state += u.params + u.gradients + u.optimizer;
+  if (state / static_cast<double>(std::max<int64_t>(pp, 1)) <=
+      cluster.privateCacheBytes)
+    return 0.0;
+  return 1.0 / (cluster.weightStreamBandwidth *
+                static_cast<double>(std::max<int64_t>(microbatches, 1)));
+}
+
+double CostModel::opTime(const OpRecord &op, double scale, int64_t ranks,
+                         double fetch) const {
   double flops = op.batch ? op.flops * scale : op.flops;
   // A CPU reads each line it writes (write-allocate): results cost twice.
   double traffic = op.bytes + (cluster.kind == "cpu" ? op.resultBytes : 0.0);
@@ -63,7 +77,10 @@ double CostModel::opTime(const OpRecord &op, double scale,
   double compute = rate > 0 ? flops / rate : 0;
   double memory = bytes / cluster.rankStreamBandwidth(
                               bytes, profile.kernels[op.kernel], ranks);
-  return std::max(compute, memory) + cluster.kernelOverhead;
+  // A weight from beyond the core's cache stalls the product on top of
+  // its compute (calibrated: the stall does not shrink with the rows).
+  return std::max(compute, memory) + op.stateBytes * fetch +
+         cluster.kernelOverhead;
 }
 
 double CostModel::accumulationTime(double gradBytes, int64_t microbatches,
@@ -87,8 +104,8 @@ static void toPrefix(std::vector<double> &v) {
 
 const CostModel::UnitTimes &CostModel::unitTimes(int64_t tp, double scale,
                                                  int64_t tpStride,
-                                                 int64_t ranks) {
-  auto key = std::make_tuple(tp, scale, tpStride, ranks);
+                                                 int64_t ranks, double fetch) {
+  auto key = std::make_tuple(tp, scale, tpStride, ranks, fetch);
   auto it = timeCache.find(key);
   if (it != timeCache.end())
     return it->second;
@@ -99,7 +116,7 @@ const CostModel::UnitTimes &CostModel::unitTimes(int64_t tp, double scale,
     v->assign(n, 0.0);
   const TpProfile &p = profile.byTp.at(tp);
   for (const OpRecord &op : p.ops) {
-    double time = opTime(op, scale, ranks);
+    double time = opTime(op, scale, ranks, fetch);
     switch (op.phase) {
     case Phase::Forward:
       t.forward[op.unit] += time;
@@ -189,17 +206,18 @@ std::string CostModel::computeBreakdown(const PlanChoice &plan) const {
       plan.zero >= 1 ? 1.0 / static_cast<double>(plan.dp) : 1.0;
   double time[4][2] = {}, flops[4][2] = {};
   int64_t kernels = 0;
+  const double fetch = weightFetch(it->second, plan.pp, plan.microbatches);
   for (const OpRecord &op : it->second.ops) {
     int phase = static_cast<int>(op.phase);
     double runs = op.phase == Phase::Optimizer ? optimizerRuns : m;
-    time[phase][op.product] += runs * opTime(op, scale, ranks);
+    time[phase][op.product] += runs * opTime(op, scale, ranks, fetch);
     flops[phase][op.product] += runs * (op.batch ? op.flops * scale : op.flops);
     kernels += op.phase == Phase::Optimizer ? 1 : static_cast<int64_t>(m);
   }
   if (std::getenv("WEFT_PLANNER_DUMP")) {
     std::vector<std::pair<double, const OpRecord *>> top;
     for (const OpRecord &op : it->second.ops)
-      top.push_back({opTime(op, scale, ranks), &op});
+      top.push_back({opTime(op, scale, ranks, fetch), &op});
     std::sort(top.begin(), top.end(),
               [](auto &a, auto &b) { return a.first > b.first; });
     for (size_t i = 0; i < std::min<size_t>(25, top.size()); ++i)
@@ -242,7 +260,7 @@ std::string CostModel::computeBreakdown(const PlanChoice &plan) const {
     double runs = op.phase == Phase::Optimizer ? optimizerRuns : m;
     KernelSum &k = byKernel[profile.kernels[op.kernel]];
     k.launches += op.phase == Phase::Optimizer ? 1.0 : m;
-    k.time += runs * opTime(op, scale, ranks);
+    k.time += runs * opTime(op, scale, ranks, fetch);
     k.flops += runs * (op.batch ? op.flops * scale : op.flops);
     k.bytes += runs * (op.batch ? op.bytes * scale : op.bytes);
   }
@@ -299,7 +317,9 @@ PlanEstimate CostModel::evaluate(const PlanChoice &plan) {
   if (p > 1 && m < p && plan.schedule != "gpipe")
     return invalid("fewer microbatches than stages");
   const double scale = 1.0 / static_cast<double>(rowsSplit);
-  const UnitTimes &t = unitTimes(plan.tp, scale, /*tpStride=*/1, ranks);
+  const UnitTimes &t =
+      unitTimes(plan.tp, scale, /*tpStride=*/1, ranks,
+                weightFetch(tpProfile, plan.pp, plan.microbatches));
   const UnitSums &bytes = unitSums(plan.tp);
   e.cuts = cutsFor(chunks);
 

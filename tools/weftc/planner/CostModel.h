@@ -101,11 +101,22 @@ private:
   struct UnitSums {
     std::vector<double> params, gradients, optimizer, saved, savedProducts;
   };
+  /// `fetch` as opTime takes it.
   const UnitTimes &unitTimes(int64_t tp, double scale, int64_t tpStride,
-                             int64_t ranks);
+                             int64_t ranks, double fetch);
   const UnitSums &unitSums(int64_t tp);
   const std::vector<int64_t> &cutsFor(int64_t chunks);
-  double opTime(const OpRecord &op, double scale, int64_t ranks) const;
+  /// `fetch`: seconds per byte of a product's weights and weight
+  /// gradients (weightFetch).
+  double opTime(const OpRecord &op, double scale, int64_t ranks,
+                double fetch) const;
+  /// Seconds a product pays per byte of weight it fetches, per microbatch:
+  /// a step fetches each weight once (later microbatches find it near),
+  /// when the rank's share of the parameters, gradients and optimizer
+  /// state (a 1/pp stage) outgrows a core's own cache
+  /// (Cluster::weightStreamBandwidth); else 0.
+  double weightFetch(const TpProfile &p, int64_t pp,
+                     int64_t microbatches) const;
   /// Summing M microbatches' weight gradients of `gradBytes` (M - 1 adds
   /// of the whole set: weft-microbatch sums the clones in order).
   double accumulationTime(double gradBytes, int64_t microbatches,
@@ -113,7 +124,8 @@ private:
 
   const ModelProfile &profile;
   const Cluster &cluster;
-  std::map<std::tuple<int64_t, double, int64_t, int64_t>, UnitTimes> timeCache;
+  std::map<std::tuple<int64_t, double, int64_t, int64_t, double>, UnitTimes>
+      timeCache;
   std::map<int64_t, UnitSums> sumCache;
   std::map<int64_t, std::vector<int64_t>> cutCache;
 };

@@ -242,6 +242,10 @@ void analyze(func::FuncOp main, int64_t units, TpProfile &out,
     }
     for (Type t : op.getResultTypes())
       r.resultBytes += bytesOf(t);
+    if (r.product)
+      for (Value v : llvm::concat<Value>(op.getOperands(), op.getResults()))
+        if (!batch.contains(v))
+          r.stateBytes += bytesOf(v.getType());
     out.ops.push_back(r);
   }
   // Persistent state per unit, per rank.

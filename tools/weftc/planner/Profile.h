@@ -47,6 +47,10 @@ struct OpRecord {
   bool minDimScales = false;
   /// The runtime kernel (ModelProfile::kernels), for calibrated rates.
   uint16_t kernel = 0;
+  /// Of a product's operands and results, the bytes that do not scale with
+  /// the batch (weights, weight gradients): a step touches each once, so
+  /// they come from beyond the core's cache when the model outgrows it.
+  double stateBytes = 0;
 };
 
 /// A collective the tensor-parallel partition put in the step.
