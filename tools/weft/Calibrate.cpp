@@ -531,59 +531,60 @@ int64_t countCpus(const std::string &list) {
   return count;
 }
 
-/// The largest data cache cpu0 has to itself (shared with no other CPU),
-/// from sysfs; 0 if unknown.
-double privateCacheBytes() {
-  double best = 0;
-  for (int index = 0; index < 16; ++index) {
-    std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" +
-                      std::to_string(index) + "/";
-    std::ifstream sizeIn(dir + "size"), typeIn(dir + "type"),
-        sharedIn(dir + "shared_cpu_list");
-    std::string size, type, shared;
-    if (!(sizeIn >> size) || !(typeIn >> type) || type == "Instruction")
-      continue;
-    std::getline(sharedIn, shared);
-    if (countCpus(shared) != 1)
-      continue;
-    char *end = nullptr;
-    double bytes = std::strtod(size.c_str(), &end);
-    if (end && (*end == 'K' || *end == 'k'))
-      bytes *= 1024;
-    else if (end && *end == 'M')
-      bytes *= 1024 * 1024;
-    best = std::max(best, bytes);
-  }
-  return best;
-}
+/// One data (or unified) cache level of cpu0, from sysfs.
+struct CacheLevel {
+  int level = 0;
+  double bytes = 0;
+  int64_t sharing = 1; ///< CPUs that share it
+};
 
-/// The node's last-level cache in bytes (its size times its instances),
-/// from sysfs; 0 if unknown.
-double lastLevelCacheBytes(unsigned cpus) {
-  int bestLevel = 0;
-  double best = 0;
+/// cpu0's data and unified caches, from sysfs (empty if unknown).
+std::vector<CacheLevel> cacheLevels() {
+  std::vector<CacheLevel> levels;
   for (int index = 0; index < 16; ++index) {
     std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" +
                       std::to_string(index) + "/";
     std::ifstream levelIn(dir + "level"), sizeIn(dir + "size"),
         typeIn(dir + "type"), sharedIn(dir + "shared_cpu_list");
-    int level = 0;
+    CacheLevel c;
     std::string size, type, shared;
-    if (!(levelIn >> level) || !(sizeIn >> size) || !(typeIn >> type))
-      continue;
-    if (type == "Instruction" || level < bestLevel)
+    if (!(levelIn >> c.level) || !(sizeIn >> size) || !(typeIn >> type) ||
+        type == "Instruction")
       continue;
     std::getline(sharedIn, shared);
     char *end = nullptr;
-    double bytes = std::strtod(size.c_str(), &end);
+    c.bytes = std::strtod(size.c_str(), &end);
     if (end && (*end == 'K' || *end == 'k'))
-      bytes *= 1024;
+      c.bytes *= 1024;
     else if (end && *end == 'M')
-      bytes *= 1024 * 1024;
-    int64_t sharing = std::max<int64_t>(1, countCpus(shared));
-    double instances = std::ceil(static_cast<double>(cpus) / sharing);
-    bestLevel = level;
-    best = bytes * std::max(1.0, instances);
+      c.bytes *= 1024 * 1024;
+    c.sharing = std::max<int64_t>(1, countCpus(shared));
+    levels.push_back(c);
+  }
+  return levels;
+}
+
+/// The largest data cache cpu0 has to itself (shared with no other CPU);
+/// 0 if unknown.
+double privateCacheBytes() {
+  double best = 0;
+  for (const CacheLevel &c : cacheLevels())
+    if (c.sharing == 1)
+      best = std::max(best, c.bytes);
+  return best;
+}
+
+/// The node's last-level cache in bytes (its size times its instances);
+/// 0 if unknown.
+double lastLevelCacheBytes(unsigned cpus) {
+  int bestLevel = 0;
+  double best = 0;
+  for (const CacheLevel &c : cacheLevels()) {
+    if (c.level < bestLevel)
+      continue;
+    double instances = std::ceil(static_cast<double>(cpus) / c.sharing);
+    bestLevel = c.level;
+    best = c.bytes * std::max(1.0, instances);
   }
   return best;
 }
