@@ -247,6 +247,16 @@ std::string CostModel::computeBreakdown(const PlanChoice &plan) const {
                 accumulationTime(gradBytes, plan.microbatches, ranks) * 1e3)
                 .str();
   }
+  if (fetch > 0) {
+    double fetched = 0;
+    for (const OpRecord &op : it->second.ops)
+      fetched += op.stateBytes;
+    text += llvm::formatv("    of the products, fetching {0:f2} MB of weights "
+                          "and weight gradients from beyond the cache "
+                          "{1,9:f3} ms\n",
+                          fetched / 1e6, fetched * fetch * m * 1e3)
+                .str();
+  }
   text += llvm::formatv("    {0} kernel launches per step, {1:f3} ms of launch "
                         "overhead\n",
                         kernels, kernels * cluster.kernelOverhead * 1e3)
