@@ -234,15 +234,22 @@ def ScheduleCollectives : Pass<"weft-schedule-collectives", "mlir::ModuleOp"> {
 }
 
 def BucketCollectives : Pass<"weft-bucket-collectives", "mlir::ModuleOp"> {
-  let summary = "Pack consecutive all_reduces into buckets of bucket-mb MiB";
+  let summary = "Pack all_reduces, reduce_scatters and all_gathers into buckets of bucket-mb MiB";
   let description = [{
     In program order (the backward pass yields the last layers' gradients
-    first), consecutive shard.all_reduce ops over the same mesh axes,
-    reduction and element type are packed into buckets of at most
-    `bucket-mb` MiB: one all_reduce of the flattened, concatenated operands
-    at the last member's place, split and reshaped back. A bucket closes
-    before a member whose inclusion would delay a result some op already
-    needs. A single all_reduce larger than the limit forms its own bucket.
+    first), shard.all_reduce, shard.reduce_scatter and shard.all_gather ops
+    over the same mesh axes, reduction and element type are packed into
+    buckets of at most `bucket-mb` MiB: one collective of the concatenated
+    operands (flattened for all_reduce; as [ranks, n / ranks] blocks for
+    reduce_scatter and [1, n] for all_gather, concatenated along dim 1 and
+    moved along dim 0), split and reshaped back. The packed collective
+    stands at the first member's place when every member's operand is
+    ready there (not for all_gathers: ZeRO-3 gathers just before use), else
+    at the last member's place when no member's result (other than a
+    weft.param_update, which moves down) is read before it; a bucket closes
+    when neither holds. A reduce_scatter or all_gather joins only when the
+    dims before its axis are 1 (contiguous blocks). A single collective
+    larger than the limit forms its own bucket.
   }];
   let options = [
     Option<"bucketMb", "bucket-mb", "double", "25.0",
