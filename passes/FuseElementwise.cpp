@@ -42,6 +42,17 @@ struct Group {
   DictionaryAttr attrs;
 };
 
+/// Where `op` runs in the step, as groups and merged casts compare it: its
+/// discardable attributes, less weft.stage under ignore-stage.
+DictionaryAttr placeOf(Operation *op, bool ignoreStage) {
+  DictionaryAttr attrs = op->getDiscardableAttrDictionary();
+  if (!ignoreStage || !attrs.contains("weft.stage"))
+    return attrs;
+  NamedAttrList rest(attrs);
+  rest.erase("weft.stage");
+  return rest.getDictionary(op->getContext());
+}
+
 /// An op that may be a member: a fusible elementwise op on fusible tensors
 /// whose operands all broadcast to its result's shape.
 bool isFusible(Operation *op) {
@@ -94,15 +105,7 @@ private:
     return block.findAncestorOpInBlock(*user);
   }
 
-  /// Where `op` runs in the step, as groups compare it.
-  DictionaryAttr place(Operation *op) {
-    DictionaryAttr attrs = op->getDiscardableAttrDictionary();
-    if (!ignoreStage || !attrs.contains("weft.stage"))
-      return attrs;
-    NamedAttrList rest(attrs);
-    rest.erase("weft.stage");
-    return rest.getDictionary(op->getContext());
-  }
+  DictionaryAttr place(Operation *op) { return placeOf(op, ignoreStage); }
 
   bool canJoin(Group &group, Operation *op) {
     if (cast<RankedTensorType>(op->getResult(0).getType()).getShape() !=
@@ -229,7 +232,7 @@ bool isNarrowing(CastOp cast) {
 /// data and the data moves at half the bytes; a narrowing of a widening
 /// from the same type cancels; casts of one value to one type are merged.
 /// All of it is exact: a cast commutes with moving elements.
-void sinkNarrowingCasts(Block &block) {
+void sinkNarrowingCasts(Block &block, bool ignoreStage) {
   SmallVector<CastOp> work;
   for (Operation &op : block)
     if (auto cast = dyn_cast<CastOp>(op); cast && isNarrowing(cast))
@@ -274,8 +277,8 @@ void sinkNarrowingCasts(Block &block) {
       continue;
     auto [it, inserted] =
         first.try_emplace({cast.getInput(), cast.getType()}, cast);
-    if (inserted || cast->getDiscardableAttrDictionary() !=
-                        it->second->getDiscardableAttrDictionary())
+    if (inserted ||
+        placeOf(cast, ignoreStage) != placeOf(it->second, ignoreStage))
       continue;
     cast.getResult().replaceAllUsesWith(it->second.getResult());
     cast.erase();
@@ -321,7 +324,7 @@ struct FuseElementwisePass
         blocks.push_back(block);
     });
     for (Block *block : blocks) {
-      sinkNarrowingCasts(*block);
+      sinkNarrowingCasts(*block, ignoreStage);
       foldWideningCasts(*block);
       Fuser(*block, ignoreStage).run();
     }

@@ -40,3 +40,19 @@ func.func @phases(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %3 = weft.neg %2 {weft.backward, weft.stage = 1 : i64} : tensor<4x8xf32>
   return %3 : tensor<4x8xf32>
 }
+
+// -----
+
+// Casts of one value to one type merge across stages too (the first
+// stands for the others); without ignore-stage they stay apart.
+// CHECK-LABEL: func.func @casts
+// CHECK: %[[C:.*]] = weft.cast %{{.*}} {weft.stage = 0 : i64} : tensor<4x8xf32> to tensor<4x8xbf16>
+// CHECK-NOT: weft.cast
+// CHECK: return %[[C]], %[[C]]
+// STAGED-LABEL: func.func @casts
+// STAGED-COUNT-2: weft.cast
+func.func @casts(%x: tensor<4x8xf32>) -> (tensor<4x8xbf16>, tensor<4x8xbf16>) {
+  %0 = weft.cast %x {weft.stage = 0 : i64} : tensor<4x8xf32> to tensor<4x8xbf16>
+  %1 = weft.cast %x {weft.stage = 3 : i64} : tensor<4x8xf32> to tensor<4x8xbf16>
+  return %0, %1 : tensor<4x8xbf16>, tensor<4x8xbf16>
+}

@@ -179,6 +179,12 @@ bool weft::importForLowering(const CompileOptions &opts, LoweringInput &input,
   return input.imported.has_value();
 }
 
+bool weft::alignsProducts(const CompileOptions &opts) {
+  const bool align = opts.alignProducts == "on" ||
+                     (opts.alignProducts.empty() && opts.target == "cuda");
+  return align && opts.tp.value_or(1) == 1 && !opts.sequenceParallel;
+}
+
 void weft::addRankStepPasses(mlir::PassManager &pm, const CompileOptions &opts,
                              bool profile) {
   pm.addPass(createMergeSliceGrads());
@@ -221,10 +227,7 @@ void weft::addLoweringPasses(mlir::PassManager &pm, const CompileOptions &opts,
   // GPU GEMMs want 16-byte aligned rows: an odd vocabulary is padded (not
   // under tensor parallelism, whose vocabulary split expects the real one,
   // nor in the planner's profile, which prices every tp from one forward).
-  const bool align = opts.alignProducts == "on" ||
-                     (opts.alignProducts.empty() && opts.target == "cuda");
-  if (forward && align && until != LowerUntil::ProfileForward &&
-      opts.tp.value_or(1) == 1 && !opts.sequenceParallel)
+  if (forward && until != LowerUntil::ProfileForward && alignsProducts(opts))
     pm.addPass(createAlignProducts());
   if (until == LowerUntil::ProfileForward)
     return;

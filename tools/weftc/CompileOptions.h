@@ -120,6 +120,11 @@ bool importForLowering(const CompileOptions &opts, LoweringInput &input,
 void addLoweringPasses(mlir::PassManager &pm, const CompileOptions &opts,
                        LowerUntil until);
 
+/// Whether weft-align-products pads the options' products (--align-products
+/// on, or by default for --target cuda; not under tensor parallelism, whose
+/// vocabulary split expects the real width).
+bool alignsProducts(const CompileOptions &opts);
+
 /// The passes on one rank's partitioned step before it is lowered to
 /// runtime calls: merged slice gradients, then (--fuse elementwise, or by
 /// default for --target cuda) elementwise fusion. The planner's profile

@@ -474,6 +474,11 @@ bool weft::planner::buildProfile(const CompileOptions &opts,
   });
   PassManager forwardPm(&context);
   addLoweringPasses(forwardPm, opts, LowerUntil::ProfileForward);
+  // A profile of tp = 1 alone pads the products as the bundle will (the
+  // LM head's logits stay in bf16); one forward serves every degree
+  // otherwise, and tensor parallelism wants the real widths.
+  if (alignsProducts(opts) && tpDegrees.size() == 1 && tpDegrees[0] == 1)
+    forwardPm.addPass(createAlignProducts());
   if (failed(forwardPm.run(module))) {
     error =
         "cannot build the training step of " + opts.model + ": " + diagnostics;
