@@ -11,7 +11,6 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <map>
