@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds weft, then compiles the example MLP into a
-# bundle and runs it on CPU, checking the result against NumPy; then trains
-# the example transformer on 4 CPU ranks (dp=2 x pp=2, 1F1B), prints where the
-# time went (from its trace) and checks that its loss falls.
+# bundle and runs it on CPU, checking the result against NumPy; then
+# calibrates the cost model on this machine (weft calibrate --quick, 10 s),
+# ranks the example transformer's 4-rank plans, trains it on 4 CPU ranks
+# (dp=2 x pp=2, 1F1B), prints where the time went (from its trace) beside the
+# cost model's prediction, and checks that its loss falls.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 "$root/scripts/install-deps.sh"
@@ -22,16 +24,18 @@ echo "== weft run"
 
 echo "== the example transformer (examples/transformer): weftc compile --train --dp 2 --pp 2"
 /usr/bin/python3 "$root/examples/transformer/make_model.py" "$work"
-echo "== weftc plan --explain: the cost model's ranking of its 4-rank plans on this machine"
-"$build/bin/weftc" plan "$work/transformer.onnx" --train --devices 4 --cluster cpu-local \
-  --top 5 | sed -n '1,10p'
+echo "== weft calibrate -n 4 --quick: this machine's cores, memory and MPI for the cost model"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+"$build/bin/weft" calibrate -n 4 --quick -o "$work/cluster.json" | grep -E "peak:|node,|links|wrote"
+echo "== weftc plan: the cost model's ranking of its 4-rank plans on this machine"
+"$build/bin/weftc" plan "$work/transformer.onnx" --train --devices 4 \
+  --cluster "$work/cluster.json" --top 5 | sed -n '1,10p'
 "$build/bin/weftc" compile "$work/transformer.onnx" -o "$work/transformer.bundle" \
-  --train --dp 2 --pp 2 --schedule 1f1b
+  --train --dp 2 --pp 2 --schedule 1f1b --cluster "$work/cluster.json"
 sed -n '1,12p' "$work/transformer.bundle/plan.txt"
 "$build/bin/weftc" plan "$work/transformer.onnx" --train --dp 2 --pp 2 --schedule 1f1b \
   --schedule-diagram "$work/transformer.schedule.svg"
 echo "== weft train -n 4 (mpirun; 40 steps; the trace opens in https://ui.perfetto.dev)"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 "$build/bin/weft" train "$work/transformer.bundle" -n 4 \
   --data tokens="$work/tokens.npy" --data targets="$work/targets.npy" \
   --steps 40 --metrics "$work/transformer.metrics.jsonl" \
