@@ -174,6 +174,9 @@ struct Report {
 
 /// The 1-minute load average (-1 if unknown).
 double loadAverage();
+/// Rank 0's device figures (CalibrateDevice.cpp): one kernel thread, the
+/// other ranks asleep.
+DeviceFigures measureDevice(bool quick);
 /// The cluster file (format weft-cluster/1) of a calibration.
 std::string clusterJson(const Report &r);
 /// The calibration's table, on stdout; `output` is where the file went.

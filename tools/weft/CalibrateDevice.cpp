@@ -1,0 +1,584 @@
+//===- CalibrateDevice.cpp - weft-calibrate: one core's figures ----------===//
+//
+// The device measurements of weft-calibrate (Calibrate.cpp describes them
+// all): rank 0 alone times weft's kernels on one thread (GEMM table, skinny
+// products, weights fetched from beyond the core's cache, fused attention)
+// and streams on every hardware thread (memory, cache, AdamW), and reads
+// the caches' sizes from sysfs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tools/weft/Calibrate.h"
+#include "tools/weftc/planner/GemmModel.h"
+
+#include "weft/runtime/Float16.h"
+#include "weft/runtime/KernelABI.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <memory>
+#include <pthread.h>
+#include <sched.h>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace weft::calibrate {
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Kernel calls
+//===----------------------------------------------------------------------===//
+
+/// Median seconds per call of `fn`: after two warm-up calls, `trials`
+/// trials of as many calls as fit in budget / trials (at least one each).
+template <class F> double timePerCall(F &&fn, double budget, int trials) {
+  fn();
+  double t0 = now();
+  fn();
+  double one = std::max(now() - t0, 1e-9);
+  int64_t calls =
+      std::max<int64_t>(1, static_cast<int64_t>(budget / trials / one + 0.5));
+  std::vector<double> per;
+  for (int t = 0; t < trials; ++t) {
+    t0 = now();
+    for (int64_t i = 0; i < calls; ++i)
+      fn();
+    per.push_back((now() - t0) / static_cast<double>(calls));
+  }
+  return median(per);
+}
+
+/// A streaming kernel call over arrays of its own.
+class Stream {
+public:
+  virtual ~Stream() = default;
+  virtual void operator()() = 0;
+  /// Bytes one call moves as the cost model counts them
+  /// (tools/weftc/planner/Cluster.h): operands and results, plus the
+  /// results again (a CPU reads each line it writes: write-allocate).
+  virtual double traffic() const = 0;
+};
+
+/// One weft_k_binary add of `n`-element f32 arrays (c = a + b).
+class AddCall final : public Stream {
+public:
+  explicit AddCall(int64_t n)
+      : a_(static_cast<size_t>(n), 1.0f), b_(static_cast<size_t>(n), 2.0f),
+        c_(static_cast<size_t>(n), 0.0f) {
+    desc_ = {3, WEFT_F32, 1, n, WEFT_F32, 1,
+             n, WEFT_F32, 1, n, 1,        WEFT_BINARY_ADD};
+    bufs_[0] = a_.data();
+    bufs_[1] = b_.data();
+    bufs_[2] = c_.data();
+  }
+  void operator()() override { weft_k_binary(bufs_, desc_.data()); }
+  /// Bytes one call reads and writes (two operands, one result).
+  double readWritten() const {
+    return 3.0 * 4.0 * static_cast<double>(a_.size());
+  }
+  double traffic() const override {
+    return 4.0 * 4.0 * static_cast<double>(a_.size());
+  }
+
+private:
+  std::vector<float> a_, b_, c_;
+  std::vector<int64_t> desc_;
+  void *bufs_[3];
+};
+
+/// One weft_k_adamw step of `n` parameters, updated in place (the results
+/// share the operands' buffers, as in compiled training steps).
+class AdamwCall final : public Stream {
+public:
+  explicit AdamwCall(int64_t n)
+      : param_(static_cast<size_t>(n), 0.5f),
+        grad_(static_cast<size_t>(n), 0.01f), m_(static_cast<size_t>(n), 0.0f),
+        v_(static_cast<size_t>(n), 0.0f) {
+    desc_ = {8,
+             WEFT_F32,
+             1,
+             n,
+             WEFT_F32,
+             1,
+             n,
+             WEFT_F32,
+             1,
+             n,
+             WEFT_F32,
+             1,
+             n,
+             WEFT_I64,
+             0,
+             WEFT_F32,
+             1,
+             n,
+             WEFT_F32,
+             1,
+             n,
+             WEFT_F32,
+             1,
+             n,
+             5,
+             weftDoubleToAttr(1e-3),
+             weftDoubleToAttr(0.9),
+             weftDoubleToAttr(0.999),
+             weftDoubleToAttr(1e-8),
+             weftDoubleToAttr(1e-2)};
+    void *bufs[8] = {param_.data(), grad_.data(),  m_.data(), v_.data(),
+                     &step_,        param_.data(), m_.data(), v_.data()};
+    std::memcpy(bufs_, bufs, sizeof bufs);
+  }
+  void operator()() override { weft_k_adamw(bufs_, desc_.data()); }
+  /// Four operands, three results, the results again.
+  double traffic() const override {
+    return 10.0 * 4.0 * static_cast<double>(param_.size());
+  }
+
+private:
+  std::vector<float> param_, grad_, m_, v_;
+  int64_t step_ = 1;
+  std::vector<int64_t> desc_;
+  void *bufs_[8];
+};
+
+/// One weft_k_copy of `n` f32 elements.
+class CopyCall {
+public:
+  explicit CopyCall(int64_t n)
+      : x_(static_cast<size_t>(n), 1.0f), y_(static_cast<size_t>(n), 0.0f) {
+    desc_ = {2, WEFT_F32, 1, n, WEFT_F32, 1, n, 0};
+    bufs_[0] = x_.data();
+    bufs_[1] = y_.data();
+  }
+  void operator()() { weft_k_copy(bufs_, desc_.data()); }
+
+private:
+  std::vector<float> x_, y_;
+  std::vector<int64_t> desc_;
+  void *bufs_[2];
+};
+
+/// weft_k_matmul of (m x k) (k x n) f32 operands whose B is, call by
+/// call, the next of a pool of kWeightPoolBytes of weights: each product
+/// fetches its weight from beyond the core's caches, as a training step
+/// that reads every weight once per step does.
+class WeightPoolMatmul {
+public:
+  WeightPoolMatmul(int64_t m, int64_t k, int64_t n)
+      : a_(static_cast<size_t>(m * k), 0.5f), c_(static_cast<size_t>(m * n)) {
+    const int64_t count = std::max<int64_t>(2, kWeightPoolBytes / (4 * k * n));
+    for (int64_t i = 0; i < count; ++i)
+      pool_.emplace_back(static_cast<size_t>(k * n), 0.25f);
+    desc_ = {3, WEFT_F32, 2, m, k, WEFT_F32, 2, k,
+             n, WEFT_F32, 2, m, n, 2,        0, 0};
+  }
+  void operator()() {
+    void *bufs[3] = {a_.data(), pool_[next_].data(), c_.data()};
+    next_ = (next_ + 1) % pool_.size();
+    weft_k_matmul(bufs, desc_.data());
+  }
+
+private:
+  std::vector<float> a_, c_;
+  std::vector<std::vector<float>> pool_;
+  size_t next_ = 0;
+  std::vector<int64_t> desc_;
+};
+
+/// Fused attention on f32 [kB, kH, kS, kD] causal operands (a small
+/// language model's): forward() is weft_k_attention, backward()
+/// weft_k_attention_grad from the forward's own o and lse.
+class AttentionCalls {
+public:
+  static constexpr int64_t kB = 2, kH = 4, kS = 256, kD = 64;
+  /// FLOPs of one forward as the cost model counts them (Cost.cpp: per
+  /// query-key pair of the causal half, 4 D for the two products and 5 for
+  /// the softmax; the backward is 2.5 times that).
+  static constexpr double kForwardFlops =
+      kB * kH * kS * kS / 2.0 * (4 * kD + 5);
+
+  AttentionCalls() {
+    const size_t n = kB * kH * kS * kD;
+    // q k v o lse do dq dk dv
+    for (int i = 0; i < 9; ++i)
+      data_[i].assign(i == 4 ? n / kD : n, 0.0f);
+    for (int i : {0, 1, 2, 5})
+      for (size_t j = 0; j < n; ++j)
+        data_[i][j] = 0.125f * static_cast<float>((j * (i + 3)) % 17) - 1.0f;
+    const std::vector<int64_t> dims = {WEFT_F32, 4, kB, kH, kS, kD};
+    const std::vector<int64_t> rows = {WEFT_F32, 3, kB, kH, kS};
+    const int64_t scale = weftDoubleToAttr(1.0 / std::sqrt(double(kD)));
+    auto describe = [&](std::vector<int64_t> &desc, int count) {
+      desc = {count};
+      for (int i = 0; i < count; ++i)
+        desc.insert(desc.end(), i == 4 ? rows.begin() : dims.begin(),
+                    i == 4 ? rows.end() : dims.end());
+      desc.insert(desc.end(), {2, scale, 1});
+    };
+    describe(forwardDesc_, 5);
+    describe(backwardDesc_, 9);
+    for (int i = 0; i < 9; ++i)
+      bufs_[i] = data_[i].data();
+    forward();
+  }
+  void forward() { weft_k_attention(bufs_, forwardDesc_.data()); }
+  void backward() { weft_k_attention_grad(bufs_, backwardDesc_.data()); }
+
+private:
+  std::vector<float> data_[9];
+  std::vector<int64_t> forwardDesc_, backwardDesc_;
+  void *bufs_[9];
+};
+
+//===----------------------------------------------------------------------===//
+// Device measurements (rank 0)
+//===----------------------------------------------------------------------===//
+
+/// Lets the calling thread run on every CPU of the machine (mpirun binds a
+/// rank to one core when there are at most two ranks).
+void useAllCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  unsigned cpus = std::thread::hardware_concurrency();
+  for (unsigned c = 0; c < cpus && c < CPU_SETSIZE; ++c)
+    CPU_SET(c, &set);
+  (void)pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
+
+/// Stream::traffic() per second of `threads` threads at once, each calling
+/// its own stream of `elems` elements (made by `make`) `calls` times per
+/// trial: total traffic over the slowest thread's time, median of `trials`
+/// (after one that touches the pages).
+template <class Make>
+double streamRate(int threads, int64_t elems, Make make, int trials,
+                  int calls) {
+  std::vector<std::unique_ptr<Stream>> streams;
+  for (int t = 0; t < threads; ++t)
+    streams.push_back(make(elems));
+  std::vector<double> rates;
+  for (int trial = 0; trial < trials + 1; ++trial) {
+    std::atomic<int> ready(0);
+    std::atomic<bool> go(false);
+    std::vector<double> elapsed(static_cast<size_t>(threads), 0.0);
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t)
+      pool.emplace_back([&, t] {
+        useAllCpus();
+        ready.fetch_add(1);
+        while (!go.load())
+          std::this_thread::yield();
+        Stream &stream = *streams[static_cast<size_t>(t)];
+        double t0 = now();
+        for (int i = 0; i < calls; ++i)
+          stream();
+        elapsed[static_cast<size_t>(t)] = now() - t0;
+      });
+    while (ready.load() < threads)
+      std::this_thread::yield();
+    go.store(true);
+    for (std::thread &th : pool)
+      th.join();
+    double slowest = *std::max_element(elapsed.begin(), elapsed.end());
+    if (trial > 0)
+      rates.push_back(calls * streams[0]->traffic() * threads / slowest);
+  }
+  return median(rates);
+}
+
+/// Parses a CPU list of sysfs ("0-3,8,10-11") into its CPU count.
+int64_t countCpus(const std::string &list) {
+  int64_t count = 0;
+  size_t at = 0;
+  while (at < list.size()) {
+    size_t end = list.find(',', at);
+    std::string part = list.substr(
+        at, end == std::string::npos ? std::string::npos : end - at);
+    long lo = 0, hi = 0;
+    if (std::sscanf(part.c_str(), "%ld-%ld", &lo, &hi) == 2)
+      count += hi - lo + 1;
+    else if (std::sscanf(part.c_str(), "%ld", &lo) == 1)
+      count += 1;
+    if (end == std::string::npos)
+      break;
+    at = end + 1;
+  }
+  return count;
+}
+
+/// One data (or unified) cache level of cpu0, from sysfs.
+struct CacheLevel {
+  int level = 0;
+  double bytes = 0;
+  int64_t sharing = 1; ///< CPUs that share it
+};
+
+/// cpu0's data and unified caches, from sysfs (empty if unknown).
+std::vector<CacheLevel> cacheLevels() {
+  std::vector<CacheLevel> levels;
+  for (int index = 0; index < 16; ++index) {
+    std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" +
+                      std::to_string(index) + "/";
+    std::ifstream levelIn(dir + "level"), sizeIn(dir + "size"),
+        typeIn(dir + "type"), sharedIn(dir + "shared_cpu_list");
+    CacheLevel c;
+    std::string size, type, shared;
+    if (!(levelIn >> c.level) || !(sizeIn >> size) || !(typeIn >> type) ||
+        type == "Instruction")
+      continue;
+    std::getline(sharedIn, shared);
+    char *end = nullptr;
+    c.bytes = std::strtod(size.c_str(), &end);
+    if (end && (*end == 'K' || *end == 'k'))
+      c.bytes *= 1024;
+    else if (end && *end == 'M')
+      c.bytes *= 1024 * 1024;
+    c.sharing = std::max<int64_t>(1, countCpus(shared));
+    levels.push_back(c);
+  }
+  return levels;
+}
+
+/// The largest data cache cpu0 has to itself (shared with no other CPU);
+/// 0 if unknown.
+double privateCacheBytes() {
+  double best = 0;
+  for (const CacheLevel &c : cacheLevels())
+    if (c.sharing == 1)
+      best = std::max(best, c.bytes);
+  return best;
+}
+
+/// The node's last-level cache in bytes (its size times its instances);
+/// 0 if unknown.
+double lastLevelCacheBytes(unsigned cpus) {
+  int bestLevel = 0;
+  double best = 0;
+  for (const CacheLevel &c : cacheLevels()) {
+    if (c.level < bestLevel)
+      continue;
+    double instances = std::ceil(static_cast<double>(cpus) / c.sharing);
+    bestLevel = c.level;
+    best = c.bytes * std::max(1.0, instances);
+  }
+  return best;
+}
+
+/// `call` (of `flops` per product) and `ref` (of `refFlops`) timed in turns,
+/// `trials` times, with `callBudget` and `refBudget` seconds each per
+/// trial: per trial, each one's rate. This machine's speed drifts over
+/// seconds, so only ratios within a trial are trusted.
+struct TurnRates {
+  std::vector<double> call, ref;
+  /// The median over trials of call / ref.
+  double medianRatio() const {
+    std::vector<double> r;
+    for (size_t t = 0; t < call.size(); ++t)
+      r.push_back(call[t] / ref[t]);
+    return median(r);
+  }
+};
+template <class Call>
+TurnRates ratesInTurns(Call &call, double flops, MatmulCall &ref,
+                       double refFlops, double callBudget, double refBudget,
+                       int trials) {
+  TurnRates r;
+  for (int t = 0; t < trials; ++t) {
+    r.call.push_back(flops / timePerCall(call, callBudget, 1));
+    r.ref.push_back(refFlops / timePerCall(ref, refBudget, 1));
+  }
+  return r;
+}
+
+/// Products with one small dimension (microbatches make them: a forward's
+/// few rows, a weight gradient's short contraction), each timed in turns
+/// with the wide product of its shape (this machine's speed drifts between
+/// seconds: only the ratio within a trial is trusted), against what the
+/// square table predicts for both; fits DeviceFigures::gemmFullDim to them.
+void measureSkinny(DeviceFigures &d, double budget, int trials) {
+  std::vector<std::pair<double, double>> table;
+  for (const GemmPoint &p : d.gemm)
+    table.push_back({p.flops, std::min(1.0, p.fp32Rate / d.peakFp32)});
+  const int64_t wide = kSkinnyWide;
+  const double wideFlops = 2.0 * wide * wide * wide;
+  auto make = [&](int64_t small, bool contraction) {
+    // Forward: (small x wide) (wide x wide). Weight gradient:
+    // (small x wide)^T (small x wide), contracting over small.
+    return contraction ? MatmulCall(wide, small, wide, WEFT_F32, true)
+                       : MatmulCall(small, wide, wide, WEFT_F32, false);
+  };
+  for (bool contraction : {false, true}) {
+    MatmulCall reference = make(wide, contraction);
+    for (int64_t small : {2, 4, 8, 16, 32, 64, 128, 256}) {
+      MatmulCall call = make(small, contraction);
+      const double flops = 2.0 * static_cast<double>(small) * wide * wide;
+      const double each = budget / (2 * trials + 1);
+      TurnRates r = ratesInTurns(call, flops, reference, wideFlops, each, each,
+                                 2 * trials + 1);
+      SkinnyPoint p;
+      p.d = small;
+      p.contraction = contraction;
+      p.rate = median(r.call);
+      // Measured rate ratio over the table's: the factor the cost model
+      // must apply beyond its table.
+      p.efficiency = r.medianRatio() * planner::efficiencyAt(table, wideFlops) /
+                     planner::efficiencyAt(table, flops);
+      d.skinny.push_back(p);
+    }
+  }
+  // Least squares of log efficiency over a log grid of candidates: the
+  // model's factor never exceeds 1, so measured efficiencies above it
+  // count as 1.
+  double bestError = std::numeric_limits<double>::infinity();
+  for (int i = 0; i <= 240; ++i) {
+    double full = std::pow(2.0, i / 24.0); // 1 .. 1024
+    double error = 0;
+    for (const SkinnyPoint &p : d.skinny) {
+      double diff =
+          std::log(planner::skinnyFactor(static_cast<double>(p.d), full)) -
+          std::log(std::min(1.0, std::max(p.efficiency, 1e-6)));
+      error += diff * diff;
+    }
+    if (error < bestError) {
+      bestError = error;
+      d.gemmFullDim = full;
+    }
+  }
+}
+
+} // namespace
+
+DeviceFigures measureDevice(bool quick) {
+  DeviceFigures d;
+  std::vector<int64_t> sizes =
+      quick ? std::vector<int64_t>{8, 16, 32, 64, 128, 256, 512}
+            : std::vector<int64_t>{8,   12,  16,  24,  32,  48,  64,  96,
+                                   128, 192, 256, 384, 512, 768, 1024};
+  const double fp32Budget = quick ? 0.02 : 0.12;
+  const double bf16Budget = quick ? 0.01 : 0.06;
+  const int trials = quick ? 3 : 5;
+  // Each size is timed in turns with a reference product, trial by trial:
+  // this machine's speed drifts over seconds (a slow spell over one size
+  // once made it look 3x slower than its neighbours), so a size's rate is
+  // its median ratio to the reference times the reference's median rate
+  // over the whole table.
+  const int64_t refN = kGemmReferenceN;
+  const double refFlops = 2.0 * static_cast<double>(refN * refN * refN);
+  MatmulCall refFp32(refN, WEFT_F32), refBf16(refN, WEFT_BF16);
+  std::vector<double> refFp32Rates, refBf16Rates;
+  std::vector<std::pair<double, double>> ratios; // fp32, bf16 per size
+  auto inTurns = [&](auto &call, MatmulCall &ref, double flops, double budget,
+                     std::vector<double> &refRates) {
+    TurnRates r = ratesInTurns(call, flops, ref, refFlops, budget / trials,
+                               budget / (2 * trials), trials);
+    refRates.insert(refRates.end(), r.ref.begin(), r.ref.end());
+    return r.medianRatio();
+  };
+  for (int64_t n : sizes) {
+    GemmPoint p;
+    p.n = n;
+    p.flops = 2.0 * static_cast<double>(n) * static_cast<double>(n) *
+              static_cast<double>(n);
+    MatmulCall fp32(n, WEFT_F32), bf16(n, WEFT_BF16);
+    double r32 = inTurns(fp32, refFp32, p.flops, fp32Budget, refFp32Rates);
+    double r16 = inTurns(bf16, refBf16, p.flops, bf16Budget, refBf16Rates);
+    ratios.emplace_back(r32, r16);
+    d.gemm.push_back(p);
+  }
+  const double ref32 = median(refFp32Rates), ref16 = median(refBf16Rates);
+  for (size_t i = 0; i < d.gemm.size(); ++i) {
+    GemmPoint &p = d.gemm[i];
+    p.fp32Rate = ratios[i].first * ref32;
+    p.bf16Rate = ratios[i].second * ref16;
+    d.peakFp32 = std::max(d.peakFp32, p.fp32Rate);
+    d.peakBf16 = std::max(d.peakBf16, p.bf16Rate);
+  }
+  measureSkinny(d, fp32Budget, trials);
+  {
+    // A weight fetched from beyond the core's caches: the 64-row product
+    // with its B from a pool against the same product with one B, in
+    // turns; the extra time per call is what fetching 1 MiB costs.
+    const int64_t m = 64, w = kSkinnyWide;
+    WeightPoolMatmul cold(m, w, w);
+    MatmulCall warm(m, w, w, WEFT_F32, false);
+    std::vector<double> extra;
+    for (int t = 0; t < 2 * trials + 1; ++t) {
+      const double each = fp32Budget / (2 * trials + 1);
+      extra.push_back(timePerCall(cold, each, 1) - timePerCall(warm, each, 1));
+    }
+    const double penalty = median(extra);
+    d.weightStreamBandwidth =
+        penalty > 0 ? 4.0 * static_cast<double>(w * w) / penalty : 0.0;
+    d.privateCacheBytes = privateCacheBytes();
+  }
+  {
+    // Fused attention, in turns with the reference as the table was.
+    AttentionCalls attention;
+    auto forward = [&] { attention.forward(); };
+    auto backward = [&] { attention.backward(); };
+    const double f = AttentionCalls::kForwardFlops;
+    d.attentionRate =
+        inTurns(forward, refFp32, f, fp32Budget, refFp32Rates) * ref32;
+    d.attentionGradRate =
+        inTurns(backward, refFp32, 2.5 * f, fp32Budget, refFp32Rates) * ref32;
+  }
+
+  unsigned cores = std::thread::hardware_concurrency();
+  d.nodeThreads = cores > 0 ? static_cast<int>(cores) : 1;
+  d.cacheBytes = lastLevelCacheBytes(static_cast<unsigned>(d.nodeThreads));
+  // Memory: arrays of 64 MiB, or twice the cache, in all (each thread its
+  // share), far more than the cache holds.
+  d.streamArrayBytes = std::max<int64_t>(
+      int64_t(64) << 20, static_cast<int64_t>(2 * d.cacheBytes) & ~int64_t(63));
+  const int64_t streamFloats = d.streamArrayBytes / 4;
+  {
+    AddCall add(streamFloats);
+    double t = timePerCall(add, quick ? 0.05 : 0.15, quick ? 3 : 5);
+    d.oneCoreBandwidth = add.traffic() / t;
+    d.oneCoreReadWritten = add.readWritten() / t;
+    CopyCall copy(streamFloats);
+    d.copyBandwidth = 4.0 * static_cast<double>(streamFloats) /
+                      timePerCall(copy, quick ? 0.03 : 0.08, 3);
+  }
+  auto makeAdd = [](int64_t n) { return std::make_unique<AddCall>(n); };
+  auto makeAdamw = [](int64_t n) { return std::make_unique<AdamwCall>(n); };
+  const int streamTrials = quick ? 2 : 7, streamCalls = quick ? 2 : 4;
+  d.memoryBandwidth = streamRate(d.nodeThreads, streamFloats / d.nodeThreads,
+                                 makeAdd, streamTrials, streamCalls);
+  d.adamwBandwidth = streamRate(d.nodeThreads, streamFloats / d.nodeThreads,
+                                makeAdamw, streamTrials, streamCalls);
+  // Cache: every core streams arrays that together fill a quarter of its
+  // share of the cache (a share is what the cost model deems cached).
+  if (d.cacheBytes > 0) {
+    int64_t floats = std::max<int64_t>(
+        1024, static_cast<int64_t>(d.cacheBytes / d.nodeThreads / 4 / 12));
+    d.cacheArrayBytes = 4 * floats;
+    d.cacheBandwidth =
+        streamRate(d.nodeThreads, floats, makeAdd, quick ? 3 : 7, 40) /
+        d.nodeThreads;
+  }
+
+  {
+    AddCall tiny(1);
+    for (int i = 0; i < 1000; ++i)
+      tiny();
+    const int batches = quick ? 50 : 200, calls = 100;
+    std::vector<double> per;
+    for (int b = 0; b < batches; ++b) {
+      double t0 = now();
+      for (int i = 0; i < calls; ++i)
+        tiny();
+      per.push_back((now() - t0) / calls);
+    }
+    d.kernelOverhead = median(per);
+  }
+  return d;
+}
+
+} // namespace weft::calibrate
