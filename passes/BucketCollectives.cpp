@@ -59,7 +59,7 @@ bool contiguousBlocks(RankedTensorType full, int64_t axis) {
 
 /// The bucket `op` may join ("" when it joins none): its kind, mesh axes,
 /// reduction, element type and pipeline stage.
-std::string bucketKey(Operation *op, Kind kind) {
+std::string bucketKey(Operation *op) {
   std::string key;
   llvm::raw_string_ostream os(key);
   auto type = cast<RankedTensorType>(op->getResult(0).getType());
@@ -81,7 +81,6 @@ std::string bucketKey(Operation *op, Kind kind) {
     os << "all_gather/";
     llvm::interleaveComma(gather.getGridAxes(), os);
   }
-  (void)kind;
   os << "/" << type.getElementType();
   // A pipeline stage's collectives run on its ranks only.
   if (auto stage = op->getAttrOfType<IntegerAttr>("weft.stage"))
@@ -149,7 +148,7 @@ struct BucketCollectivesPass
       std::optional<Kind> kind = kindOf(&op);
       if (!kind)
         continue;
-      std::string key = bucketKey(&op, *kind);
+      std::string key = bucketKey(&op);
       if (key.empty())
         continue;
       Bucket &bucket = open[key];
@@ -252,7 +251,7 @@ struct BucketCollectivesPass
           cast<RankedTensorType>(member->getResult(0).getType()).getShape()));
     if (stage)
       for (Operation *op = before ? before->getNextNode()
-                                  : &block(anchor).front();
+                                  : &anchor->getBlock()->front();
            op != anchor; op = op->getNextNode())
         op->setAttr("weft.stage", stage);
     for (auto [member, result] : llvm::zip(members, results)) {
@@ -268,8 +267,6 @@ struct BucketCollectivesPass
             user->isBeforeInBlock(result.getDefiningOp()))
           user->moveBefore(user->getBlock()->getTerminator());
   }
-
-  static Block &block(Operation *op) { return *op->getBlock(); }
 };
 
 } // namespace

@@ -93,3 +93,23 @@ func.func @apart(%x: tensor<4x2xf32>, %b1: tensor<2x2xf32>, %b2: tensor<2x2xf32>
   %w = shard.all_gather %r2 on @mesh grid_axes = [0] gather_axis = 0 : tensor<2x2xf32> -> tensor<4x2xf32>
   return %a1, %a2, %w : tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>
 }
+
+// -----
+
+// A parameter's update reading a gathered value does not hold the bucket
+// back: it moves down, after the packed all_gather.
+// CHECK-LABEL: func.func @updates
+// CHECK: shard.all_gather %{{.*}} on @mesh grid_axes = [0] gather_axis = 0 : tensor<1x6xf32> -> tensor<2x6xf32>
+// CHECK-NOT: shard.all_gather
+// CHECK-DAG: weft.param_update "w1", %{{.*}} : tensor<4x2xf32>
+// CHECK-DAG: weft.param_update "w2", %{{.*}} : tensor<2x2xf32>
+// CHECK: return
+shard.grid @mesh(shape = 2) {weft.mesh_axes = ["dp"]}
+func.func @updates(%u1: tensor<2x2xf32>, %x: tensor<1x2xf32>) {
+  %a1 = shard.all_gather %u1 on @mesh grid_axes = [0] gather_axis = 0 : tensor<2x2xf32> -> tensor<4x2xf32>
+  weft.param_update "w1", %a1 : tensor<4x2xf32>
+  %u2 = weft.neg %x : tensor<1x2xf32>
+  %a2 = shard.all_gather %u2 on @mesh grid_axes = [0] gather_axis = 0 : tensor<1x2xf32> -> tensor<2x2xf32>
+  weft.param_update "w2", %a2 : tensor<2x2xf32>
+  return
+}
