@@ -11,6 +11,11 @@
 // Placing the group at its last member keeps every operand defined before
 // it: each member's operands precede that member, and another group's
 // results precede every outside reader of them by the rule above.
+// An op that fails only the third rule, a few ops below the group's last
+// member and reading nothing defined after it, joins as if it stood right
+// after that member (it is hoisted): the bf16 cast of a gradient that a
+// bias gradient's reduction reads first, say. The group then stays where
+// it was.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
@@ -36,6 +41,9 @@ namespace {
 
 struct Group {
   SmallVector<Operation *> members;
+  /// The member the group is built at: the last one that joined where it
+  /// stands (hoisted members join above their place).
+  Operation *anchor = nullptr;
   ArrayRef<int64_t> shape;
   /// The members' place in the step (their discardable attributes, less
   /// weft.stage under ignore-stage).
@@ -76,12 +84,15 @@ public:
       if (!isFusible(&op))
         continue;
       Group *group = nullptr;
+      Join join = Join::No;
       for (Value operand : op.getOperands())
         if (Operation *def = operand.getDefiningOp())
-          if (Group *candidate = groupOf.lookup(def);
-              candidate && canJoin(*candidate, &op)) {
-            group = candidate;
-            break;
+          if (Group *candidate = groupOf.lookup(def)) {
+            join = canJoin(*candidate, &op);
+            if (join != Join::No) {
+              group = candidate;
+              break;
+            }
           }
       if (!group) {
         groups.push_back(std::make_unique<Group>());
@@ -91,6 +102,8 @@ public:
         group->attrs = place(&op);
       }
       group->members.push_back(&op);
+      if (join != Join::Hoisted)
+        group->anchor = &op;
       groupOf[&op] = group;
     }
     for (auto &group : groups)
@@ -107,27 +120,60 @@ private:
 
   DictionaryAttr place(Operation *op) { return placeOf(op, ignoreStage); }
 
-  bool canJoin(Group &group, Operation *op) {
+  enum class Join { No, Here, Hoisted };
+
+  /// Whether `op` may join `group`, where it stands or hoisted to just
+  /// after the group's anchor.
+  Join canJoin(Group &group, Operation *op) {
     if (cast<RankedTensorType>(op->getResult(0).getType()).getShape() !=
             group.shape ||
         place(op) != group.attrs)
-      return false;
+      return Join::No;
+    SmallVector<Operation *> trial(group.members);
+    trial.push_back(op);
+    Counts counts = count(trial);
+    if (counts.operands > WEFT_FUSED_MAX_OPERANDS ||
+        counts.results > WEFT_FUSED_MAX_RESULTS ||
+        counts.registers > WEFT_FUSED_MAX_REGISTERS)
+      return Join::No;
     int64_t at = position.lookup(op);
+    bool readBefore = false;
     for (Operation *member : group.members)
       for (Operation *user : member->getUsers()) {
         Operation *reader = inBlock(user);
         if (reader == op || groupOf.lookup(reader) == &group)
           continue;
-        if (!reader || position.lookup(reader) < at)
-          return false;
+        if (!reader)
+          return Join::No;
+        readBefore |= position.lookup(reader) < at;
       }
-    SmallVector<Operation *> trial(group.members);
-    trial.push_back(op);
-    Counts counts = count(trial);
-    return counts.operands <= WEFT_FUSED_MAX_OPERANDS &&
-           counts.results <= WEFT_FUSED_MAX_RESULTS &&
-           counts.registers <= WEFT_FUSED_MAX_REGISTERS;
+    if (!readBefore)
+      return Join::Here;
+    // Every outside reader follows the anchor (the rule held for each
+    // member), so right after it the op is read late enough; it may move
+    // there when what it reads from outside the group is defined above.
+    int64_t anchorAt = position.lookup(group.anchor);
+    if (at - anchorAt > kMaxHoist)
+      return Join::No;
+    // (Not a value of another group, which is built at its own anchor.)
+    for (Value operand : op->getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      if (!def)
+        continue;
+      Group *from = groupOf.lookup(def);
+      if (from == &group)
+        continue;
+      Operation *outer = inBlock(def);
+      if (from || (outer && position.lookup(outer) > anchorAt))
+        return Join::No;
+    }
+    return Join::Hoisted;
   }
+
+  /// How far below the anchor (in ops) a member may be hoisted from: far
+  /// enough for a reduction and a reshape in between, near enough not to
+  /// compute a value long before its use.
+  static constexpr int64_t kMaxHoist = 8;
 
   struct Counts {
     int64_t operands = 0, results = 0, registers = 0;
@@ -177,7 +223,7 @@ private:
     boundary(group.members, operands, constants, results);
     if (results.empty() || operands.empty())
       return;
-    Operation *last = group.members.back();
+    Operation *last = group.anchor;
     OpBuilder b(last);
     SmallVector<Type> resultTypes;
     for (Value v : results)
@@ -285,6 +331,99 @@ void sinkNarrowingCasts(Block &block, bool ignoreStage) {
   }
 }
 
+bool isWidening(CastOp cast) {
+  Type from = cast.getInput().getType().getElementType();
+  Type to = cast.getType().getElementType();
+  return (from.isBF16() || from.isF16()) && to.isF32();
+}
+
+/// Casts to f32 from bf16 or f16 move below the transposes, reshapes and
+/// slices that are their only reader, and below a concat all of whose
+/// inputs are such casts from one type: the data moves at half the bytes
+/// and the cast may join the group that reads it. A narrowing back to the
+/// narrow type then cancels, and a transpose of a transpose (the key's
+/// head split and the fused attention's layout, say) becomes one. All of
+/// it is exact. Mixed precision's gradients are the usual case: a
+/// gradient of bf16 data widens to f32 before its head merge and concat.
+void sinkWideningCasts(Block &block) {
+  SmallVector<CastOp> work;
+  for (Operation &op : block)
+    if (auto cast = dyn_cast<CastOp>(op); cast && isWidening(cast))
+      work.push_back(cast);
+  while (!work.empty()) {
+    CastOp cast = work.pop_back_val();
+    if (!cast->hasOneUse())
+      continue;
+    Operation *mover = *cast->getUsers().begin();
+    if (mover->getBlock() != &block)
+      continue;
+    Type narrow = cast.getInput().getType().getElementType();
+    SmallVector<Value> narrowInputs;
+    if (isa<TransposeOp, ReshapeOp, SliceOp>(mover)) {
+      narrowInputs.push_back(cast.getInput());
+    } else if (auto concat = dyn_cast<ConcatOp>(mover)) {
+      for (Value input : concat.getInputs()) {
+        auto widening = input.getDefiningOp<CastOp>();
+        if (!widening || !isWidening(widening) || !widening->hasOneUse() ||
+            widening.getInput().getType().getElementType() != narrow)
+          break;
+        narrowInputs.push_back(widening.getInput());
+      }
+      if (narrowInputs.size() != concat.getInputs().size())
+        continue;
+    } else {
+      continue;
+    }
+    OpBuilder b(mover);
+    Operation *moved = b.clone(*mover);
+    moved->setOperands(narrowInputs);
+    auto wideType = llvm::cast<RankedTensorType>(mover->getResult(0).getType());
+    moved->getResult(0).setType(wideType.clone(narrow));
+    auto widened =
+        CastOp::create(b, cast.getLoc(), wideType, moved->getResult(0));
+    widened->setDiscardableAttrs(mover->getDiscardableAttrDictionary());
+    mover->getResult(0).replaceAllUsesWith(widened.getResult());
+    // The casts it read are left unread (and erased below): some may still
+    // be on the work list.
+    mover->erase();
+    work.push_back(widened);
+  }
+  for (Operation &op : llvm::make_early_inc_range(block))
+    if (isa<CastOp>(op) && op.use_empty())
+      op.erase();
+  // A narrowing of a widening from the same type is the value itself.
+  for (Operation &op : llvm::make_early_inc_range(block)) {
+    auto cast = dyn_cast<CastOp>(op);
+    auto widening = cast ? cast.getInput().getDefiningOp<CastOp>() : CastOp();
+    if (!widening || !isNarrowing(cast) || !isWidening(widening) ||
+        widening.getInput().getType() != cast.getType())
+      continue;
+    cast.getResult().replaceAllUsesWith(widening.getInput());
+    cast.erase();
+    if (widening->use_empty())
+      widening.erase();
+  }
+  // transpose(transpose(x)): TransposeOp's folder composes them in place.
+  for (Operation &op : llvm::make_early_inc_range(block)) {
+    auto transpose = dyn_cast<TransposeOp>(op);
+    auto inner =
+        transpose ? transpose.getInput().getDefiningOp<TransposeOp>() : nullptr;
+    if (!inner)
+      continue;
+    // Folded in place (no results), or to the source (an identity).
+    SmallVector<OpFoldResult> folded;
+    if (failed(transpose->fold(folded)))
+      continue;
+    if (folded.size() == 1)
+      if (auto value = dyn_cast<Value>(folded.front())) {
+        transpose.getResult().replaceAllUsesWith(value);
+        transpose.erase();
+      }
+    if (inner->use_empty())
+      inner.erase();
+  }
+}
+
 /// A bf16 or f16 product only widened to f32, by casts that no fusible op
 /// reads, becomes one product with an f32 result: the kernels accumulate in
 /// f32 anyway, and one pass over memory goes away (a fused group reading
@@ -326,6 +465,7 @@ struct FuseElementwisePass
     for (Block *block : blocks) {
       sinkNarrowingCasts(*block, ignoreStage);
       foldWideningCasts(*block);
+      sinkWideningCasts(*block);
       Fuser(*block, ignoreStage).run();
     }
   }

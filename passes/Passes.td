@@ -395,9 +395,18 @@ def FuseElementwise : Pass<"weft-fuse-elementwise", "mlir::ModuleOp"> {
     slices they follow (so they can join the group that made the data, and
     the data moves at half the bytes), a narrowing of a widening from the
     same type cancels, and casts of one value to one type merge; all exact.
+    An op that could join a group but for an outside reader of the group
+    that precedes it joins as if it stood right after the group's last
+    member (the group stays there) when it is at most 8 ops below it and
+    reads nothing from outside the group that is defined after that member
+    or by another group.
     Then a bf16 or f16 weft.matmul whose only reader is a cast to f32
     that no fusible op reads becomes a matmul with an f32 result (the
     kernels accumulate in f32; the result is then not rounded to bf16).
+    Casts to f32 move below the transposes, reshapes and slices that are
+    their only reader, and below a concat of such casts from one type (the
+    data moves at half the bytes); a narrowing of a widening from the same
+    type cancels, and a transpose of a transpose becomes one; all exact.
     weftc runs it for --target cuda (and with --fuse elementwise).
     With ignore-stage, ops of different weft.stage may share a group (the
     planner's profile, where every forward op is its own unit, fuses as a
@@ -406,6 +415,34 @@ def FuseElementwise : Pass<"weft-fuse-elementwise", "mlir::ModuleOp"> {
   let options = [
     Option<"ignoreStage", "ignore-stage", "bool", "false",
            "Group ops whatever their weft.stage (the planner's profile)">,
+  ];
+}
+
+def RecomputeElementwise : Pass<"weft-recompute-elementwise",
+                                "mlir::ModuleOp"> {
+  let summary = "Fused ops recompute the elementwise values they read";
+  let description = [{
+    Runs after weft-fuse-elementwise. When a weft.fused reads a value that
+    another weft.fused of the same iteration shape and the same place in
+    the step (stage, microbatch, chunk) yields, the producer's body ops
+    that compute it (at most `max-ops` of them, splat constants aside) are
+    cloned into the reader, which then reads the producer's operands
+    instead. That is done when fewer bytes move: the reader's new operands
+    against the value, less the value's write when the reader was its last
+    reader, less the producer's reads when it has nothing left to compute
+    (as many bytes but one launch fewer also counts). The producer drops
+    the results nobody reads and is erased when none is left. GELU's
+    gradient, for one, then reads the bf16 product and the bias instead of
+    three f32 values that its forward group kept. The recomputed values
+    are bitwise the stored ones. Under ignore-stage (the planner's profile)
+    weft.stage is not compared. weftc runs it wherever it fuses, unless
+    --fuse-recompute off.
+  }];
+  let options = [
+    Option<"ignoreStage", "ignore-stage", "bool", "false",
+           "Recompute across weft.stage (the planner's profile)">,
+    Option<"maxOps", "max-ops", "int64_t", "24",
+           "At most this many ops recompute one value">,
   ];
 }
 

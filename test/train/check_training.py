@@ -225,6 +225,18 @@ def main():
         print(f"fused against unfused: {'bitwise equal' if got == unfused else 'differ'}"
               f" (max relative {max(abs(a - b) / max(abs(b), 1e-12) for a, b in zip(got, unfused)):.1e};"
               f" {'ok' if fused_ok else 'FAILED'})")
+        # weft-recompute-elementwise recomputes kept values with the same
+        # ops in the same kernels: bitwise equal in every dtype.
+        kept = os.path.join(work, "bundle-no-recompute")
+        run(["weftc", "compile", onnx_path, "-o", kept, "--train", *flags,
+             "--fuse", "elementwise", "--fuse-recompute", "off"])
+        os.makedirs(os.path.join(work, "no-recompute"), exist_ok=True)
+        stored = train_weft(kept, data_args, os.path.join(work, "no-recompute"),
+                            STEPS)
+        same = got == stored
+        fused_ok = fused_ok and same
+        print(f"recomputed against kept: {'bitwise equal' if same else 'differ'}"
+              f" ({'ok' if same else 'FAILED'})")
     def worst_error(a, b):
         return max(abs(x - y) / max(abs(y), 1e-12) for x, y in zip(a, b))
 

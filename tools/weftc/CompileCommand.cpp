@@ -195,6 +195,13 @@ void weft::addRankStepPasses(mlir::PassManager &pm, const CompileOptions &opts,
     FuseElementwiseOptions fuse;
     fuse.ignoreStage = profile;
     pm.addPass(createFuseElementwise(fuse));
+    // A gradient group recomputes what a forward group kept for it when
+    // that moves fewer bytes (GELU's f32 intermediates, say).
+    if (opts.fuseRecompute != "off") {
+      RecomputeElementwiseOptions recompute;
+      recompute.ignoreStage = profile;
+      pm.addPass(createRecomputeElementwise(recompute));
+    }
   }
 }
 

@@ -28,7 +28,7 @@ const char *const weft::kCompileUsage =
     "[--clip-grad-norm F]\n"
     "          [--dtype fp32|bf16] [--bucket-mb MB] [--sequence-parallel]\n"
     "          [--fuse elementwise|none] [--align-products on|off]\n"
-    "          [--fuse-attention on|off]\n"
+    "          [--fuse-attention on|off] [--fuse-recompute on|off]\n"
     "          [--input-shape NAME=D0xD1x...]... [--mlir-print-ir-after-all] "
     "...\n"
     "debugging aid: --emit-gradients [--freeze GLOB]... compiles the "
@@ -185,6 +185,7 @@ bool weft::parseCompileOptions(int argc, char **argv, CompileOptions &opts,
       {"--fuse", oneOf(opts.fuse, {"elementwise", "none"})},
       {"--align-products", oneOf(opts.alignProducts, {"on", "off"})},
       {"--fuse-attention", oneOf(opts.fuseAttention, {"on", "off"})},
+      {"--fuse-recompute", oneOf(opts.fuseRecompute, {"on", "off"})},
       {"--bucket-mb",
        [&](const std::string &v) {
          double mb;

@@ -66,6 +66,9 @@ struct CompileOptions {
   /// as one weft.attention), "off" does not; empty picks by target (cuda
   /// fuses, cpu does not).
   std::string fuseAttention;
+  /// --fuse-recompute: "off" keeps weft-recompute-elementwise from running
+  /// after the fusion (default: it runs wherever weftc fuses).
+  std::string fuseRecompute;
   /// Gradient all_reduce buckets, in MiB (weft-bucket-collectives).
   double bucketMb = 25.0;
   /// Activations split along the sequence over the tensor-parallel ranks.
