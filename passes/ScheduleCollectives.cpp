@@ -6,7 +6,10 @@
 // pass. Moving each all_reduce / reduce_scatter right after the op that
 // completes its operand frees that buffer (ZeRO-2: only the reduce-
 // scattered shard outlives it) and lets a communication start while the
-// rest of the backward pass still runs.
+// rest of the backward pass still runs. A scalar reduced only for the
+// step's outputs (the loss averaged over the data-parallel ranks) stays
+// where it is: there is no buffer to free, and started early it would be
+// polled after every kernel of the backward pass for nothing.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
@@ -32,6 +35,12 @@ struct ScheduleCollectivesPass
       });
       for (Operation *op : reductions) {
         Value input = op->getOperand(0);
+        auto type = dyn_cast<RankedTensorType>(input.getType());
+        if (type && type.getRank() == 0 &&
+            llvm::all_of(op->getUsers(), [](Operation *user) {
+              return user->hasTrait<OpTrait::IsTerminator>();
+            }))
+          continue;
         if (Operation *def = input.getDefiningOp()) {
           if (def->getBlock() == op->getBlock())
             op->moveAfter(def);

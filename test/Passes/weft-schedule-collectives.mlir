@@ -1,4 +1,4 @@
-// RUN: weft-opt %s -weft-schedule-collectives | FileCheck %s
+// RUN: weft-opt %s -split-input-file -weft-schedule-collectives | FileCheck %s
 
 // Each reduction moves up to right after the op that completes its operand;
 // gathers stay where they are (just before their use).
@@ -21,4 +21,28 @@ func.func @main(%a: tensor<4x4xf32>, %w: tensor<2x4xf32>) -> (tensor<4x4xf32>, t
   %6 = weft.add %4, %3 : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
   %7 = weft.add %6, %2 : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
   return %7, %5 : tensor<4x4xf32>, tensor<2x4xf32>
+}
+
+// -----
+
+// A scalar reduced only for the outputs (the loss over the data-parallel
+// ranks) stays at the end; a scalar that the step reads moves up.
+// CHECK-LABEL: func.func @loss
+// CHECK: %[[L:.*]] = weft.reshape
+// CHECK-NEXT: %[[N:.*]] = shard.all_reduce %[[L]]
+// CHECK: weft.tanh
+// CHECK-NEXT: weft.exp
+// CHECK-NEXT: weft.mul
+// CHECK-NEXT: %[[R:.*]] = shard.all_reduce %[[L]]
+// CHECK-NEXT: return %[[R]], %{{.*}}
+shard.grid @mesh(shape = 2x1) {weft.mesh_axes = ["dp", "tp"]}
+func.func @loss(%a: tensor<4x4xf32>) -> (tensor<f32>, tensor<4x4xf32>) {
+  %s = weft.reduce_sum %a {axes = array<i64: 0, 1>} : (tensor<4x4xf32>) -> tensor<1x1xf32>
+  %l = weft.reshape %s : tensor<1x1xf32> to tensor<f32>
+  %1 = weft.tanh %a : tensor<4x4xf32>
+  %2 = weft.exp %1 : tensor<4x4xf32>
+  %n = shard.all_reduce %l on @mesh grid_axes = [0] : tensor<f32> -> tensor<f32>
+  %3 = weft.mul %2, %n : (tensor<4x4xf32>, tensor<f32>) -> tensor<4x4xf32>
+  %r = shard.all_reduce %l on @mesh grid_axes = [0] : tensor<f32> -> tensor<f32>
+  return %r, %3 : tensor<f32>, tensor<4x4xf32>
 }
