@@ -273,16 +273,28 @@ bool isNarrowing(CastOp cast) {
   return from.isF32() && (to.isBF16() || to.isF16());
 }
 
+bool isWidening(CastOp cast) {
+  Type from = cast.getInput().getType().getElementType();
+  Type to = cast.getType().getElementType();
+  return (from.isBF16() || from.isF16()) && to.isF32();
+}
+
+/// The casts of `block` that `keep` accepts, in block order.
+SmallVector<CastOp> castsIn(Block &block, bool (*keep)(CastOp)) {
+  SmallVector<CastOp> casts;
+  for (Operation &op : block)
+    if (auto cast = dyn_cast<CastOp>(op); cast && keep(cast))
+      casts.push_back(cast);
+  return casts;
+}
+
 /// Casts to bf16 or f16 move above the data movement (transpose, reshape,
 /// slice) they follow, so they can join the elementwise group that made the
 /// data and the data moves at half the bytes; a narrowing of a widening
 /// from the same type cancels; casts of one value to one type are merged.
 /// All of it is exact: a cast commutes with moving elements.
 void sinkNarrowingCasts(Block &block, bool ignoreStage) {
-  SmallVector<CastOp> work;
-  for (Operation &op : block)
-    if (auto cast = dyn_cast<CastOp>(op); cast && isNarrowing(cast))
-      work.push_back(cast);
+  SmallVector<CastOp> work = castsIn(block, isNarrowing);
   while (!work.empty()) {
     CastOp cast = work.pop_back_val();
     Operation *mover = cast.getInput().getDefiningOp();
@@ -331,12 +343,6 @@ void sinkNarrowingCasts(Block &block, bool ignoreStage) {
   }
 }
 
-bool isWidening(CastOp cast) {
-  Type from = cast.getInput().getType().getElementType();
-  Type to = cast.getType().getElementType();
-  return (from.isBF16() || from.isF16()) && to.isF32();
-}
-
 /// Casts to f32 from bf16 or f16 move below the transposes, reshapes and
 /// slices that are their only reader, and below a concat all of whose
 /// inputs are such casts from one type: the data moves at half the bytes
@@ -346,10 +352,7 @@ bool isWidening(CastOp cast) {
 /// it is exact. Mixed precision's gradients are the usual case: a
 /// gradient of bf16 data widens to f32 before its head merge and concat.
 void sinkWideningCasts(Block &block) {
-  SmallVector<CastOp> work;
-  for (Operation &op : block)
-    if (auto cast = dyn_cast<CastOp>(op); cast && isWidening(cast))
-      work.push_back(cast);
+  SmallVector<CastOp> work = castsIn(block, isWidening);
   while (!work.empty()) {
     CastOp cast = work.pop_back_val();
     if (!cast->hasOneUse())
