@@ -111,11 +111,16 @@ void pruneFused(FusedOp op) {
     op->erase();
     op = pruned;
   }
+  // Last op first, so an op's readers go before it. (A reverse iterator
+  // refers to the op after the one it names: erasing while iterating one
+  // would invalidate it, so the ops are listed first.)
   Block &block = op.getBody().front();
-  for (Operation &inner :
-       llvm::make_early_inc_range(llvm::reverse(block.without_terminator())))
-    if (inner.use_empty())
-      inner.erase();
+  SmallVector<Operation *> inner;
+  for (Operation &o : block.without_terminator())
+    inner.push_back(&o);
+  for (Operation *o : llvm::reverse(inner))
+    if (o->use_empty())
+      o->erase();
   for (int64_t i = block.getNumArguments() - 1; i >= 0; --i)
     if (block.getArgument(i).use_empty()) {
       block.eraseArgument(i);

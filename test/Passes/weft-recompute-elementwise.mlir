@@ -164,3 +164,35 @@ func.func @boundaries(%p: tensor<4x8xbf16>, %v: tensor<8xbf16>, %h: tensor<4x8xf
   }
   return %f#1, %x, %y : tensor<4x8xbf16>, tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// The producer keeps a result another op reads; the ops only the
+// recomputed value needed leave its body (last first).
+// CHECK-LABEL: func.func @prune_body
+// CHECK: %[[P:.*]] = weft.fused %{{.*}} : (tensor<4x8xbf16>) -> tensor<4x8xf32> {
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: weft.cast
+// CHECK-NEXT: weft.exp
+// CHECK-NEXT: weft.yield
+// CHECK: weft.fused %{{.*}}, %{{.*}} : (tensor<4x8xf32>, tensor<4x8xbf16>) -> tensor<4x8xf32>
+// CHECK: weft.tanh
+// CHECK-NEXT: weft.sqrt
+// CHECK-NEXT: weft.mul
+// CHECK: return %[[P]]
+func.func @prune_body(%p: tensor<4x8xbf16>, %g: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %f:2 = weft.fused %p : (tensor<4x8xbf16>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  ^bb0(%a: tensor<4x8xbf16>):
+    %0 = weft.cast %a : tensor<4x8xbf16> to tensor<4x8xf32>
+    %1 = weft.exp %0 : tensor<4x8xf32>
+    %2 = weft.tanh %0 : tensor<4x8xf32>
+    %3 = weft.sqrt %2 : tensor<4x8xf32>
+    weft.yield %1, %3 : tensor<4x8xf32>, tensor<4x8xf32>
+  }
+  %d = weft.fused %g, %f#1 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>):
+    %0 = weft.mul %x, %y : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+    weft.yield %0 : tensor<4x8xf32>
+  }
+  return %f#0, %d : tensor<4x8xf32>, tensor<4x8xf32>
+}
