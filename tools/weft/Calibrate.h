@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -118,6 +119,9 @@ constexpr int64_t kGemmReferenceN = 128;
 constexpr int64_t kSkinnyWide = 512;
 /// The weights a cold product draws its B from, in all.
 constexpr int64_t kWeightPoolBytes = int64_t(64) << 20;
+/// Elements per tensor of the kernels rated for kernel_bandwidth: 256 KiB
+/// of f32, a transformer block's activations on a CPU rank.
+constexpr int64_t kKernelElems = 64 * 1024;
 
 /// An f32 product with one small dimension d (the rest kSkinnyWide):
 /// forward-shaped (d rows) or weight-gradient-shaped (contraction over d).
@@ -157,6 +161,9 @@ struct DeviceFigures {
   /// Fused attention's forward and backward FLOP/s on one core.
   double attentionRate = 0, attentionGradRate = 0;
   double copyBandwidth = 0; ///< one rank's weft_k_copy (the N = 1 links)
+  /// Stream::traffic() per second of the node (every thread at once) for
+  /// the runtime kernels rated on cache-sized tensors, by kernel name.
+  std::map<std::string, double> kernelBandwidth;
 };
 
 struct Report {

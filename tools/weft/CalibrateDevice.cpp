@@ -21,7 +21,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <limits>
+#include <map>
 #include <memory>
 #include <pthread.h>
 #include <sched.h>
@@ -164,6 +166,173 @@ private:
   std::vector<int64_t> desc_;
   void *bufs_[2];
 };
+
+/// One call of a runtime kernel on tensors of its own (operands, then
+/// results, as KernelABI.h lists them) with `attrs`: the element-wise,
+/// data-movement, normalization and loss kernels whose own rate, not the
+/// memory's, bounds them on cache-sized data.
+class KernelStream final : public Stream {
+public:
+  struct Tensor {
+    std::vector<int64_t> dims;
+    int64_t dtype = WEFT_F32;
+    bool result = false;
+    /// i64 tensors (labels) hold values in [0, bound).
+    int64_t bound = 1;
+  };
+  using Fn = void (*)(void *const *, const int64_t *);
+
+  KernelStream(Fn fn, std::vector<Tensor> tensors, std::vector<int64_t> attrs)
+      : fn_(fn) {
+    desc_.push_back(static_cast<int64_t>(tensors.size()));
+    for (const Tensor &t : tensors) {
+      int64_t n = 1;
+      for (int64_t d : t.dims)
+        n *= d;
+      const int64_t size = t.dtype == WEFT_I64   ? 8
+                           : t.dtype == WEFT_F32 ? 4
+                                                 : 2;
+      storage_.emplace_back(static_cast<size_t>(std::max<int64_t>(1, n)) *
+                            static_cast<size_t>(size));
+      std::vector<uint8_t> &bytes = storage_.back();
+      if (t.dtype == WEFT_F32) {
+        // Values of a few units, varied: softmax and losses stay finite.
+        auto *f = reinterpret_cast<float *>(bytes.data());
+        for (int64_t i = 0; i < n; ++i)
+          f[i] = 0.03125f * static_cast<float>(i % 67) - 1.0f;
+      } else if (t.dtype == WEFT_I64) {
+        auto *v = reinterpret_cast<int64_t *>(bytes.data());
+        for (int64_t i = 0; i < n; ++i)
+          v[i] = (i * 7) % t.bound;
+      }
+      bufs_.push_back(bytes.data());
+      desc_.push_back(t.dtype);
+      desc_.push_back(static_cast<int64_t>(t.dims.size()));
+      desc_.insert(desc_.end(), t.dims.begin(), t.dims.end());
+      // Operands and results, plus the results again (write-allocate).
+      traffic_ += static_cast<double>(n * size) * (t.result ? 2.0 : 1.0);
+    }
+    desc_.push_back(static_cast<int64_t>(attrs.size()));
+    desc_.insert(desc_.end(), attrs.begin(), attrs.end());
+  }
+  void operator()() override { fn_(bufs_.data(), desc_.data()); }
+  double traffic() const override { return traffic_; }
+
+private:
+  Fn fn_;
+  std::vector<std::vector<uint8_t>> storage_;
+  std::vector<void *> bufs_;
+  std::vector<int64_t> desc_;
+  double traffic_ = 0;
+};
+
+/// The kernels `weft calibrate` rates, each as a maker of one call on
+/// about `n` f32 elements per tensor, in shapes a transformer's step has
+/// (rows of 128 for the normalizations, 32 for attention's softmax, 256
+/// classes for the loss).
+struct RatedKernel {
+  const char *name;
+  std::function<std::unique_ptr<Stream>(int64_t)> make;
+};
+
+std::vector<RatedKernel> ratedKernels() {
+  using T = KernelStream::Tensor;
+  auto stream = [](KernelStream::Fn fn, std::vector<T> tensors,
+                   std::vector<int64_t> attrs) -> std::unique_ptr<Stream> {
+    return std::make_unique<KernelStream>(fn, std::move(tensors),
+                                          std::move(attrs));
+  };
+  auto rowsOf = [](int64_t n, int64_t inner) {
+    return std::max<int64_t>(1, n / inner);
+  };
+  std::vector<RatedKernel> k;
+  // Same shapes, a row broadcast (a bias) and a scalar (a scale).
+  k.push_back({"binary", [=](int64_t n) {
+                 return stream(weft_k_binary,
+                               {{{n}}, {{n}}, {{n}, WEFT_F32, true}},
+                               {WEFT_BINARY_ADD});
+               }});
+  k.push_back({"binary", [=](int64_t n) {
+                 int64_t r = rowsOf(n, 128);
+                 return stream(
+                     weft_k_binary,
+                     {{{r, 128}}, {{128}}, {{r, 128}, WEFT_F32, true}},
+                     {WEFT_BINARY_ADD});
+               }});
+  k.push_back({"binary", [=](int64_t n) {
+                 return stream(weft_k_binary,
+                               {{{n}}, {{}}, {{n}, WEFT_F32, true}},
+                               {WEFT_BINARY_MUL});
+               }});
+  for (int64_t op : {int64_t(WEFT_UNARY_TANH), int64_t(WEFT_UNARY_ERF)})
+    k.push_back(
+        {"unary", [=](int64_t n) {
+           return stream(weft_k_unary, {{{n}}, {{n}, WEFT_F32, true}}, {op});
+         }});
+  k.push_back(
+      {"cast", [=](int64_t n) {
+         return stream(weft_k_cast, {{{n}}, {{n}, WEFT_BF16, true}}, {});
+       }});
+  k.push_back({"transpose", [=](int64_t n) {
+                 int64_t r = rowsOf(n, 128);
+                 return stream(weft_k_transpose,
+                               {{{r, 128}}, {{128, r}, WEFT_F32, true}},
+                               {1, 0});
+               }});
+  k.push_back({"reduce", [=](int64_t n) {
+                 int64_t r = rowsOf(n, 128);
+                 return stream(weft_k_reduce,
+                               {{{r, 128}}, {{1, 128}, WEFT_F32, true}},
+                               {WEFT_REDUCE_SUM, 1, 0});
+               }});
+  k.push_back({"layer_norm", [=](int64_t n) {
+                 int64_t r = rowsOf(n, 128);
+                 return stream(
+                     weft_k_layer_norm,
+                     {{{r, 128}}, {{128}}, {{128}}, {{r, 128}, WEFT_F32, true}},
+                     {1, weftDoubleToAttr(1e-5), 1});
+               }});
+  k.push_back({"layer_norm_grad", [=](int64_t n) {
+                 int64_t r = rowsOf(n, 128);
+                 return stream(weft_k_layer_norm_grad,
+                               {{{r, 128}},
+                                {{128}},
+                                {{r, 128}},
+                                {{r, 128}, WEFT_F32, true},
+                                {{128}, WEFT_F32, true},
+                                {{128}, WEFT_F32, true}},
+                               {1, weftDoubleToAttr(1e-5)});
+               }});
+  k.push_back({"softmax", [=](int64_t n) {
+                 int64_t r = rowsOf(n, 32);
+                 return stream(weft_k_softmax,
+                               {{{r, 32}}, {{r, 32}, WEFT_F32, true}}, {1, 0});
+               }});
+  k.push_back({"softmax_grad", [=](int64_t n) {
+                 int64_t r = rowsOf(n, 32);
+                 return stream(
+                     weft_k_softmax_grad,
+                     {{{r, 32}}, {{r, 32}}, {{r, 32}, WEFT_F32, true}}, {1, 0});
+               }});
+  k.push_back({"softmax_xent", [=](int64_t n) {
+                 int64_t r = rowsOf(n, 256);
+                 return stream(weft_k_softmax_xent,
+                               {{{r, 256}},
+                                {{r}, WEFT_I64, false, 256},
+                                {{}, WEFT_F32, true}},
+                               {WEFT_LOSS_MEAN, 0, 0, 0, 0});
+               }});
+  k.push_back({"softmax_xent_grad", [=](int64_t n) {
+                 int64_t r = rowsOf(n, 256);
+                 return stream(weft_k_softmax_xent_grad,
+                               {{{r, 256}},
+                                {{r}, WEFT_I64, false, 256},
+                                {{}},
+                                {{r, 256}, WEFT_F32, true}},
+                               {WEFT_LOSS_MEAN, 0, 0, 0});
+               }});
+  return k;
+}
 
 /// weft_k_matmul of (m x k) (k x n) f32 operands whose B is, call by
 /// call, the next of a pool of kWeightPoolBytes of weights: each product
@@ -553,6 +722,24 @@ DeviceFigures measureDevice(bool quick) {
                                  makeAdd, streamTrials, streamCalls);
   d.adamwBandwidth = streamRate(d.nodeThreads, streamFloats / d.nodeThreads,
                                 makeAdamw, streamTrials, streamCalls);
+  // The other kernels' own rates, every thread at once on tensors of
+  // kKernelElems elements each (cache-sized, as a rank's activations
+  // mostly are; the cost model caps them by the memory's bandwidth for
+  // data beyond the cache). Kernels listed twice (unary: tanh and erf)
+  // take the mean time.
+  {
+    std::map<std::string, std::vector<double>> rates;
+    for (const RatedKernel &kernel : ratedKernels())
+      rates[kernel.name].push_back(streamRate(d.nodeThreads, kKernelElems,
+                                              kernel.make, quick ? 3 : 5,
+                                              quick ? 8 : 20));
+    for (const auto &[name, list] : rates) {
+      double seconds = 0;
+      for (double rate : list)
+        seconds += 1.0 / rate;
+      d.kernelBandwidth[name] = static_cast<double>(list.size()) / seconds;
+    }
+  }
   // Cache: every core streams arrays that together fill a quarter of its
   // share of the cache (a share is what the cost model deems cached).
   if (d.cacheBytes > 0) {

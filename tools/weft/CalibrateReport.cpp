@@ -98,8 +98,10 @@ std::string clusterJson(const Report &r) {
   if (d.cacheBandwidth > 0)
     j += "    \"cache_bytes\": " + whole(d.cacheBytes) +
          ",\n    \"cache_bandwidth\": " + num(d.cacheBandwidth) + ",\n";
-  j +=
-      "    \"kernel_bandwidth\": {\"adamw\": " + num(d.adamwBandwidth) + "},\n";
+  j += "    \"kernel_bandwidth\": {\"adamw\": " + num(d.adamwBandwidth);
+  for (const auto &[name, rate] : d.kernelBandwidth)
+    j += ", \"" + name + "\": " + num(rate);
+  j += "},\n";
   if (d.attentionRate > 0 && d.attentionGradRate > 0)
     j += "    \"kernel_efficiency\": {\"attention\": " +
          num(std::min(1.0, d.attentionRate / d.peakFp32)) +
@@ -263,6 +265,16 @@ void printTable(const Report &r, const std::string &output) {
                 d.cacheBytes / (1 << 20));
   std::printf("  weft_k_adamw, node        %8.2f GB/s\n",
               d.adamwBandwidth / 1e9);
+  if (!d.kernelBandwidth.empty()) {
+    std::printf("kernels on %.0f KiB f32 tensors, node (GB/s as the cost "
+                "model counts traffic):\n ",
+                static_cast<double>(kKernelElems) * 4 / 1024);
+    int column = 0;
+    for (const auto &[name, rate] : d.kernelBandwidth)
+      std::printf(" %s %.2f%s", name.c_str(), rate / 1e9,
+                  ++column % 4 == 0 ? "\n " : "");
+    std::printf("\n");
+  }
   std::printf("fused attention, f32 [2, 4, 256, 64] causal: forward %.2f, "
               "backward %.2f GFLOP/s (%.2f and %.2f of peak)\n",
               d.attentionRate / 1e9, d.attentionGradRate / 1e9,

@@ -72,7 +72,13 @@ def main():
     for key in ("cache_bytes", "cache_bandwidth"):
         if key in d:
             positive(d[key], "device." + key, lower=1e3)
-    for kernel, rate in d.get("kernel_bandwidth", {}).items():
+    rated = d.get("kernel_bandwidth", {})
+    expected = ["adamw", "binary", "cast", "layer_norm", "layer_norm_grad",
+                "reduce", "softmax", "softmax_grad", "softmax_xent",
+                "softmax_xent_grad", "transpose", "unary"]
+    if sorted(rated) != expected:
+        fail(f"device.kernel_bandwidth rates {sorted(rated)}, not {expected}")
+    for kernel, rate in rated.items():
         positive(rate, "device.kernel_bandwidth." + kernel, lower=1e6)
     # What a small product pays to fetch a weight (omitted when nothing
     # was measurable) and the core's own cache.

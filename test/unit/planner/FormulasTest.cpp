@@ -118,6 +118,32 @@ TEST(Cluster, CpuRanksShareCores) {
   EXPECT_DOUBLE_EQ(c.rankMemoryBytes(4), c.memoryBytes / 4);
 }
 
+TEST(Cluster, KernelRatesMeetTheMemoryBeyondTheCache) {
+  Cluster c;
+  std::string error;
+  ASSERT_TRUE(loadCluster("cpu-local", 4, c, error)) << error;
+  const double cached = c.cacheBytes / 8; // within a rank's share
+  const double beyond = c.cacheBytes;     // beyond it
+  // In the cache a rated kernel runs at its own rate, the node's over the
+  // ranks running at once.
+  const double softmax = c.kernelBandwidth.at("softmax");
+  EXPECT_DOUBLE_EQ(c.rankStreamBandwidth(cached, "softmax", 4), softmax / 2);
+  // Beyond it the memory caps a fast kernel, not a slow one.
+  c.kernelBandwidth["binary"] = 10 * c.memoryBandwidth;
+  EXPECT_DOUBLE_EQ(c.rankStreamBandwidth(beyond, "binary", 4),
+                   c.rankMemoryBandwidth(4));
+  EXPECT_DOUBLE_EQ(c.rankStreamBandwidth(cached, "binary", 4),
+                   5 * c.memoryBandwidth);
+  c.kernelBandwidth["softmax"] = c.memoryBandwidth / 10;
+  EXPECT_DOUBLE_EQ(c.rankStreamBandwidth(beyond, "softmax", 4),
+                   c.memoryBandwidth / 20);
+  // A kernel without a rate: the cache's, else the memory's.
+  EXPECT_DOUBLE_EQ(c.rankStreamBandwidth(cached, "gather", 4),
+                   c.cacheBandwidth * c.rankShare(4));
+  EXPECT_DOUBLE_EQ(c.rankStreamBandwidth(beyond, "gather", 4),
+                   c.rankMemoryBandwidth(4));
+}
+
 TEST(Cluster, EfficiencyInterpolatesLogLinearly) {
   Cluster c;
   c.gemmEfficiency = {{1e3, 0.02}, {1e5, 0.2}};

@@ -448,10 +448,16 @@ double Cluster::rankStreamBandwidth(double bytes, const std::string &kernel,
   int64_t onNode = std::max<int64_t>(1, std::min(ranks, devicesPerNode));
   int64_t running =
       coresPerNode > 0 ? std::min(onNode, coresPerNode) : int64_t(1);
+  const bool cached =
+      cacheBandwidth > 0 && bytes <= cacheBytes / static_cast<double>(onNode);
+  // A kernel's measured rate is its own ceiling; data beyond the cache
+  // also meets the memory's.
   auto it = kernelBandwidth.find(kernel);
-  if (it != kernelBandwidth.end())
-    return it->second / static_cast<double>(running);
-  if (cacheBandwidth > 0 && bytes <= cacheBytes / static_cast<double>(onNode))
+  if (it != kernelBandwidth.end()) {
+    double rate = it->second / static_cast<double>(running);
+    return cached ? rate : std::min(rate, rankMemoryBandwidth(ranks));
+  }
+  if (cached)
     return cacheBandwidth * rankShare(ranks);
   return rankMemoryBandwidth(ranks);
 }
