@@ -20,7 +20,9 @@
 //             the cost model counts GPU traffic that way); "cache_bytes" is
 //             the L2 size and "cache_bandwidth" the same add on arrays that
 //             fill a quarter of it; "kernel_bandwidth.adamw" weft_k_adamw
-//             on 16M parameters.
+//             on 16M parameters; the other "kernel_bandwidth" entries rate
+//             the element-wise, cast, transpose, reduce, layer-norm and
+//             cross-entropy kernels on GPT-2 small's shapes.
 //   attention weft_k_attention and weft_k_attention_grad on bf16 [8, 12,
 //             1024, 64] causal (GPT-2 small's): "kernel_efficiency" holds
 //             their rates over peak_flops.bf16 (FLOPs as the cost model
@@ -216,6 +218,182 @@ double measureAdamw(int64_t n) {
   return 7.0 * 4.0 * n / sec;
 }
 
+/// Operand + result bytes per second of the bundle's other heavy kernels
+/// on GPT-2 small's shapes (batch 8 x 1024 tokens, width 768, 12 heads,
+/// the padded bf16 vocabulary), by runtime kernel name. Operands are
+/// stretches of `data`; results and labels have buffers of their own.
+/// Kernels rated in several forms (binary: same shapes, a bias, a scale;
+/// unary: tanh and erf) take the mean time.
+std::vector<std::pair<std::string, double>>
+measureKernels(const RandomData &data) {
+  const int64_t rows = 8 * 1024, width = 768, vocab = 50264, classes = 50257;
+  int64_t used = 0; // elements of `data` handed out
+  std::vector<void *> owned;
+  auto elemSize = [](int64_t dtype) {
+    return dtype == WEFT_I64 ? 8 : dtype == WEFT_F32 ? 4 : 2;
+  };
+  auto numel = [](const std::vector<int64_t> &dims) {
+    int64_t n = 1;
+    for (int64_t d : dims)
+      n *= d;
+    return n;
+  };
+  struct Rated {
+    Call call;
+    double bytes = 0;
+  };
+  auto operand = [&](Rated &r, int64_t dtype, std::vector<int64_t> dims) {
+    const int64_t n = numel(dims);
+    const size_t bytes = static_cast<size_t>(n * elemSize(dtype));
+    r.bytes += static_cast<double>(bytes);
+    if (n > data.n) { // more than the random data: zeros of its own
+      owned.push_back(deviceAlloc(bytes));
+      check(cudaMemset(owned.back(), 0, bytes), "clearing a buffer");
+      r.call.tensor(owned.back(), dtype, dims);
+      return;
+    }
+    if (used + n > data.n)
+      used = 0; // reuse the random data from its start
+    char *base = static_cast<char *>(
+        dtype == WEFT_BF16 ? data.bf16 : static_cast<void *>(data.f32));
+    r.call.tensor(base + used * elemSize(dtype), dtype, dims);
+    used += n;
+  };
+  auto result = [&](Rated &r, int64_t dtype, std::vector<int64_t> dims) {
+    const int64_t n = numel(dims);
+    owned.push_back(deviceAlloc(static_cast<size_t>(n * elemSize(dtype))));
+    r.call.tensor(owned.back(), dtype, dims);
+    r.bytes += static_cast<double>(n * elemSize(dtype));
+  };
+  // Labels in [0, classes).
+  std::vector<int64_t> host(static_cast<size_t>(rows));
+  for (int64_t i = 0; i < rows; ++i)
+    host[static_cast<size_t>(i)] = (i * 7919) % classes;
+  void *labels = deviceAlloc(static_cast<size_t>(rows) * 8);
+  owned.push_back(labels);
+  check(cudaMemcpy(labels, host.data(), static_cast<size_t>(rows) * 8,
+                   cudaMemcpyHostToDevice),
+        "uploading labels");
+
+  using Fn = void (*)(void *const *, const int64_t *);
+  std::vector<std::pair<std::string, std::vector<double>>> seconds;
+  auto rate = [&](const std::string &name, Fn fn, Rated &r) {
+    const double t =
+        timeCalls([&] { fn(r.call.bufs.data(), r.call.desc.data()); }, 20, 5);
+    auto it = std::find_if(seconds.begin(), seconds.end(),
+                           [&](const auto &e) { return e.first == name; });
+    if (it == seconds.end()) {
+      seconds.push_back({name, {}});
+      it = seconds.end() - 1;
+    }
+    it->second.push_back(t / r.bytes);
+  };
+  const std::vector<int64_t> act = {rows, width};
+  {
+    Rated r;
+    operand(r, WEFT_F32, act);
+    operand(r, WEFT_F32, act);
+    result(r, WEFT_F32, act);
+    r.call.attrs({WEFT_BINARY_ADD});
+    rate("binary", weft_k_binary, r);
+  }
+  {
+    Rated r;
+    operand(r, WEFT_F32, act);
+    operand(r, WEFT_F32, {width});
+    result(r, WEFT_F32, act);
+    r.call.attrs({WEFT_BINARY_ADD});
+    rate("binary", weft_k_binary, r);
+  }
+  {
+    Rated r;
+    operand(r, WEFT_F32, act);
+    operand(r, WEFT_F32, {});
+    result(r, WEFT_F32, act);
+    r.call.attrs({WEFT_BINARY_MUL});
+    rate("binary", weft_k_binary, r);
+  }
+  for (int64_t op : {int64_t(WEFT_UNARY_TANH), int64_t(WEFT_UNARY_ERF)}) {
+    Rated r;
+    operand(r, WEFT_F32, act);
+    result(r, WEFT_F32, act);
+    r.call.attrs({op});
+    rate("unary", weft_k_unary, r);
+  }
+  {
+    Rated r;
+    operand(r, WEFT_F32, act);
+    result(r, WEFT_BF16, act);
+    r.call.attrs({});
+    rate("cast", weft_k_cast, r);
+  }
+  {
+    Rated r; // the heads' split: [B, S, H, D] -> [B, H, S, D]
+    operand(r, WEFT_BF16, {8, 1024, 12, 64});
+    result(r, WEFT_BF16, {8, 12, 1024, 64});
+    r.call.attrs({0, 2, 1, 3});
+    rate("transpose", weft_k_transpose, r);
+  }
+  {
+    Rated r; // a bias gradient: the sum over batch and tokens
+    operand(r, WEFT_F32, {8, 1024, width});
+    result(r, WEFT_F32, {1, 1, width});
+    r.call.attrs({WEFT_REDUCE_SUM, 2, 0, 1});
+    rate("reduce", weft_k_reduce, r);
+  }
+  {
+    Rated r;
+    operand(r, WEFT_F32, act);
+    operand(r, WEFT_F32, {width});
+    operand(r, WEFT_F32, {width});
+    result(r, WEFT_F32, act);
+    r.call.attrs({1, weftDoubleToAttr(1e-5), 1});
+    rate("layer_norm", weft_k_layer_norm, r);
+  }
+  {
+    Rated r;
+    operand(r, WEFT_F32, act);
+    operand(r, WEFT_F32, {width});
+    operand(r, WEFT_F32, act);
+    result(r, WEFT_F32, act);
+    result(r, WEFT_F32, {width});
+    result(r, WEFT_F32, {width});
+    r.call.attrs({1, weftDoubleToAttr(1e-5)});
+    rate("layer_norm_grad", weft_k_layer_norm_grad, r);
+  }
+  {
+    Rated r; // the LM head's padded bf16 logits
+    operand(r, WEFT_BF16, {rows, vocab});
+    r.call.tensor(labels, WEFT_I64, {rows});
+    r.bytes += static_cast<double>(rows) * 8;
+    result(r, WEFT_F32, {});
+    r.call.attrs({WEFT_LOSS_MEAN, 0, 0, 0, 0, classes});
+    rate("softmax_xent", weft_k_softmax_xent, r);
+  }
+  {
+    Rated r;
+    operand(r, WEFT_BF16, {rows, vocab});
+    r.call.tensor(labels, WEFT_I64, {rows});
+    r.bytes += static_cast<double>(rows) * 8;
+    operand(r, WEFT_F32, {});
+    result(r, WEFT_BF16, {rows, vocab});
+    r.call.attrs({WEFT_LOSS_MEAN, 0, 0, 0, classes});
+    rate("softmax_xent_grad", weft_k_softmax_xent_grad, r);
+  }
+  check(cudaDeviceSynchronize(), "rating kernels");
+  for (void *p : owned)
+    check(cudaFree(p), "freeing a buffer");
+  std::vector<std::pair<std::string, double>> rates;
+  for (const auto &[name, perByte] : seconds) {
+    double mean = 0;
+    for (double t : perByte)
+      mean += t;
+    rates.push_back(
+        {name, static_cast<double>(perByte.size()) / mean});
+  }
+  return rates;
+}
+
 /// Rates (FLOP/s, as the cost model counts attention's FLOPs: per
 /// query-key pair of the causal half 4 D + 5 forward, 2.5 times that
 /// backward) of the fused
@@ -343,9 +521,15 @@ int main(int argc, char **argv) {
       std::max<int64_t>(static_cast<int64_t>(cacheBytes / 48), 1024), 5);
   const double adamw = measureAdamw(16ll << 20);
   const double overhead = measureOverhead();
+  const std::vector<std::pair<std::string, double>> kernels =
+      measureKernels(data);
   std::printf("memory: add of 256 MiB arrays %.0f GB/s, in L2 %.0f GB/s, "
               "adamw %.0f GB/s\nkernel overhead %.2f us\n",
               memory / 1e9, cache / 1e9, adamw / 1e9, overhead * 1e6);
+  std::printf("kernels on GPT-2 small's shapes (GB/s, operands + results):");
+  for (const auto &[kernel, rate] : kernels)
+    std::printf(" %s %.0f", kernel.c_str(), rate / 1e9);
+  std::printf("\n");
   // GPT-2-small's attention (batch 8, 12 heads, 1024 tokens, head size 64).
   const auto [attention, attentionGrad] =
       measureAttention(data, 8, 12, 1024, 64);
@@ -362,6 +546,9 @@ int main(int argc, char **argv) {
            : R"({"intra_node": {"bandwidth": 4.5e11, "latency": 3e-6},
             "inter_node": {"bandwidth": 5.0e10, "latency": 6e-6}})";
 
+  std::string rated;
+  for (const auto &[kernel, rate] : kernels)
+    rated += ", \"" + kernel + "\": " + num(rate);
   std::string j = "{\n  \"format\": \"weft-cluster/1\", \"name\": \"";
   for (char c : name)
     j += (std::isalnum(static_cast<unsigned char>(c)) ? c : '-');
@@ -380,7 +567,7 @@ int main(int argc, char **argv) {
   j += "],\n    \"cache_bytes\": " + num(cacheBytes) +
        ", \"cache_bandwidth\": " + num(cache) +
        ",\n    \"kernel_bandwidth\": {\"adamw\": " + num(adamw) +
-       "},\n    \"kernel_efficiency\": {\"attention\": " +
+       rated + "},\n    \"kernel_efficiency\": {\"attention\": " +
        num(std::min(1.0, attention / peakBf16)) +
        ", \"attention_grad\": " + num(std::min(1.0, attentionGrad / peakBf16)) +
        "},\n    \"kernel_overhead_s\": " + num(overhead) +

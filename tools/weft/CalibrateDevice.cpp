@@ -725,14 +725,31 @@ DeviceFigures measureDevice(bool quick) {
   // The other kernels' own rates, every thread at once on tensors of
   // kKernelElems elements each (cache-sized, as a rank's activations
   // mostly are; the cost model caps them by the memory's bandwidth for
-  // data beyond the cache). Kernels listed twice (unary: tanh and erf)
-  // take the mean time.
+  // data beyond the cache).
   {
+    // Each trial runs for milliseconds, not microseconds (a rank switched
+    // out for a moment must not decide a kernel's rate), and the kernels
+    // take turns over several rounds, each rate the median of its rounds:
+    // a slow spell of a shared machine hits them all alike.
+    const double trialSeconds = quick ? 0.006 : 0.02;
+    const int rounds = quick ? 3 : 5;
+    std::vector<RatedKernel> kernels = ratedKernels();
+    std::vector<int> calls;
+    for (const RatedKernel &kernel : kernels) {
+      std::unique_ptr<Stream> probe = kernel.make(kKernelElems);
+      const double one = timePerCall(*probe, 0.002, 3);
+      calls.push_back(static_cast<int>(
+          std::clamp(trialSeconds / std::max(one, 1e-9), 4.0, 100000.0)));
+    }
+    std::vector<std::vector<double>> perRound(kernels.size());
+    for (int round = 0; round < rounds; ++round)
+      for (size_t i = 0; i < kernels.size(); ++i)
+        perRound[i].push_back(streamRate(d.nodeThreads, kKernelElems,
+                                         kernels[i].make, 2, calls[i]));
+    // Kernels listed twice (unary: tanh and erf) take the mean time.
     std::map<std::string, std::vector<double>> rates;
-    for (const RatedKernel &kernel : ratedKernels())
-      rates[kernel.name].push_back(streamRate(d.nodeThreads, kKernelElems,
-                                              kernel.make, quick ? 3 : 5,
-                                              quick ? 8 : 20));
+    for (size_t i = 0; i < kernels.size(); ++i)
+      rates[kernels[i].name].push_back(median(perRound[i]));
     for (const auto &[name, list] : rates) {
       double seconds = 0;
       for (double rate : list)
