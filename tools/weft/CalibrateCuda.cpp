@@ -388,8 +388,7 @@ measureKernels(const RandomData &data) {
     double mean = 0;
     for (double t : perByte)
       mean += t;
-    rates.push_back(
-        {name, static_cast<double>(perByte.size()) / mean});
+    rates.push_back({name, static_cast<double>(perByte.size()) / mean});
   }
   return rates;
 }
@@ -566,8 +565,8 @@ int main(int argc, char **argv) {
          num(std::min(1.0, bf16[i].rate / peakBf16)) + "]";
   j += "],\n    \"cache_bytes\": " + num(cacheBytes) +
        ", \"cache_bandwidth\": " + num(cache) +
-       ",\n    \"kernel_bandwidth\": {\"adamw\": " + num(adamw) +
-       rated + "},\n    \"kernel_efficiency\": {\"attention\": " +
+       ",\n    \"kernel_bandwidth\": {\"adamw\": " + num(adamw) + rated +
+       "},\n    \"kernel_efficiency\": {\"attention\": " +
        num(std::min(1.0, attention / peakBf16)) +
        ", \"attention_grad\": " + num(std::min(1.0, attentionGrad / peakBf16)) +
        "},\n    \"kernel_overhead_s\": " + num(overhead) +
