@@ -49,6 +49,14 @@
 //                "kernel_bandwidth.adamw": weft_k_adamw on the node. One
 //                core alone (and its bytes read + written / time, without
 //                the write-allocate reads) under "calibration.memory".
+//                The other "kernel_bandwidth" entries: binary (same shapes,
+//                a bias, a scale), unary (tanh, erf), cast, transpose,
+//                reduce, layer_norm(_grad), softmax(_grad) and
+//                softmax_xent(_grad) on the node, on tensors of 256 KiB
+//                (cache-sized: the cost model caps them by the memory's
+//                bandwidth beyond the cache), the kernels in turns over
+//                rounds of millisecond trials, each the median of its
+//                rounds (several forms of one kernel: the mean time).
 //   weights      rank 0: a 64 x 512 x 512 product whose B is taken in turn
 //                from 64 MiB of weights, in turns with the same product
 //                on one B: "weight_stream_bandwidth" is B's bytes over the
