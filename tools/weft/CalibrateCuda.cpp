@@ -289,28 +289,17 @@ measureKernels(const RandomData &data) {
     it->second.push_back(t / r.bytes);
   };
   const std::vector<int64_t> act = {rows, width};
-  {
+  // Binary: same shapes, a bias, a scale.
+  const std::vector<std::pair<std::vector<int64_t>, int64_t>> binaries = {
+      {act, WEFT_BINARY_ADD},
+      {{width}, WEFT_BINARY_ADD},
+      {{}, WEFT_BINARY_MUL}};
+  for (const auto &[other, op] : binaries) {
     Rated r;
     operand(r, WEFT_F32, act);
-    operand(r, WEFT_F32, act);
+    operand(r, WEFT_F32, other);
     result(r, WEFT_F32, act);
-    r.call.attrs({WEFT_BINARY_ADD});
-    rate("binary", weft_k_binary, r);
-  }
-  {
-    Rated r;
-    operand(r, WEFT_F32, act);
-    operand(r, WEFT_F32, {width});
-    result(r, WEFT_F32, act);
-    r.call.attrs({WEFT_BINARY_ADD});
-    rate("binary", weft_k_binary, r);
-  }
-  {
-    Rated r;
-    operand(r, WEFT_F32, act);
-    operand(r, WEFT_F32, {});
-    result(r, WEFT_F32, act);
-    r.call.attrs({WEFT_BINARY_MUL});
+    r.call.attrs({op});
     rate("binary", weft_k_binary, r);
   }
   for (int64_t op : {int64_t(WEFT_UNARY_TANH), int64_t(WEFT_UNARY_ERF)}) {
