@@ -216,7 +216,7 @@ private:
       (void)op;
       ++registers;
     }
-    if (operands > WEFT_FUSED_MAX_OPERANDS ||
+    if (operands == 0 || operands > WEFT_FUSED_MAX_OPERANDS ||
         registers > WEFT_FUSED_MAX_REGISTERS)
       return false;
 
