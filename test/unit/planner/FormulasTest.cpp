@@ -137,6 +137,16 @@ TEST(Cluster, KernelRatesMeetTheMemoryBeyondTheCache) {
   c.kernelBandwidth["softmax"] = c.memoryBandwidth / 10;
   EXPECT_DOUBLE_EQ(c.rankStreamBandwidth(beyond, "softmax", 4),
                    c.memoryBandwidth / 20);
+  // With a private cache size, a rated kernel's data beyond it meets the
+  // shared cache's bandwidth.
+  c.privateCacheBytes = cached / 4;
+  c.kernelBandwidth["binary"] = 10 * c.cacheBandwidth * c.rankShare(4);
+  EXPECT_DOUBLE_EQ(c.rankStreamBandwidth(cached / 8, "binary", 4),
+                   5 * c.cacheBandwidth * c.rankShare(4));
+  EXPECT_DOUBLE_EQ(c.rankStreamBandwidth(cached, "binary", 4),
+                   c.cacheBandwidth * c.rankShare(4));
+  EXPECT_DOUBLE_EQ(c.rankStreamBandwidth(beyond, "binary", 4),
+                   c.rankMemoryBandwidth(4));
   // A kernel without a rate: the cache's, else the memory's.
   EXPECT_DOUBLE_EQ(c.rankStreamBandwidth(cached, "gather", 4),
                    c.cacheBandwidth * c.rankShare(4));

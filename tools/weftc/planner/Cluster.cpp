@@ -450,16 +450,19 @@ double Cluster::rankStreamBandwidth(double bytes, const std::string &kernel,
       coresPerNode > 0 ? std::min(onNode, coresPerNode) : int64_t(1);
   const bool cached =
       cacheBandwidth > 0 && bytes <= cacheBytes / static_cast<double>(onNode);
-  // A kernel's measured rate is its own ceiling; data beyond the cache
-  // also meets the memory's.
+  const double roof =
+      cached ? cacheBandwidth * rankShare(ranks) : rankMemoryBandwidth(ranks);
+  // A kernel's measured rate (weft calibrate rates them on data a core's
+  // own cache holds) is its own ceiling; data beyond that cache also meets
+  // the shared cache's bandwidth, or the memory's.
   auto it = kernelBandwidth.find(kernel);
   if (it != kernelBandwidth.end()) {
     double rate = it->second / static_cast<double>(running);
-    return cached ? rate : std::min(rate, rankMemoryBandwidth(ranks));
+    const bool privatelyCached =
+        privateCacheBytes > 0 ? bytes <= privateCacheBytes : cached;
+    return privatelyCached ? rate : std::min(rate, roof);
   }
-  if (cached)
-    return cacheBandwidth * rankShare(ranks);
-  return rankMemoryBandwidth(ranks);
+  return roof;
 }
 
 double Cluster::rankMemoryBytes(int64_t ranks) const {
