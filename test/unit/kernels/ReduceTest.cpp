@@ -86,6 +86,47 @@ TEST(Reduce, F32AxisPatterns) {
     }
 }
 
+// Sums over many rows and few columns (a bias gradient) run in row blocks
+// of max(64, ceil(rows / 64)) rows, each summed in order, the blocks then
+// added in order: bitwise this float reference, whatever the threads.
+TEST(Reduce, RowBlocksAreFixedByTheShape) {
+  const std::vector<std::pair<Dims, Dims>> cases = {
+      {{32, 32, 512}, {0, 1}}, // [1024 rows, 512]: 16 blocks of 64
+      {{2, 300, 1500}, {1}},   // two outer rows, two column chunks
+  };
+  for (const auto &[dims, axes] : cases) {
+    auto x = randomTensor<float>(dims, -100, 100);
+    const int64_t outer = axes.front() == 0 ? 1 : dims[0];
+    const int64_t inner = dims.back();
+    const int64_t rows = x.numel() / outer / inner;
+    const int64_t block = std::max<int64_t>(64, (rows + 63) / 64);
+    std::vector<float> expected(static_cast<size_t>(outer * inner));
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t j = 0; j < inner; ++j) {
+        float total = 0;
+        for (int64_t b = 0; b < rows; b += block) {
+          float part = 0;
+          for (int64_t i = b; i < std::min(rows, b + block); ++i)
+            part += x[(o * rows + i) * inner + j];
+          total = b == 0 ? part : total + part;
+        }
+        expected[static_cast<size_t>(o * inner + j)] = total;
+      }
+    Dims outDims = dims;
+    for (int64_t a : axes)
+      outDims[static_cast<size_t>(a)] = 1;
+    HostTensor<float> y(outDims);
+    KernelCall()
+        .tensor(x)
+        .tensor(y)
+        .attr(WEFT_REDUCE_SUM)
+        .attr(static_cast<int64_t>(axes.size()))
+        .attrs(axes)
+        .run(weft_k_reduce);
+    EXPECT_EQ(y.data, expected);
+  }
+}
+
 TEST(Reduce, IntegersSumAndMax) {
   for (int64_t op : {WEFT_REDUCE_SUM, WEFT_REDUCE_MAX}) {
     checkReduce<int64_t>({3, 4, 5}, {0, 2}, op);
