@@ -127,71 +127,66 @@ void reduceTyped(const KernelArgs &args, int64_t op,
       constexpr int64_t kColumns = 1024;
       const int64_t chunks = (inner + kColumns - 1) / kColumns;
       const int64_t width = inner < kColumns ? inner : kColumns;
+      // Rows [i0, i1) of the chunk of `n` columns at j0 of outer row o,
+      // combined in order into acc.
+      auto sumRows = [&](int64_t o, int64_t j0, int64_t n, int64_t i0,
+                         int64_t i1, T *acc) {
+        for (int64_t j = 0; j < n; ++j)
+          acc[j] = ident;
+        for (int64_t i = i0; i < i1; ++i) {
+          const T *row = x + (o * r + i) * inner + j0;
+          if (isMax)
+            for (int64_t j = 0; j < n; ++j)
+              acc[j] = maxOf(acc[j], row[j]);
+          else
+            for (int64_t j = 0; j < n; ++j)
+              acc[j] += row[j];
+        }
+      };
+      const int64_t tasks = outer * chunks;
+      auto chunkOf = [&](int64_t task, int64_t &o, int64_t &j0, int64_t &n) {
+        o = task / chunks;
+        j0 = (task % chunks) * kColumns;
+        n = std::min(kColumns, inner - j0);
+      };
       // Few column chunks over many rows (a bias gradient, [tokens, n]):
       // blocks of rows, sized by the shape alone, are reduced apart and
       // then combined in order, so the threads share the work and the
       // result does not depend on how many there are.
       const int64_t rowBlock = std::max<int64_t>(64, (r + 63) / 64);
       const int64_t blocks = (r + rowBlock - 1) / rowBlock;
-      if (outer * chunks < 16 && blocks >= 2) {
-        const int64_t tasks = outer * chunks;
+      if (tasks >= 16 || blocks < 2) {
+        parallelFor(tasks, grainFor(r * width), [&](int64_t b, int64_t e) {
+          for (int64_t t = b; t < e; ++t) {
+            int64_t o, j0, n;
+            chunkOf(t, o, j0, n);
+            sumRows(o, j0, n, 0, r, y + o * inner + j0);
+          }
+        });
+      } else {
         std::vector<T> partial(static_cast<size_t>(tasks * blocks * width));
         parallelFor(tasks * blocks, grainFor(rowBlock * width),
                     [&](int64_t b, int64_t e) {
                       for (int64_t t = b; t < e; ++t) {
-                        const int64_t task = t / blocks, k = t % blocks;
-                        const int64_t o = task / chunks;
-                        const int64_t j0 = (task % chunks) * kColumns;
-                        const int64_t n = std::min(kColumns, inner - j0);
-                        T *acc = partial.data() + t * width;
-                        for (int64_t j = 0; j < n; ++j)
-                          acc[j] = ident;
-                        const int64_t i1 = std::min(r, (k + 1) * rowBlock);
-                        for (int64_t i = k * rowBlock; i < i1; ++i) {
-                          const T *row = x + (o * r + i) * inner + j0;
-                          if (isMax)
-                            for (int64_t j = 0; j < n; ++j)
-                              acc[j] = maxOf(acc[j], row[j]);
-                          else
-                            for (int64_t j = 0; j < n; ++j)
-                              acc[j] += row[j];
-                        }
+                        int64_t o, j0, n;
+                        chunkOf(t / blocks, o, j0, n);
+                        const int64_t i0 = (t % blocks) * rowBlock;
+                        sumRows(o, j0, n, i0, std::min(r, i0 + rowBlock),
+                                partial.data() + t * width);
                       }
                     });
         for (int64_t task = 0; task < tasks; ++task) {
-          const int64_t o = task / chunks, j0 = (task % chunks) * kColumns;
-          const int64_t n = std::min(kColumns, inner - j0);
+          int64_t o, j0, n;
+          chunkOf(task, o, j0, n);
           T *dst = y + o * inner + j0;
           const T *first = partial.data() + task * blocks * width;
           for (int64_t j = 0; j < n; ++j)
             dst[j] = first[j];
-          for (int64_t k = 1; k < blocks; ++k) {
-            const T *part = first + k * width;
+          for (int64_t k = 1; k < blocks; ++k)
             for (int64_t j = 0; j < n; ++j)
-              dst[j] = combine(dst[j], part[j], isMax);
-          }
+              dst[j] = combine(dst[j], first[k * width + j], isMax);
         }
-      } else
-        parallelFor(
-            outer * chunks, grainFor(r * width), [&](int64_t b, int64_t e) {
-              for (int64_t t = b; t < e; ++t) {
-                int64_t o = t / chunks, j0 = (t % chunks) * kColumns;
-                int64_t j1 = j0 + kColumns < inner ? j0 + kColumns : inner;
-                T *dst = y + o * inner;
-                const T *src = x + o * r * inner;
-                for (int64_t j = j0; j < j1; ++j)
-                  dst[j] = ident;
-                for (int64_t i = 0; i < r; ++i) {
-                  const T *row = src + i * inner;
-                  if (isMax)
-                    for (int64_t j = j0; j < j1; ++j)
-                      dst[j] = maxOf(dst[j], row[j]);
-                  else
-                    for (int64_t j = j0; j < j1; ++j)
-                      dst[j] += row[j];
-                }
-              }
-            });
+      }
     }
   } else {
     // General: walk the reduced dims for each output element.

@@ -35,6 +35,19 @@ std::vector<T> referenceReduce(const HostTensor<T> &x, const Dims &axes,
   return out;
 }
 
+/// weft_k_reduce of x into y over `axes`.
+template <class T>
+void runReduce(HostTensor<T> &x, HostTensor<T> &y, int64_t op,
+               const Dims &axes) {
+  KernelCall()
+      .tensor(x)
+      .tensor(y)
+      .attr(op)
+      .attr(static_cast<int64_t>(axes.size()))
+      .attrs(axes)
+      .run(weft_k_reduce);
+}
+
 template <class T>
 void checkReduce(const Dims &dims, const Dims &axes, int64_t op,
                  bool keepDims = true) {
@@ -50,13 +63,7 @@ void checkReduce(const Dims &dims, const Dims &axes, int64_t op,
     outDims = squeezed;
   }
   HostTensor<T> y(outDims);
-  KernelCall()
-      .tensor(x)
-      .tensor(y)
-      .attr(op)
-      .attr(static_cast<int64_t>(axes.size()))
-      .attrs(axes)
-      .run(weft_k_reduce);
+  runReduce(x, y, op, axes);
   if constexpr (std::is_floating_point_v<T>)
     expectClose(y.data, e, 1e-5, 1e-3);
   else
@@ -116,13 +123,7 @@ TEST(Reduce, RowBlocksAreFixedByTheShape) {
     for (int64_t a : axes)
       outDims[static_cast<size_t>(a)] = 1;
     HostTensor<float> y(outDims);
-    KernelCall()
-        .tensor(x)
-        .tensor(y)
-        .attr(WEFT_REDUCE_SUM)
-        .attr(static_cast<int64_t>(axes.size()))
-        .attrs(axes)
-        .run(weft_k_reduce);
+    runReduce(x, y, WEFT_REDUCE_SUM, axes);
     EXPECT_EQ(y.data, expected);
   }
 }
@@ -156,13 +157,7 @@ TEST(Reduce, MaxPropagatesNaN) {
     x[41] = nan; // row 1, column 1
     Dims outDims = axes[0] == 1 ? Dims{3, 1} : Dims{1, 40};
     HostTensor<float> y(outDims);
-    KernelCall()
-        .tensor(x)
-        .tensor(y)
-        .attr(WEFT_REDUCE_MAX)
-        .attr(1)
-        .attrs(axes)
-        .run(weft_k_reduce);
+    runReduce(x, y, WEFT_REDUCE_MAX, axes);
     for (int64_t i = 0; i < y.numel(); ++i) {
       bool nanGroup = axes[0] == 1 ? i == 1 : i == 1;
       EXPECT_EQ(std::isnan(y[i]), nanGroup) << "output " << i;
