@@ -46,6 +46,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -276,17 +277,12 @@ measureKernels(const RandomData &data) {
         "uploading labels");
 
   using Fn = void (*)(void *const *, const int64_t *);
-  std::vector<std::pair<std::string, std::vector<double>>> seconds;
+  // Seconds per byte of each form, by kernel name.
+  std::map<std::string, std::vector<double>> seconds;
   auto rate = [&](const std::string &name, Fn fn, Rated &r) {
     const double t =
         timeCalls([&] { fn(r.call.bufs.data(), r.call.desc.data()); }, 20, 5);
-    auto it = std::find_if(seconds.begin(), seconds.end(),
-                           [&](const auto &e) { return e.first == name; });
-    if (it == seconds.end()) {
-      seconds.push_back({name, {}});
-      it = seconds.end() - 1;
-    }
-    it->second.push_back(t / r.bytes);
+    seconds[name].push_back(t / r.bytes);
   };
   const std::vector<int64_t> act = {rows, width};
   // Binary: same shapes, a bias, a scale.
