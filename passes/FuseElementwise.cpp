@@ -394,36 +394,24 @@ void sinkWideningCasts(Block &block) {
   for (Operation &op : llvm::make_early_inc_range(block))
     if (isa<CastOp>(op) && op.use_empty())
       op.erase();
-  // A narrowing of a widening from the same type is the value itself.
+  // What the moves made foldable: a narrowing of a widening from the same
+  // type, a transpose of a transpose (CastOp's and TransposeOp's folders).
   for (Operation &op : llvm::make_early_inc_range(block)) {
-    auto cast = dyn_cast<CastOp>(op);
-    auto widening = cast ? cast.getInput().getDefiningOp<CastOp>() : CastOp();
-    if (!widening || !isNarrowing(cast) || !isWidening(widening) ||
-        widening.getInput().getType() != cast.getType())
+    if (!isa<CastOp, TransposeOp>(op) ||
+        !isa_and_nonnull<CastOp, TransposeOp>(op.getOperand(0).getDefiningOp()))
       continue;
-    cast.getResult().replaceAllUsesWith(widening.getInput());
-    cast.erase();
-    if (widening->use_empty())
-      widening.erase();
-  }
-  // transpose(transpose(x)): TransposeOp's folder composes them in place.
-  for (Operation &op : llvm::make_early_inc_range(block)) {
-    auto transpose = dyn_cast<TransposeOp>(op);
-    auto inner =
-        transpose ? transpose.getInput().getDefiningOp<TransposeOp>() : nullptr;
-    if (!inner)
-      continue;
-    // Folded in place (no results), or to the source (an identity).
+    Operation *inner = op.getOperand(0).getDefiningOp();
+    // Folded in place (no results), or to a value.
     SmallVector<OpFoldResult> folded;
-    if (failed(transpose->fold(folded)))
+    if (failed(op.fold(folded)))
       continue;
     if (folded.size() == 1)
       if (auto value = dyn_cast<Value>(folded.front())) {
-        transpose.getResult().replaceAllUsesWith(value);
-        transpose.erase();
+        op.getResult(0).replaceAllUsesWith(value);
+        op.erase();
       }
     if (inner->use_empty())
-      inner.erase();
+      inner->erase();
   }
 }
 

@@ -319,6 +319,17 @@ OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
   RankedTensorType type = getType();
   if (getInput().getType() == type)
     return getInput();
+  // Back to the type a widening came from (bf16 -> f32 -> bf16, say): the
+  // widening was exact, so this is its input.
+  if (auto inner = getInput().getDefiningOp<CastOp>()) {
+    auto from =
+        dyn_cast<FloatType>(inner.getInput().getType().getElementType());
+    auto to = dyn_cast<FloatType>(inner.getType().getElementType());
+    if (from && to && inner.getInput().getType() == type &&
+        to.getWidth() > from.getWidth() &&
+        to.getFPMantissaWidth() >= from.getFPMantissaWidth())
+      return inner.getInput();
+  }
   DenseElementsAttr input = denseOf(adaptor.getInput());
   if (!input || shapeOf(input) != type.getShape())
     return {};

@@ -657,3 +657,25 @@ func.func @matmul_transpose(%a: tensor<5x3x2xf32>, %b: tensor<4x3xf32>, %c: tens
   %2 = weft.matmul %ct, %bt : (tensor<5x3x3xf32>, tensor<3x4xf32>) -> tensor<5x3x4xf32>
   return %0, %1, %2 : tensor<5x2x4xf32>, tensor<5x2x4xf32>, tensor<5x3x4xf32>
 }
+
+// -----
+
+// A cast back to the type an exact widening came from is the value; a
+// narrowing that is not a round trip, or a widening of a narrowing, stays.
+// CHECK-LABEL: func.func @cast_round_trip
+// CHECK-SAME: (%[[X:.*]]: tensor<4xbf16>, %[[Y:.*]]: tensor<4xf32>, %[[Z:.*]]: tensor<4xf16>)
+// CHECK-NOT: weft.cast %[[X]]
+// CHECK: %[[N:.*]] = weft.cast %[[Y]] : tensor<4xf32> to tensor<4xbf16>
+// CHECK-NEXT: %[[W:.*]] = weft.cast %[[N]] : tensor<4xbf16> to tensor<4xf32>
+// CHECK-NEXT: %[[ZW:.*]] = weft.cast %[[Z]] : tensor<4xf16> to tensor<4xf32>
+// CHECK-NEXT: %[[ZB:.*]] = weft.cast %[[ZW]] : tensor<4xf32> to tensor<4xbf16>
+// CHECK-NEXT: return %[[X]], %[[W]], %[[ZB]]
+func.func @cast_round_trip(%x: tensor<4xbf16>, %y: tensor<4xf32>, %z: tensor<4xf16>) -> (tensor<4xbf16>, tensor<4xf32>, tensor<4xbf16>) {
+  %0 = weft.cast %x : tensor<4xbf16> to tensor<4xf32>
+  %1 = weft.cast %0 : tensor<4xf32> to tensor<4xbf16>
+  %2 = weft.cast %y : tensor<4xf32> to tensor<4xbf16>
+  %3 = weft.cast %2 : tensor<4xbf16> to tensor<4xf32>
+  %4 = weft.cast %z : tensor<4xf16> to tensor<4xf32>
+  %5 = weft.cast %4 : tensor<4xf32> to tensor<4xbf16>
+  return %1, %3, %5 : tensor<4xbf16>, tensor<4xf32>, tensor<4xbf16>
+}
