@@ -8,7 +8,10 @@
 # with step seconds, tokens/s and MFU (6 x parameters x tokens/s over the
 # bf16 dense peak, 989 TFLOP/s for H100/H200 SXM). Each variant prepare.sh
 # carried (the model compiled with other flags) trains too, right after
-# weft's own bundle: mode "weft-NAME".
+# weft's own bundle: mode "weft-NAME"; so does the bundle with its fused
+# kernels interpreted (WEFT_CUDA_FUSED=interpret): "weft-interpreted". The
+# first step, which compiles the fused kernels, is reported apart
+# (first_step_s).
 #
 # usage: bench/gpu/run.sh [CARRY] (env: OUT, BUILD=build-device, STEPS=8,
 #        MODES=eager,compile)
@@ -50,11 +53,16 @@ params = 2 * V * h + S * h + L * (12 * h * h + 13 * h) + 2 * h
 step = statistics.median(r["step_time_s"] for r in rows[2:] or rows)
 tps = a["--batch"] * S / step
 print(json.dumps({"mode": sys.argv[2], "params": params, "step_s": step,
+                  "first_step_s": rows[0]["step_time_s"],
                   "tokens_per_s": tps, "mfu": 6 * params * tps / 989e12,
                   "losses": [r["loss"] for r in rows]}))
 PY
 }
 train_weft "$work/bundle" weft >"$out/gpu-bench.jsonl"
+# The same bundle with its fused kernels interpreted instead of compiled at
+# run time (FusedJit.h).
+WEFT_CUDA_FUSED=interpret train_weft "$work/bundle" weft-interpreted \
+  >>"$out/gpu-bench.jsonl"
 for variant in "$carry"/variants/*/; do
   [ -d "$variant" ] || continue
   name="$(basename "$variant")"

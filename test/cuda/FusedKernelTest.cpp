@@ -17,8 +17,10 @@
 //   - with itself on buffers one element off 16-byte alignment (the
 //     element-by-element path): the same bits.
 //
-// Ends with throughput lines: a GELU chain on 64M bf16 and f32 elements,
-// fused against its unfused kernels. Exits 1 when a case fails, 77 without
+// The fused kernels are those compiled at run time (FusedJit.h) unless
+// WEFT_CUDA_FUSED=interpret (ctest runs the test both ways). Ends with
+// throughput lines: GELU and its gradient on 64M bf16 and f32 elements,
+// fused against their unfused kernels. Exits 1 when a case fails, 77 without
 // a GPU.
 //
 //===----------------------------------------------------------------------===//
@@ -33,6 +35,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -292,7 +295,39 @@ Program geluProgram(int64_t yType, bool onlyY) {
   return p;
 }
 
+/// GELU's gradient as weft fuses it (weft-recompute-elementwise): u = x +
+/// bias recomputed from the bf16 product x, then dy * (cdf(u) + u pdf(u)),
+/// as bf16 and f32 results. Operands x (bf16), bias (f32), dy (bf16).
+Program geluGradProgram() {
+  Program p;
+  p.numOperands = 3;
+  const int64_t rsqrt2 = p.imm(1.0 / std::sqrt(2.0)), one = p.imm(1.0),
+                half = p.imm(0.5), minusHalf = p.imm(-0.5),
+                c = p.imm(1.0 / std::sqrt(2.0 * M_PI));
+  const int64_t u = p.op(kAdd, p.op(kCopy, 0), 1);
+  const int64_t cdf = p.op(
+      kMul, p.op(kAdd, p.op(WEFT_UNARY_ERF, p.op(kMul, u, rsqrt2)), one), half);
+  const int64_t pdf = p.op(
+      kMul, p.op(WEFT_UNARY_EXP, p.op(kMul, p.op(kMul, u, u), minusHalf)), c);
+  const int64_t dx =
+      p.op(kMul, p.op(kAdd, cdf, p.op(kMul, u, pdf)), p.op(kCopy, 2));
+  p.out = {p.op(kCopy, dx, -1, WEFT_BF16), dx};
+  return p;
+}
+
 void testGelu() {
+  for (const Dims &dims : {Dims{8, 129, 96}, Dims{3, 5, 7}}) {
+    FusedCase c;
+    c.name = "gelu gradient " + dimsName(dims);
+    c.program = geluGradProgram();
+    c.operands = {randomTensor(WEFT_BF16, dims, -5, 5, 3),
+                  randomTensor(WEFT_F32, {dims.back()}, -1, 1, 4),
+                  randomTensor(WEFT_BF16, dims, -2, 2, 5)};
+    c.results = {zeroTensor(WEFT_BF16, dims), zeroTensor(WEFT_F32, dims)};
+    c.rtol = 8e-3;
+    c.atol = 1e-5;
+    expect(c);
+  }
   for (const Dims &dims : {Dims{8, 129, 96}, Dims{3, 5, 7}, Dims{1001, 64}}) {
     FusedCase c;
     c.name = "gelu bf16 " + dimsName(dims);
@@ -490,16 +525,24 @@ void fillRandom(const DeviceTensor &t) {
 
 /// Milliseconds of the fused kernel and of the unfused chain on 64M
 /// elements, with the GB/s of the fused one's compulsory traffic.
+/// (Operands: x of xType, a bias of cols f32, then, for a program of three
+/// operands, a second full-shape one of xType.)
 void throughput(const char *what, const Program &p, int64_t xType,
                 const std::vector<int64_t> &resultTypes) {
   const int64_t cols = 4096, rows = (int64_t(1) << 26) / cols;
   const Dims dims = {rows, cols};
   std::vector<DeviceBuffer> owned = {deviceAlloc(xType, dims),
                                      deviceAlloc(WEFT_F32, {cols})};
-  fillRandom(owned[0].t);
-  fillRandom(owned[1].t);
-  std::vector<DeviceTensor> ops = {owned[0].t, owned[1].t}, results;
-  double bytes = static_cast<double>(owned[0].t.bytes());
+  if (p.numOperands == 3)
+    owned.push_back(deviceAlloc(xType, dims));
+  std::vector<DeviceTensor> ops, results;
+  double bytes = 0;
+  for (DeviceBuffer &b : owned) {
+    fillRandom(b.t);
+    ops.push_back(b.t);
+    if (b.t.dims == dims)
+      bytes += static_cast<double>(b.t.bytes());
+  }
   for (int64_t dt : resultTypes) {
     owned.push_back(deviceAlloc(dt, dims));
     results.push_back(owned.back().t);
@@ -520,10 +563,11 @@ void throughput(const char *what, const Program &p, int64_t xType,
         runUnfused(p, ops, results, arena);
       },
       5);
-  std::printf("throughput fused %s 64M: %.3f ms, %.0f GB/s (unfused kernels "
-              "%.3f ms, %.1fx)\n",
-              what, fusedMs, bytes / (fusedMs * 1e6), unfusedMs,
-              unfusedMs / fusedMs);
+  const char *mode = std::getenv("WEFT_CUDA_FUSED");
+  std::printf("throughput fused (%s) %s 64M: %.3f ms, %.0f GB/s (unfused "
+              "kernels %.3f ms, %.1fx)\n",
+              mode && *mode ? mode : "jit", what, fusedMs,
+              bytes / (fusedMs * 1e6), unfusedMs, unfusedMs / fusedMs);
   for (DeviceBuffer &b : owned)
     cuda::check(cudaFree(b.base), "benchmark free");
 }
@@ -535,6 +579,8 @@ void benchmarks() {
              WEFT_BF16, {WEFT_BF16, WEFT_F32});
   throughput("gelu f32 -> f32", geluProgram(WEFT_F32, true), WEFT_F32,
              {WEFT_F32});
+  throughput("gelu gradient bf16 -> bf16 + f32", geluGradProgram(), WEFT_BF16,
+             {WEFT_BF16, WEFT_F32});
   Program axpy;
   axpy.numOperands = 2;
   const int64_t k = axpy.imm(0.5);

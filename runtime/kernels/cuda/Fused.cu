@@ -3,25 +3,31 @@
 // The GPU twin of runtime/kernels/cpu/Fused.cpp: one pass over memory for a
 // chain of elementwise instructions (FusedProgram.h, decoded and checked on
 // the host as the CPU kernel does). The host lowers the program to the
-// micro-ops of FusedLowering.h, which travel by value in the kernel's
-// parameters (__grid_constant__: read in place from the constant bank,
-// under the 4 KB limit) with the operands' broadcast descriptions.
+// micro-ops of FusedLowering.h and fills a parameter block (FusedDevice.cuh:
+// the micro-ops, immediates and the operands' broadcast descriptions, read
+// in place from the constant bank as a __grid_constant__, under the 4 KB
+// limit). Two kernels run it:
+//
+//   - the one FusedJit.h compiles with NVRTC for the program, on its first
+//     call (cached for the process): straight-line code, its slots in
+//     registers. The default;
+//   - the interpreter below, which runs any program's micro-ops from the
+//     parameter block with its slots in local memory: where NVRTC fails or
+//     is not wanted (WEFT_CUDA_FUSED=interpret).
 //
 // Each thread runs the micro-ops on groups of V consecutive elements
-// (grid-stride): the dispatch is paid once per V elements, and the
-// machine's register (acc) and each step's input (t) stay in GPU
-// registers. Operands are read with 16-byte loads when
-// the group is whole and the operand's pointer (and period) allow, element
-// by element otherwise; results are stored the same way. The full-shape
-// operands of the next group are prefetched into L2.
+// (grid-stride). Operands are read with 16-byte loads when the group is
+// whole and the operand's pointer (and period) allow, element by element
+// otherwise; results are stored the same way. The full-shape operands of
+// the next group are prefetched into L2.
 //
-// The bits are those of the unfused GPU kernels: ElementwiseMath.cuh's
-// element functions (as weft_cuda_k_unary / weft_cuda_k_binary) and
-// DataKernelUtil.cuh's rounding (as weft_cuda_k_cast). Additions,
-// subtractions, products and quotients use the __f*_rn intrinsics, which
-// the compiler never contracts into an FMA with a neighbouring
-// instruction. pow, the largest function, runs element by element in a
-// loop so the kernel holds one copy of it per form.
+// The bits are those of the unfused GPU kernels, from either kernel:
+// ElementwiseMath.cuh's element functions (as weft_cuda_k_unary /
+// weft_cuda_k_binary) and DeviceScalar.cuh's rounding (as
+// weft_cuda_k_cast). Additions, subtractions, products and quotients use
+// the __f*_rn intrinsics, which the compiler never contracts into an FMA
+// with a neighbouring instruction. pow, the largest function, runs element
+// by element in a loop so the kernel holds one copy of it per form.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,43 +36,40 @@
 #include "runtime/kernels/cuda/CudaKernels.h"
 #include "runtime/kernels/cuda/DataKernelUtil.cuh"
 #include "runtime/kernels/cuda/ElementwiseMath.cuh"
+#include "runtime/kernels/cuda/FusedDevice.cuh"
+#include "runtime/kernels/cuda/FusedJit.h"
 #include "runtime/kernels/cuda/FusedLowering.h"
 
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 using namespace weft;
 using namespace weft::cuda;
 using namespace weft::cuda::data;
+using namespace weft::cuda::fused;
 using cpu::FusedAccess;
 using cpu::FusedProgram;
 
 namespace {
 
-/// Elements per thread and group: one 16-byte load of a 16-bit operand.
-constexpr int V = 8;
-/// Dims of a General operand's offset calculator; operands whose
-/// broadcast needs more are expanded into scratch memory first.
-constexpr int kMaxDims = 6;
-/// Slots of the small and the large kernel: the runtime reserves local
-/// memory for every thread the GPU holds at the largest size a launched
-/// kernel declares, so most programs take the small one.
+/// Slots of the small and the large interpreter: the runtime reserves
+/// local memory for every thread the GPU holds at the largest size a
+/// launched kernel declares, so most programs take the small one.
 constexpr int kFewSlots = 8;
 constexpr int kMaxSlots = WEFT_FUSED_MAX_REGISTERS;
 
-struct DevResult {
-  void *ptr;
-  uint8_t dtype, vec;
-};
-
-/// Index: uint32_t (every offset below 2^31, magic-number division) or
-/// int64_t; Div: IntDivider or Divider64 to match.
-template <class Index, class Div> struct DevOperand {
-  const void *ptr;
-  uint8_t dtype, access, vec, rank;
-  Div period;              // Suffix: the operand's element count
-  Div dims[kMaxDims];      // General: merged dims, outermost first
-  Index strides[kMaxDims]; // General: 0 where broadcast
-};
+static_assert(kMaxOps == kMaxFusedMicroOps, "parameter block size");
+static_assert(kAccessFull == static_cast<int>(FusedAccess::Full) &&
+                  kAccessScalar == static_cast<int>(FusedAccess::Scalar) &&
+                  kAccessSuffix == static_cast<int>(FusedAccess::Suffix) &&
+                  kAccessGeneral == static_cast<int>(FusedAccess::General),
+              "access codes");
 
 /// A micro-op packed in 32 bits (see FusedMicroOp).
 constexpr uint32_t kSourceShift = 8, kIndexShift = 11, kRoundShift = 17,
@@ -79,273 +82,35 @@ uint32_t packMicroOp(const FusedMicroOp &m) {
          uint32_t(m.result) << kResultShift;
 }
 
-template <class Index, class Div> struct FusedParams {
-  Index numel;
-  int numOps;
-  int prefetch[2]; // full-shape operands prefetched for the next group
-  float imm[WEFT_FUSED_MAX_REGISTERS];
-  uint32_t ops[kMaxFusedMicroOps];
-  DevResult result[WEFT_FUSED_MAX_RESULTS];
-  DevOperand<Index, Div> operand[WEFT_FUSED_MAX_OPERANDS];
-};
 static_assert(sizeof(FusedParams<uint32_t, IntDivider>) <= 4000, "params");
 static_assert(sizeof(FusedParams<int64_t, Divider64>) <= 4000, "params");
 
-//===-- element access ----------------------------------------------------===//
-
-template <class T> static __device__ inline T narrowTo(float v) {
-  if constexpr (std::is_same_v<T, BF16>)
-    return toBF16(v);
-  else if constexpr (std::is_same_v<T, F16>)
-    return toF16(v);
-  else
-    return v;
-}
-
-/// V elements from 16-byte aligned memory.
-static __device__ inline void loadVec(const float *p, float (&v)[V]) {
-  const float4 lo = reinterpret_cast<const float4 *>(p)[0];
-  const float4 hi = reinterpret_cast<const float4 *>(p)[1];
-  v[0] = lo.x, v[1] = lo.y, v[2] = lo.z, v[3] = lo.w;
-  v[4] = hi.x, v[5] = hi.y, v[6] = hi.z, v[7] = hi.w;
-}
-template <class H>
-static __device__ inline void loadVec(const H *p, float (&v)[V]) {
-  const uint4 u = *reinterpret_cast<const uint4 *>(p);
-  const uint32_t w[4] = {u.x, u.y, u.z, u.w};
-#pragma unroll
-  for (int e = 0; e < V; ++e)
-    v[e] = widen(H{static_cast<uint16_t>(w[e / 2] >> (16 * (e % 2)))});
-}
-
-static __device__ inline void storeVec(float *p, const float (&v)[V]) {
-  reinterpret_cast<float4 *>(p)[0] = make_float4(v[0], v[1], v[2], v[3]);
-  reinterpret_cast<float4 *>(p)[1] = make_float4(v[4], v[5], v[6], v[7]);
-}
-template <class H>
-static __device__ inline void storeVec(H *p, const float (&v)[V]) {
-  uint32_t w[4];
-#pragma unroll
-  for (int i = 0; i < 4; ++i)
-    w[i] = static_cast<uint32_t>(narrowTo<H>(v[2 * i]).bits) |
-           static_cast<uint32_t>(narrowTo<H>(v[2 * i + 1]).bits) << 16;
-  *reinterpret_cast<uint4 *>(p) = make_uint4(w[0], w[1], w[2], w[3]);
-}
-
-/// Offset of element i in a General operand.
-template <class Index, class Div>
-static __device__ inline Index generalOffset(const DevOperand<Index, Div> &x,
-                                             Index i) {
-  Index off = 0;
-#pragma unroll 1
-  for (int d = x.rank - 1; d >= 1; --d) {
-    Index q, r;
-    x.dims[d].divmod(i, q, r);
-    off += r * x.strides[d];
-    i = q;
-  }
-  return off + i * x.strides[0];
-}
-
-/// The group's elements [base, base + V) of operand x (elements past
-/// numel, in the last group, read an in-bounds element instead).
-template <class T, class Index, class Div>
-static __device__ inline void loadTyped(const DevOperand<Index, Div> &x,
-                                        Index base, bool whole, Index numel,
-                                        float (&v)[V]) {
-  const T *p = static_cast<const T *>(x.ptr);
-  switch (x.access) {
-  case static_cast<uint8_t>(FusedAccess::Full):
-    if (whole && x.vec) {
-      loadVec(p + base, v);
-    } else {
-#pragma unroll
-      for (int e = 0; e < V; ++e)
-        v[e] = widen(p[base + e < numel ? base + e : numel - 1]);
-    }
-    return;
-  case static_cast<uint8_t>(FusedAccess::Scalar): {
-    const float s = widen(p[0]);
-#pragma unroll
-    for (int e = 0; e < V; ++e)
-      v[e] = s;
-    return;
-  }
-  case static_cast<uint8_t>(FusedAccess::Suffix): {
-    Index q, r;
-    x.period.divmod(base, q, r);
-    if (whole && x.vec) {
-      loadVec(p + r, v);
-      return;
-    }
-#pragma unroll
-    for (int e = 0; e < V; ++e) {
-      v[e] = widen(p[r]);
-      if (++r == x.period.divisor)
-        r = 0;
-    }
-    return;
-  }
-  default:
-#pragma unroll
-    for (int e = 0; e < V; ++e)
-      v[e] =
-          widen(p[generalOffset(x, base + e < numel ? base + e : numel - 1)]);
-  }
-}
-
-template <class Index, class Div>
-static __device__ inline void loadOperand(const DevOperand<Index, Div> &x,
-                                          Index base, bool whole, Index numel,
-                                          float (&v)[V]) {
-  if (x.dtype == WEFT_BF16)
-    loadTyped<BF16>(x, base, whole, numel, v);
-  else if (x.dtype == WEFT_F16)
-    loadTyped<F16>(x, base, whole, numel, v);
-  else
-    loadTyped<float>(x, base, whole, numel, v);
-}
-
-template <class T, class Index>
-static __device__ inline void storeTyped(const DevResult &y, Index base,
-                                         bool whole, Index numel,
-                                         const float (&v)[V]) {
-  T *p = static_cast<T *>(y.ptr) + base;
-  if (whole && y.vec) {
-    storeVec(p, v);
-    return;
-  }
-#pragma unroll
-  for (int e = 0; e < V; ++e)
-    if (base + e < numel)
-      p[e] = narrowTo<T>(v[e]);
-}
-
-template <class Index>
-static __device__ inline void storeResult(const DevResult &y, Index base,
-                                          bool whole, Index numel,
-                                          const float (&v)[V]) {
-  if (y.dtype == WEFT_BF16)
-    storeTyped<BF16>(y, base, whole, numel, v);
-  else if (y.dtype == WEFT_F16)
-    storeTyped<F16>(y, base, whole, numel, v);
-  else
-    storeTyped<float>(y, base, whole, numel, v);
-}
-
 //===-- the machine -------------------------------------------------------===//
 
-template <int kOp> static __device__ inline void unaryAll(float (&d)[V]) {
-  const UnaryOp<float, kOp> op;
-#pragma unroll
-  for (int e = 0; e < V; ++e)
-    d[e] = op(d[e]);
-}
-
-/// d = op(d, s) (or op(s, d) when reversed), element by element.
-template <bool kReversed, class Op>
-static __device__ inline void binaryAll(float (&d)[V], const float (&s)[V],
-                                        Op op) {
-#pragma unroll
-  for (int e = 0; e < V; ++e)
-    d[e] = kReversed ? op(s[e], d[e]) : op(d[e], s[e]);
-}
-
-/// binaryAll in a loop that is not unrolled (one copy of a large op): each
-/// turn computes the first element and rotates the arrays by one.
-template <bool kReversed, class Op>
-static __device__ inline void binaryRotating(float (&d)[V], const float (&s)[V],
-                                             Op op) {
-  float x[V];
-#pragma unroll
-  for (int e = 0; e < V; ++e)
-    x[e] = s[e];
-#pragma unroll 1
-  for (int n = 0; n < V; ++n) {
-    const float r = kReversed ? op(x[0], d[0]) : op(d[0], x[0]);
-#pragma unroll
-    for (int e = 0; e < V - 1; ++e) {
-      d[e] = d[e + 1];
-      x[e] = x[e + 1];
-    }
-    d[V - 1] = r;
-  }
-}
-
-struct AddRn {
-  __device__ float operator()(float x, float y) const {
-    return __fadd_rn(x, y);
-  }
-};
-struct SubRn {
-  __device__ float operator()(float x, float y) const {
-    return __fsub_rn(x, y);
-  }
-};
-struct MulRn {
-  __device__ float operator()(float x, float y) const {
-    return __fmul_rn(x, y);
-  }
-};
-struct DivRn {
-  __device__ float operator()(float x, float y) const {
-    return __fdiv_rn(x, y);
-  }
-};
-struct PowScalar {
-  __device__ float operator()(float x, float y) const {
-    return powByScalar(x, y);
-  }
-};
-
+/// The interpreter: any program's micro-ops, from the parameter block.
 template <class Index, class Div, int kSlots>
 __global__ void __launch_bounds__(kBlock)
     fusedKernel(const __grid_constant__ FusedParams<Index, Div> p) {
   float file[kSlots][V];
   const Index numel = p.numel;
-  const Index groups = numel / V + (numel % V != 0);
-  const Index step = gridStep<Index>();
-  for (Index g = gridStart<Index>(); g < groups; g += step) {
-    const Index base = g * V;
-    const bool whole = numel - base >= V;
-    if (g + step < groups)
-      for (int k = 0; k < 2; ++k)
-        if (p.prefetch[k] >= 0) {
-          const DevOperand<Index, Div> &x = p.operand[p.prefetch[k]];
-          const char *next = static_cast<const char *>(x.ptr) +
-                             static_cast<size_t>(base + step * V) *
-                                 (x.dtype == WEFT_F32 ? 4 : 2);
-          asm volatile("prefetch.global.L2 [%0];" ::"l"(next));
-        }
+  forEachGroup(p, [&](Index base, bool whole) {
     float acc[V] = {};
     for (int j = 0; j < p.numOps; ++j) {
       const uint32_t w = p.ops[j];
-      if (w & kSpillBit) {
-        const int s = (w >> kSpillShift) & 63;
-#pragma unroll
-        for (int e = 0; e < V; ++e)
-          file[s][e] = acc[e];
-      }
+      if (w & kSpillBit)
+        copyAll(file[(w >> kSpillShift) & 63], acc);
       // The step's input.
       float t[V];
       const int index = (w >> kIndexShift) & 63;
       switch ((w >> kSourceShift) & 7) {
       case kSourceAcc:
-#pragma unroll
-        for (int e = 0; e < V; ++e)
-          t[e] = acc[e];
+        copyAll(t, acc);
         break;
-      case kSourceImm: {
-        const float s = p.imm[index];
-#pragma unroll
-        for (int e = 0; e < V; ++e)
-          t[e] = s;
+      case kSourceImm:
+        fillAll(t, p.imm[index]);
         break;
-      }
       case kSourceSlot:
-#pragma unroll
-        for (int e = 0; e < V; ++e)
-          t[e] = file[index][e];
+        copyAll(t, file[index]);
         break;
       case kSourceOperand:
         loadOperand(p.operand[index], base, whole, numel, t);
@@ -392,13 +157,13 @@ __global__ void __launch_bounds__(kBlock)
         binaryAll<false>(acc, t, DivRn{});
         break;
       case kMicroBinary + WEFT_BINARY_POW:
-        binaryRotating<false>(acc, t, FloatPowOp<float>{});
+        binaryRotating<false>(acc, t, PowOp{});
         break;
       case kMicroBinary + WEFT_BINARY_MAX:
-        binaryAll<false>(acc, t, PropagatingMaxOp<float>{});
+        binaryAll<false>(acc, t, MaxOp{});
         break;
       case kMicroBinary + WEFT_BINARY_MIN:
-        binaryAll<false>(acc, t, PropagatingMinOp<float>{});
+        binaryAll<false>(acc, t, MinOp{});
         break;
       case kMicroBinaryRev + WEFT_BINARY_ADD:
         binaryAll<true>(acc, t, AddRn{});
@@ -413,13 +178,13 @@ __global__ void __launch_bounds__(kBlock)
         binaryAll<true>(acc, t, DivRn{});
         break;
       case kMicroBinaryRev + WEFT_BINARY_POW:
-        binaryRotating<true>(acc, t, FloatPowOp<float>{});
+        binaryRotating<true>(acc, t, PowOp{});
         break;
       case kMicroBinaryRev + WEFT_BINARY_MAX:
-        binaryAll<true>(acc, t, PropagatingMaxOp<float>{});
+        binaryAll<true>(acc, t, MaxOp{});
         break;
       case kMicroBinaryRev + WEFT_BINARY_MIN:
-        binaryAll<true>(acc, t, PropagatingMinOp<float>{});
+        binaryAll<true>(acc, t, MinOp{});
         break;
       case kMicroPowScalar:
         binaryRotating<false>(acc, t, PowScalar{});
@@ -428,9 +193,7 @@ __global__ void __launch_bounds__(kBlock)
         binaryRotating<true>(acc, t, PowScalar{});
         break;
       case kMicroMove:
-#pragma unroll
-        for (int e = 0; e < V; ++e)
-          acc[e] = t[e];
+        copyAll(acc, t);
         break;
       case kMicroKeep:
         break;
@@ -439,18 +202,84 @@ __global__ void __launch_bounds__(kBlock)
         break;
       }
       const int round = (w >> kRoundShift) & 3;
-      if (round == WEFT_BF16) {
-#pragma unroll
-        for (int e = 0; e < V; ++e)
-          acc[e] = toFloat(toBF16(acc[e]));
-      } else if (round == WEFT_F16) {
-#pragma unroll
-        for (int e = 0; e < V; ++e)
-          acc[e] = toFloat(toF16(acc[e]));
-      }
+      if (round == WEFT_BF16)
+        roundAll<WEFT_BF16>(acc);
+      else if (round == WEFT_F16)
+        roundAll<WEFT_F16>(acc);
     }
-  }
+  });
 }
+
+//===-- compiled kernels --------------------------------------------------===//
+
+/// The kernels FusedJit.h compiled in this process, by program key; null
+/// where compiling failed (the program is interpreted).
+class JitCache {
+public:
+  static JitCache &get() {
+    static JitCache cache;
+    return cache;
+  }
+
+  /// The kernel for `prog`, compiled on first use; null when the
+  /// interpreter must run it.
+  cudaKernel_t kernel(const FusedJitProgram &prog) {
+    if (!enabled_)
+      return nullptr;
+    std::string key = prog.key();
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = kernels_.find(key);
+    if (it != kernels_.end())
+      return it->second;
+    cudaKernel_t k = compile(prog);
+    kernels_.emplace(std::move(key), k);
+    return k;
+  }
+
+private:
+  JitCache() {
+    const char *mode = std::getenv("WEFT_CUDA_FUSED");
+    if (mode && std::strcmp(mode, "interpret") == 0)
+      enabled_ = false;
+    else if (mode && *mode && std::strcmp(mode, "jit") != 0)
+      std::fprintf(stderr,
+                   "weft: WEFT_CUDA_FUSED=%s is neither jit nor interpret: "
+                   "compiling the fused kernels (jit)\n",
+                   mode);
+  }
+
+  cudaKernel_t compile(const FusedJitProgram &prog) {
+    const std::string source = fusedJitSource(prog);
+    std::vector<char> cubin;
+    std::string log;
+    if (source.empty()) {
+      log = "no source for the program";
+    } else if (fusedJitCompile(source, computeCapability(), cubin, log)) {
+      cudaLibrary_t library = nullptr;
+      cudaKernel_t k = nullptr;
+      cudaError_t err = cudaLibraryLoadData(&library, cubin.data(), nullptr,
+                                            nullptr, 0, nullptr, nullptr, 0);
+      if (err == cudaSuccess)
+        err = cudaLibraryGetKernel(&k, library, kFusedJitKernel);
+      if (err == cudaSuccess)
+        return k; // the library stays loaded for the process
+      log = std::string("loading the cubin: ") + cudaGetErrorString(err);
+      cudaGetLastError();
+    }
+    if (!warned_) {
+      warned_ = true;
+      std::fprintf(stderr,
+                   "weft: a fused kernel could not be compiled at run time; "
+                   "interpreting it (%s)\n",
+                   log.c_str());
+    }
+    return nullptr;
+  }
+
+  bool enabled_ = true, warned_ = false;
+  std::mutex mutex_;
+  std::unordered_map<std::string, cudaKernel_t> kernels_;
+};
 
 //===-- host --------------------------------------------------------------===//
 
@@ -544,7 +373,23 @@ void launchFused(const cpu::KernelArgs &args, const FusedProgram &prog) {
     p.result[t].vec = aligned(y.data, 16);
   }
   const int blocks = blocksFor((prog.numel + V - 1) / V);
-  if (micro.numSlots <= kFewSlots)
+  FusedJitProgram jit;
+  jit.ops = micro.ops;
+  jit.numSlots = micro.numSlots;
+  for (int i = 0; i < prog.numOperands; ++i) {
+    jit.operandType.push_back(p.operand[i].dtype);
+    jit.operandAccess.push_back(p.operand[i].access);
+  }
+  for (int t = 0; t < prog.numResults; ++t)
+    jit.resultType.push_back(p.result[t].dtype);
+  jit.index64 = sizeof(Index) == 8;
+  jit.block = kBlock;
+  if (cudaKernel_t k = JitCache::get().kernel(jit)) {
+    void *params[] = {&p};
+    check(cudaLaunchKernel(reinterpret_cast<const void *>(k), dim3(blocks),
+                           dim3(kBlock), params, 0, computeStream()),
+          "launching a compiled fused kernel");
+  } else if (micro.numSlots <= kFewSlots)
     fusedKernel<Index, Div, kFewSlots>
         <<<blocks, kBlock, 0, computeStream()>>>(p);
   else
