@@ -9,7 +9,8 @@
 # bf16 dense peak, 989 TFLOP/s for H100/H200 SXM). Each variant prepare.sh
 # carried (the model compiled with other flags) trains too, right after
 # weft's own bundle: mode "weft-NAME"; so does the bundle with its fused
-# kernels interpreted (WEFT_CUDA_FUSED=interpret): "weft-interpreted". The
+# kernels interpreted (WEFT_CUDA_FUSED=interpret): "weft-interpreted", and
+# without CUDA graphs (WEFT_CUDA_GRAPHS=0): "weft-no-graphs". The
 # first step, which compiles the fused kernels, is reported apart
 # (first_step_s).
 #
@@ -62,6 +63,9 @@ train_weft "$work/bundle" weft >"$out/gpu-bench.jsonl"
 # The same bundle with its fused kernels interpreted instead of compiled at
 # run time (FusedJit.h).
 WEFT_CUDA_FUSED=interpret train_weft "$work/bundle" weft-interpreted \
+  >>"$out/gpu-bench.jsonl"
+# And without CUDA graphs (every step's kernels launched one by one).
+WEFT_CUDA_GRAPHS=0 train_weft "$work/bundle" weft-no-graphs \
   >>"$out/gpu-bench.jsonl"
 for variant in "$carry"/variants/*/; do
   [ -d "$variant" ] || continue

@@ -3,8 +3,10 @@
 // Device.h's backend for --target cuda bundles: buffers from cudaMalloc on
 // this rank's GPU (CudaRuntime.h selects it), page-locked staging from
 // cudaHostAlloc, copies enqueued on the compute stream so they are ordered
-// with the model's kernels, and the NCCL communicators of
-// runtime/comm/nccl (weft_rt_device_comm_start / _finish).
+// with the model's kernels, the NCCL communicators of runtime/comm/nccl
+// (weft_rt_device_comm_start / _finish), and the model's run recorded as a
+// CUDA graph and replayed (runModel): one launch for the step's hundreds
+// of kernels, none of their host work, no gaps between them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,7 +15,11 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 
 #ifdef WEFT_HAVE_NCCL_COMM
@@ -126,6 +132,54 @@ public:
     std::lock_guard<std::mutex> lock(mutex_);
     return static_cast<int64_t>(peak_ + cuda::kernelMemoryBytes());
   }
+  void runModel(void (*call)(void *), void *ctx, uint64_t key,
+                bool replayable) override {
+    if (!replayable || graphsOff_)
+      return call(ctx);
+    Recording &r = recordings_[key];
+    if (r.graph && r.scratch != cuda::scratchGeneration()) {
+      // The kernel scratch moved since (another model's run grew it): the
+      // graph holds the old address. Record this run again.
+      cuda::check(cudaGraphExecDestroy(r.graph), "dropping a stale CUDA graph");
+      r.graph = nullptr;
+    }
+    if (r.graph) {
+      cuda::check(cudaGraphLaunch(r.graph, cuda::computeStream()),
+                  "replaying the model's CUDA graph");
+      return;
+    }
+    // The first run compiles fused kernels, uploads constants and sizes
+    // the scratch: eagerly. The second is recorded, unless recording
+    // these buffers failed before.
+    if (r.failed || r.eagerRuns++ < 1)
+      return call(ctx);
+    cuda::beginCapture();
+    r.scratch = cuda::scratchGeneration();
+    call(ctx);
+    const char *why = nullptr;
+    std::string reason;
+    if (cudaGraph_t recorded = cuda::endCapture(why)) {
+      const cudaError_t err = cudaGraphInstantiate(&r.graph, recorded, 0);
+      if (err != cudaSuccess) {
+        r.graph = nullptr;
+        reason = std::string("instantiating it: ") + cudaGetErrorName(err);
+        (void)cudaGetLastError();
+      }
+      cudaGraphDestroy(recorded);
+    } else {
+      reason = why ? why : "unknown";
+    }
+    if (!r.graph) {
+      r.failed = true;
+      std::fprintf(stderr,
+                   "weft: the model runs without a CUDA graph (recording it "
+                   "failed: %s)\n",
+                   reason.c_str());
+      return call(ctx);
+    }
+    cuda::check(cudaGraphLaunch(r.graph, cuda::computeStream()),
+                "launching the model's CUDA graph");
+  }
 
 private:
   struct Allocation {
@@ -135,6 +189,21 @@ private:
   std::mutex mutex_;
   std::unordered_map<void *, Allocation> bases_; ///< by aligned pointer
   uint64_t live_ = 0, peak_ = 0;                 ///< bytes allocated
+  // The model's runs as CUDA graphs (runModel), by buffers: a graph each
+  // (kept for the process: a bundle's runs use one or two sets).
+  struct Recording {
+    cudaGraphExec_t graph = nullptr;
+    uint64_t scratch = 0; // scratchGeneration() when recorded
+    int eagerRuns = 0;
+    bool failed = false;
+  };
+  bool graphsOff_ = graphsDisabled();
+  std::unordered_map<uint64_t, Recording> recordings_;
+
+  static bool graphsDisabled() {
+    const char *v = std::getenv("WEFT_CUDA_GRAPHS");
+    return v && (std::strcmp(v, "0") == 0 || std::strcmp(v, "off") == 0);
+  }
 };
 
 } // namespace

@@ -40,8 +40,16 @@ struct State {
   void *gemmWorkspace = nullptr;
   void *scratch = nullptr;
   size_t scratchBytes = 0;
+  uint64_t scratchGeneration = 0;
   int *errorWord = nullptr;
+  // CUDA graph capture: the compute stream while captureStream stands in.
+  cudaStream_t computeStream = nullptr, captureStream = nullptr;
+  std::string captureFailure;
 };
+
+/// Whether this thread is capturing (CudaDevice.cpp's runs are one
+/// thread's).
+thread_local bool tCapturing = false;
 
 std::mutex errorsMutex;
 std::vector<std::string> &errorMessages() {
@@ -82,22 +90,86 @@ State &state() {
 
 } // namespace
 
+/// A CUDA error during a capture: it fails the capture (the caller runs
+/// eagerly) and is cleared. False outside captures.
+static bool captureError(cudaError_t err, const char *what) {
+  if (!tCapturing)
+    return false;
+  std::string why = std::string(what) + ": " + cudaGetErrorName(err);
+  failCapture(why.c_str());
+  (void)cudaGetLastError();
+  return true;
+}
+
 void check(cudaError_t err, const char *what) {
-  if (err != cudaSuccess)
+  if (err != cudaSuccess && !captureError(err, what))
     fatal(kExitFailure, "%s: CUDA error %s (%s)", what, cudaGetErrorName(err),
           cudaGetErrorString(err));
 }
 
 void checkCublas(cublasStatus_t status, const char *what) {
-  if (status != CUBLAS_STATUS_SUCCESS)
-    fatal(kExitFailure, "%s: cuBLAS error %d", what, static_cast<int>(status));
+  if (status == CUBLAS_STATUS_SUCCESS)
+    return;
+  if (tCapturing) {
+    failCapture((std::string(what) + ": cuBLAS error " +
+                 std::to_string(static_cast<int>(status)))
+                    .c_str());
+    (void)cudaGetLastError();
+    return;
+  }
+  fatal(kExitFailure, "%s: cuBLAS error %d", what, static_cast<int>(status));
 }
 
 void checkLaunch(const char *kernel) {
   cudaError_t err = cudaGetLastError();
-  if (err != cudaSuccess)
+  if (err != cudaSuccess && !captureError(err, kernel))
     fatal(kExitFailure, "kernel %s: launch failed: %s (%s)", kernel,
           cudaGetErrorName(err), cudaGetErrorString(err));
+}
+
+bool capturing() { return tCapturing; }
+
+void failCapture(const char *why) {
+  State &s = state();
+  if (s.captureFailure.empty())
+    s.captureFailure = why;
+}
+
+void beginCapture() {
+  State &s = state();
+  if (!s.captureStream)
+    check(cudaStreamCreateWithFlags(&s.captureStream, cudaStreamNonBlocking),
+          "creating the capture stream");
+  s.captureFailure.clear();
+  // Non-blocking: no implicit order with the legacy stream to record.
+  // Thread-local mode: this thread's unsafe calls (a cudaMalloc, a wait)
+  // fail the capture; other threads are left alone.
+  check(
+      cudaStreamBeginCapture(s.captureStream, cudaStreamCaptureModeThreadLocal),
+      "starting a CUDA graph capture");
+  s.computeStream = s.stream;
+  s.stream = s.captureStream;
+  tCapturing = true;
+}
+
+cudaGraph_t endCapture(const char *&why) {
+  State &s = state();
+  tCapturing = false;
+  s.stream = s.computeStream;
+  cudaGraph_t graph = nullptr;
+  const cudaError_t err = cudaStreamEndCapture(s.captureStream, &graph);
+  if (err != cudaSuccess && s.captureFailure.empty())
+    s.captureFailure =
+        std::string("ending the capture: ") + cudaGetErrorName(err);
+  (void)cudaGetLastError();
+  if (!s.captureFailure.empty() && graph) {
+    cudaGraphDestroy(graph);
+    graph = nullptr;
+  }
+  if (!graph && s.captureFailure.empty())
+    s.captureFailure = "no graph was recorded";
+  why = s.captureFailure.c_str();
+  return graph;
 }
 
 int device() { return state().device; }
@@ -108,6 +180,8 @@ cudaStream_t computeStream() { return state().stream; }
 
 cublasLtHandle_t cublasLt() {
   State &s = state();
+  if (!s.lt && tCapturing)
+    failCapture("the cuBLASLt handle created during a capture");
   if (!s.lt)
     checkCublas(cublasLtCreate(&s.lt), "creating the cuBLASLt handle");
   return s.lt;
@@ -115,6 +189,11 @@ cublasLtHandle_t cublasLt() {
 
 void *gemmWorkspace(size_t *bytes) {
   State &s = state();
+  if (!s.gemmWorkspace && tCapturing) {
+    failCapture("the GEMM workspace allocated during a capture");
+    *bytes = 0;
+    return nullptr;
+  }
   if (!s.gemmWorkspace)
     check(cudaMalloc(&s.gemmWorkspace, kGemmWorkspaceBytes),
           "allocating the GEMM workspace");
@@ -129,6 +208,11 @@ size_t kernelMemoryBytes() {
 
 void *scratch(size_t bytes) {
   State &s = state();
+  if (bytes > s.scratchBytes && tCapturing) {
+    // A stream-ordered allocation would be the graph's own memory.
+    failCapture("kernel scratch grew during a capture");
+    return s.scratch;
+  }
   if (bytes > s.scratchBytes) {
     // Stream-ordered: the old buffer goes once the work enqueued before
     // has run, and nothing waits for the device (a cudaFree would, and
@@ -139,9 +223,12 @@ void *scratch(size_t bytes) {
     check(cudaMallocAsync(&s.scratch, grown, s.stream),
           "allocating kernel scratch");
     s.scratchBytes = grown;
+    ++s.scratchGeneration;
   }
   return s.scratch;
 }
+
+uint64_t scratchGeneration() { return state().scratchGeneration; }
 
 void zero(void *ptr, size_t bytes) {
   if (bytes)
@@ -161,6 +248,10 @@ int registerDeviceError(const char *message) {
 
 int *errorWord() {
   State &s = state();
+  if (!s.errorWord && tCapturing) {
+    failCapture("the error word allocated during a capture");
+    return nullptr;
+  }
   if (!s.errorWord) {
     check(cudaMalloc(&s.errorWord, sizeof(int)), "allocating the error word");
     check(cudaMemset(s.errorWord, 0, sizeof(int)), "clearing the error word");
@@ -187,6 +278,10 @@ void checkDeviceErrors() {
 }
 
 void synchronize() {
+  if (tCapturing) {
+    failCapture("a wait for the GPU");
+    return;
+  }
   check(cudaStreamSynchronize(computeStream()), "waiting for the GPU");
 }
 

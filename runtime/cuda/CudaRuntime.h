@@ -55,6 +55,9 @@ void *gemmWorkspace(size_t *bytes);
 /// valid until the next scratch() call, whose work is ordered after this
 /// call's on the same stream. Grows only, stream-ordered (nothing waits).
 void *scratch(size_t bytes);
+/// How many times the scratch buffer has moved (grown): a recorded graph
+/// holds its address, so a graph recorded before a move is stale.
+uint64_t scratchGeneration();
 /// Device memory the runtime holds for the kernels: the scratch buffer
 /// (which only grows, so this is its peak) and the GEMM workspace.
 size_t kernelMemoryBytes();
@@ -75,6 +78,21 @@ void checkDeviceErrors();
 
 /// Blocks until every kernel enqueued on computeStream() has finished.
 void synchronize();
+
+/// CUDA graphs. CudaDevice.cpp records a model's run as one graph and
+/// replays it. While this thread captures (between beginCapture and
+/// endCapture), computeStream() is a capture stream and work is recorded,
+/// not run. What cannot be recorded fails the capture instead of the
+/// process: a CUDA error in check(), checkLaunch() or checkCublas(), a wait
+/// for the GPU, scratch that would grow, a constant's first upload, a fused
+/// kernel compiled for the first time, the first GEMM workspace, error word
+/// or cuBLASLt handle. The caller then drops the graph and runs eagerly.
+bool capturing();
+/// Notes why the capture cannot be used (the first reason is kept).
+void failCapture(const char *why);
+void beginCapture();
+/// Ends the capture: the graph, or null with the reason in `why`.
+cudaGraph_t endCapture(const char *&why);
 
 /// Threads per block and block count for a 1-D elementwise launch over `n`
 /// elements (grid-stride loops: the count is capped).

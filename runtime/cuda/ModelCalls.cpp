@@ -10,6 +10,9 @@
 //   weft_rt_load_i64  reads an i64 the kernels wrote (the pipeline stage
 //                     index): waits for the compute stream
 //
+// During a CUDA graph capture (CudaRuntime.h) a constant's first upload
+// and a read fail the capture: the run is then done eagerly.
+//
 //===----------------------------------------------------------------------===//
 
 #include "runtime/cuda/CudaRuntime.h"
@@ -40,6 +43,11 @@ extern "C" void *weft_rt_constant(int64_t id, const void *host, int64_t bytes) {
   if (static_cast<size_t>(id) >= table.size())
     table.resize(static_cast<size_t>(id) + 1, nullptr);
   void *&copy = table[static_cast<size_t>(id)];
+  if (!copy && weft::cuda::capturing()) {
+    // Its upload would be recorded, not run: the first use runs eagerly.
+    weft::cuda::failCapture("a constant used for the first time");
+    return nullptr;
+  }
   if (!copy) {
     size_t size = static_cast<size_t>(bytes > 0 ? bytes : 1);
     weft::cuda::device(); // on this rank's GPU
@@ -65,6 +73,11 @@ extern "C" void weft_rt_copy(void *dst, const void *src, int64_t bytes) {
 
 extern "C" int64_t weft_rt_load_i64(const void *ptr) {
   int64_t value = 0;
+  if (weft::cuda::capturing()) {
+    // Nothing has run: there is no value to read.
+    weft::cuda::failCapture("a value read on the host");
+    return value;
+  }
   weft::cuda::check(cudaMemcpyAsync(&value, ptr, sizeof value,
                                     cudaMemcpyDeviceToHost,
                                     weft::cuda::computeStream()),

@@ -12,6 +12,7 @@
 #include "weft/runtime/Sha256.h"
 
 #include "RankStart.h"
+#include "Trace.h"
 #include "Trainer.h"
 
 #include <algorithm>
@@ -476,7 +477,31 @@ void Executor::run() {
       device_->upload(deviceInputs_[i].data(), stagedInputs_[i].data(), bytes);
     }
   }
-  run_(arenaPtr_, paramPtrs_.data(), inputPtrs_.data(), outputPtrs_.data());
+  if (device_) {
+    // The same buffers and entry make the same work: a CUDA graph's key.
+    uint64_t key = 1469598103934665603ull;
+    auto mix = [&key](const void *p) {
+      key = (key ^ reinterpret_cast<uintptr_t>(p)) * 1099511628211ull;
+    };
+    mix(reinterpret_cast<const void *>(run_));
+    mix(arenaPtr_);
+    for (const std::vector<void *> *ptrs :
+         {&paramPtrs_, &inputPtrs_, &outputPtrs_})
+      for (void *p : *ptrs)
+        mix(p);
+    // Traces wait after every launch; collectives and pipelines are left
+    // to run eagerly (not yet recorded and replayed on real ranks).
+    const bool replayable = comm::context().size() == 1 && !trace::enabled();
+    device_->runModel(
+        [](void *self) {
+          Executor &e = *static_cast<Executor *>(self);
+          e.run_(e.arenaPtr_, e.paramPtrs_.data(), e.inputPtrs_.data(),
+                 e.outputPtrs_.data());
+        },
+        this, key, replayable);
+  } else {
+    run_(arenaPtr_, paramPtrs_.data(), inputPtrs_.data(), outputPtrs_.data());
+  }
   // A started collective must finish inside the call that started it.
   std::string pending = comm::context().pendingSlots();
   if (!pending.empty())

@@ -231,6 +231,11 @@ public:
     auto it = kernels_.find(key);
     if (it != kernels_.end())
       return it->second;
+    if (capturing()) {
+      // Loading a module is no stream work: compile on an eager run.
+      failCapture("a fused kernel compiled for the first time");
+      return nullptr;
+    }
     cudaKernel_t k = compile(prog);
     kernels_.emplace(std::move(key), k);
     return k;

@@ -83,6 +83,20 @@ public:
   /// workspace). -1 on the host, where the executor measures the process's
   /// resident set instead.
   virtual int64_t peakMemoryBytes() { return -1; }
+  /// Runs the model once: call(ctx) enqueues its work on the compute
+  /// stream. With `replayable` (the executor's promise that the run's
+  /// work is the same each time for the same `key`: the model's buffers,
+  /// one rank, no trace), the CUDA backend runs the first call eagerly,
+  /// records the second as a CUDA graph and replays that graph for the
+  /// later calls with that key (call is not called then); a run that
+  /// cannot be recorded is run eagerly, and so are the later ones with its
+  /// key (WEFT_CUDA_GRAPHS=0: no graphs). Other backends call call(ctx).
+  virtual void runModel(void (*call)(void *), void *ctx, uint64_t key,
+                        bool replayable) {
+    (void)key;
+    (void)replayable;
+    call(ctx);
+  }
 };
 
 /// The backend of the runtime library this program is linked with.
