@@ -28,7 +28,10 @@
 //             their rates over peak_flops.bf16 (FLOPs as the cost model
 //             counts them).
 //   overhead  weft_k_binary add of one element back to back: the time per
-//             call, host enqueue or GPU, whichever is longer.
+//             call, host enqueue or GPU, whichever is longer
+//             ("kernel_overhead_s"); and the same adds recorded as a CUDA
+//             graph and replayed, per kernel ("kernel_overhead_graph_s":
+//             what a one-rank step pays, which the CUDA backend replays).
 //   links     one process sees one GPU's kernels only: NCCL's links between
 //             GPUs are not measured here. They are copied from the datasheet
 //             preset of the GPU's family (h100-sxm for H100/H200, a100-sxm
@@ -432,6 +435,42 @@ double measureOverhead() {
                    2000, 5);
 }
 
+/// The same one-element add recorded 1000 times as a CUDA graph and
+/// replayed: the time per kernel of a step the CUDA backend replays
+/// (CudaDevice.cpp). -1 when the recording fails (with the reason).
+double measureGraphOverhead() {
+  float *p = static_cast<float *>(deviceAlloc(256));
+  check(cudaMemset(p, 0, 256), "clearing a buffer");
+  Call add;
+  add.tensor(p, WEFT_F32, {1});
+  add.tensor(p, WEFT_F32, {1});
+  add.tensor(p + 16, WEFT_F32, {1});
+  add.attrs({WEFT_BINARY_ADD});
+  weft_k_binary(add.bufs.data(), add.desc.data()); // any first-use work
+  constexpr int kKernels = 1000;
+  weft::cuda::beginCapture();
+  for (int i = 0; i < kKernels; ++i)
+    weft_k_binary(add.bufs.data(), add.desc.data());
+  const char *why = nullptr;
+  cudaGraph_t graph = weft::cuda::endCapture(why);
+  if (!graph) {
+    std::fprintf(stderr, "weft-calibrate-cuda: recording a graph failed: %s\n",
+                 why ? why : "unknown");
+    return -1;
+  }
+  cudaGraphExec_t exec = nullptr;
+  check(cudaGraphInstantiate(&exec, graph, 0), "instantiating a graph");
+  cudaGraphDestroy(graph);
+  const double perGraph = timeCalls(
+      [&] {
+        check(cudaGraphLaunch(exec, weft::cuda::computeStream()),
+              "launching a graph");
+      },
+      5, 5);
+  cudaGraphExecDestroy(exec);
+  return perGraph / kKernels;
+}
+
 std::string num(double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.6g", v);
@@ -505,11 +544,14 @@ int main(int argc, char **argv) {
       std::max<int64_t>(static_cast<int64_t>(cacheBytes / 48), 1024), 5);
   const double adamw = measureAdamw(16ll << 20);
   const double overhead = measureOverhead();
+  const double graphOverhead = measureGraphOverhead();
   const std::vector<std::pair<std::string, double>> kernels =
       measureKernels(data);
   std::printf("memory: add of 256 MiB arrays %.0f GB/s, in L2 %.0f GB/s, "
-              "adamw %.0f GB/s\nkernel overhead %.2f us\n",
-              memory / 1e9, cache / 1e9, adamw / 1e9, overhead * 1e6);
+              "adamw %.0f GB/s\nkernel overhead %.2f us, %.2f us in a CUDA "
+              "graph\n",
+              memory / 1e9, cache / 1e9, adamw / 1e9, overhead * 1e6,
+              graphOverhead * 1e6);
   std::printf("kernels on GPT-2 small's shapes (GB/s, operands + results):");
   for (const auto &[kernel, rate] : kernels)
     std::printf(" %s %.0f", kernel.c_str(), rate / 1e9);
@@ -555,6 +597,9 @@ int main(int argc, char **argv) {
        num(std::min(1.0, attention / peakBf16)) +
        ", \"attention_grad\": " + num(std::min(1.0, attentionGrad / peakBf16)) +
        "},\n    \"kernel_overhead_s\": " + num(overhead) +
+       (graphOverhead >= 0
+            ? ", \"kernel_overhead_graph_s\": " + num(graphOverhead)
+            : std::string()) +
        "},\n  \"links\": " + links +
        ",\n  \"overlap\": 0.9,\n  \"calibration\": {\"device\": \"" + name +
        "\", \"links_assumed\": \"one process measures one GPU's "

@@ -253,6 +253,11 @@ bool weft::planner::parseCluster(const std::string &text,
       !r.number(*device, "kernel_overhead_s", "device.kernel_overhead_s",
                 c.kernelOverhead, /*zeroOk=*/true, /*optional=*/true))
     return false;
+  if (device->get("kernel_overhead_graph_s") &&
+      !r.number(*device, "kernel_overhead_graph_s",
+                "device.kernel_overhead_graph_s", c.kernelOverheadGraph,
+                /*zeroOk=*/true))
+    return false;
   if (!r.number(*device, "cache_bytes", "device.cache_bytes", c.cacheBytes,
                 /*zeroOk=*/true, /*optional=*/true) ||
       !r.number(*device, "cache_bandwidth", "device.cache_bandwidth",

@@ -19,7 +19,8 @@
 //               "kernel_efficiency": {"attention": f, ...},  (optional)
 //               "weight_stream_bandwidth": B/s,              (optional)
 //               "private_cache_bytes": B,                    (optional)
-//               "kernel_overhead_s": s},
+//               "kernel_overhead_s": s,
+//               "kernel_overhead_graph_s": s},               (optional)
 //
 // Memory traffic is counted as operands + results, plus the results again
 // on CPUs (a write first reads the line). Bandwidths are in that accounting.
@@ -74,6 +75,14 @@ struct Cluster {
   /// (FLOPs of one product, fraction of peak), sorted by FLOPs.
   std::vector<std::pair<double, double>> gemmEfficiency;
   double kernelOverhead = 0;
+  /// Per kernel of a step replayed as a CUDA graph (one-rank GPU plans:
+  /// the CUDA backend records the step); -1: kernelOverhead.
+  double kernelOverheadGraph = -1;
+  /// What a kernel launch costs a plan of `ranks` ranks.
+  double launchOverhead(int64_t ranks) const {
+    return ranks == 1 && kernelOverheadGraph >= 0 ? kernelOverheadGraph
+                                                  : kernelOverhead;
+  }
   /// A GEMM dimension below this runs at a falling share of the rate.
   double gemmFullDim = 64;
   /// A cache level: the node's bytes (shared by its ranks) and one running

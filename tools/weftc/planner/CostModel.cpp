@@ -79,7 +79,7 @@ double CostModel::opTime(const OpRecord &op, double scale, int64_t ranks,
   // A weight from beyond the core's cache stalls the product on top of
   // its compute (calibrated: the stall does not shrink with the rows).
   return std::max(compute, memory) + op.stateBytes * fetch +
-         cluster.kernelOverhead;
+         cluster.launchOverhead(ranks);
 }
 
 double CostModel::accumulationTime(double gradBytes, int64_t microbatches,
@@ -256,9 +256,11 @@ std::string CostModel::computeBreakdown(const PlanChoice &plan) const {
                           fetched / 1e6, fetched * fetch * m * 1e3)
                 .str();
   }
+  const bool graph = ranks == 1 && cluster.kernelOverheadGraph >= 0;
   text += llvm::formatv("    {0} kernel launches per step, {1:f3} ms of launch "
-                        "overhead\n",
-                        kernels, kernels * cluster.kernelOverhead * 1e3)
+                        "overhead{2}\n",
+                        kernels, kernels * cluster.launchOverhead(ranks) * 1e3,
+                        graph ? " (replayed as a CUDA graph)" : "")
               .str();
   // By runtime kernel, the costliest first (what a traced step lists).
   struct KernelSum {
