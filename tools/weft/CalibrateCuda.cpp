@@ -421,9 +421,9 @@ std::pair<double, double> measureAttention(const RandomData &data, int64_t b,
   return {forwardFlops / fwdSec, 2.5 * forwardFlops / bwdSec};
 }
 
-/// Seconds per back-to-back launch of a one-element add (host enqueue or
-/// GPU, whichever is longer).
-double measureOverhead() {
+/// A one-element add on a fresh device buffer: the launch overheads'
+/// kernel.
+Call oneElementAdd() {
   float *p = static_cast<float *>(deviceAlloc(256));
   check(cudaMemset(p, 0, 256), "clearing a buffer");
   Call add;
@@ -431,6 +431,13 @@ double measureOverhead() {
   add.tensor(p, WEFT_F32, {1});
   add.tensor(p + 16, WEFT_F32, {1});
   add.attrs({WEFT_BINARY_ADD});
+  return add;
+}
+
+/// Seconds per back-to-back launch of a one-element add (host enqueue or
+/// GPU, whichever is longer).
+double measureOverhead() {
+  Call add = oneElementAdd();
   return timeCalls([&] { weft_k_binary(add.bufs.data(), add.desc.data()); },
                    2000, 5);
 }
@@ -439,13 +446,7 @@ double measureOverhead() {
 /// replayed: the time per kernel of a step the CUDA backend replays
 /// (CudaDevice.cpp). -1 when the recording fails (with the reason).
 double measureGraphOverhead() {
-  float *p = static_cast<float *>(deviceAlloc(256));
-  check(cudaMemset(p, 0, 256), "clearing a buffer");
-  Call add;
-  add.tensor(p, WEFT_F32, {1});
-  add.tensor(p, WEFT_F32, {1});
-  add.tensor(p + 16, WEFT_F32, {1});
-  add.attrs({WEFT_BINARY_ADD});
+  Call add = oneElementAdd();
   weft_k_binary(add.bufs.data(), add.desc.data()); // any first-use work
   constexpr int kKernels = 1000;
   weft::cuda::beginCapture();

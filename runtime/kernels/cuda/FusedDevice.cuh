@@ -294,26 +294,22 @@ static __device__ inline void binaryRotating(float (&d)[V], const float (&s)[V],
 
 // Additions, subtractions, products and quotients round each result: the
 // compiler never contracts the __f*_rn intrinsics into an FMA.
-struct AddRn {
+template <int kOp> struct RoundedOp {
   __device__ float operator()(float x, float y) const {
-    return __fadd_rn(x, y);
+    if constexpr (kOp == WEFT_BINARY_ADD)
+      return __fadd_rn(x, y);
+    else if constexpr (kOp == WEFT_BINARY_SUB)
+      return __fsub_rn(x, y);
+    else if constexpr (kOp == WEFT_BINARY_MUL)
+      return __fmul_rn(x, y);
+    else
+      return __fdiv_rn(x, y);
   }
 };
-struct SubRn {
-  __device__ float operator()(float x, float y) const {
-    return __fsub_rn(x, y);
-  }
-};
-struct MulRn {
-  __device__ float operator()(float x, float y) const {
-    return __fmul_rn(x, y);
-  }
-};
-struct DivRn {
-  __device__ float operator()(float x, float y) const {
-    return __fdiv_rn(x, y);
-  }
-};
+using AddRn = RoundedOp<WEFT_BINARY_ADD>;
+using SubRn = RoundedOp<WEFT_BINARY_SUB>;
+using MulRn = RoundedOp<WEFT_BINARY_MUL>;
+using DivRn = RoundedOp<WEFT_BINARY_DIV>;
 struct PowScalar {
   __device__ float operator()(float x, float y) const {
     return data::powByScalar(x, y);

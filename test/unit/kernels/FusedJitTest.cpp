@@ -109,11 +109,11 @@ long reported(const std::string &log, const std::string &what) {
 /// GELU's gradient as PyTorch's export gives it after weft's fusion
 /// (weft-recompute-elementwise): from the bf16 product x and the bias b,
 /// recompute u = x + b, the erf and the exp, and take dy in.
-Program geluGrad() {
+Program geluGrad(double halfValue = 0.5) {
   Program p;
   p.numOperands = 3; // product (bf16), bias (f32, suffix), dy (bf16)
   const int64_t rsqrt2 = p.imm(1.0 / std::sqrt(2.0)), one = p.imm(1.0),
-                half = p.imm(0.5), minusHalf = p.imm(-0.5),
+                half = p.imm(halfValue), minusHalf = p.imm(-0.5),
                 c = p.imm(1.0 / std::sqrt(2.0 * M_PI));
   const int64_t u = p.op(kAdd, p.op(kCopy, 0), 1);
   const int64_t z = p.op(kMul, u, rsqrt2);
@@ -125,6 +125,15 @@ Program geluGrad() {
   const int64_t dx = p.op(kMul, g, p.op(kCopy, 2));
   p.out = {p.op(kCopy, dx, -1, WEFT_BF16), dx};
   return p;
+}
+
+/// geluGrad's kernel program over `iter` (the bias: its last dim).
+FusedJitProgram geluGradJit(const Dims &iter, double halfValue = 0.5) {
+  return jitProgramOf(geluGrad(halfValue),
+                      {randomOf(WEFT_BF16, iter),
+                       randomOf(WEFT_F32, {iter.back()}),
+                       randomOf(WEFT_BF16, iter)},
+                      {WEFT_BF16, WEFT_F32}, iter);
 }
 
 TEST(FusedJit, RandomProgramsCompile) {
@@ -143,12 +152,7 @@ TEST(FusedJit, RandomProgramsCompile) {
 }
 
 TEST(FusedJit, GeluGradientKeepsItsSlotsInRegisters) {
-  const Dims iter = {64, 96};
-  FusedJitProgram jit =
-      jitProgramOf(geluGrad(),
-                   {randomOf(WEFT_BF16, iter), randomOf(WEFT_F32, {96}),
-                    randomOf(WEFT_BF16, iter)},
-                   {WEFT_BF16, WEFT_F32}, iter);
+  FusedJitProgram jit = geluGradJit({64, 96});
   ASSERT_GE(jit.numSlots, 1) << "the lowering should spill u";
   EXPECT_EQ(jit.operandAccess[1],
             static_cast<uint8_t>(cpu::FusedAccess::Suffix));
@@ -190,17 +194,9 @@ TEST(FusedJit, LongestProgramsCompile) {
 
 TEST(FusedJit, SourceDependsOnTheSpecializationOnly) {
   // Shapes and immediates travel in the parameter block: two GELU
-  // gradients of other sizes and constants share a source.
-  FusedJitProgram a =
-      jitProgramOf(geluGrad(),
-                   {randomOf(WEFT_BF16, {8, 96}), randomOf(WEFT_F32, {96}),
-                    randomOf(WEFT_BF16, {8, 96})},
-                   {WEFT_BF16, WEFT_F32}, {8, 96});
-  FusedJitProgram b =
-      jitProgramOf(geluGrad(),
-                   {randomOf(WEFT_BF16, {3, 5, 40}), randomOf(WEFT_F32, {40}),
-                    randomOf(WEFT_BF16, {3, 5, 40})},
-                   {WEFT_BF16, WEFT_F32}, {3, 5, 40});
+  // gradients of other sizes and another constant share a source.
+  FusedJitProgram a = geluGradJit({8, 96});
+  FusedJitProgram b = geluGradJit({3, 5, 40}, 0.25);
   EXPECT_EQ(a.key(), b.key());
   EXPECT_EQ(cuda::fusedJitSource(a), cuda::fusedJitSource(b));
   // Another element type, access, index width or block: another kernel.
@@ -220,11 +216,7 @@ TEST(FusedJit, SourceDependsOnTheSpecializationOnly) {
 }
 
 TEST(FusedJit, UnknownProgramsGetNoSource) {
-  FusedJitProgram base =
-      jitProgramOf(geluGrad(),
-                   {randomOf(WEFT_BF16, {8, 96}), randomOf(WEFT_F32, {96}),
-                    randomOf(WEFT_BF16, {8, 96})},
-                   {WEFT_BF16, WEFT_F32}, {8, 96});
+  FusedJitProgram base = geluGradJit({8, 96});
   ASSERT_FALSE(cuda::fusedJitSource(base).empty());
   std::vector<FusedJitProgram> bad(6, base);
   bad[0].ops[0].code = 200;                          // no such micro-op
