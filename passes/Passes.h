@@ -22,6 +22,14 @@ namespace weft {
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"
 
+/// A widening cast from bf16 to f32 whose one reader is a weft.reduce_sum
+/// at the same place in the step (stage, microbatch, chunk): the runtime's
+/// reduce kernel reads the bf16 tensor itself (widening each element as it
+/// reads it, the same bits), so weft-lower-to-runtime launches no cast and
+/// the cost model counts none. With `ignoreStage` (the planner's profile,
+/// whose weft.stage marks layers) weft.stage is not compared.
+bool castFoldsIntoReduce(CastOp cast, bool ignoreStage = false);
+
 /// Everything from an imported weft module to LLVM dialect for one rank on
 /// the CPU: cleanup, lowering to runtime calls, buffer assignment, LLVM.
 void buildCpuInferencePipeline(mlir::OpPassManager &pm);
