@@ -663,6 +663,8 @@ void testReduce() {
     }
   }
   reduceCase(WEFT_BF16, WEFT_F32, WEFT_REDUCE_SUM, {64, 513}, {1}, 1e-4);
+  // A bias gradient read in bf16 (a widening folded into the sum).
+  reduceCase(WEFT_BF16, WEFT_F32, WEFT_REDUCE_SUM, {8, 64, 96}, {0, 1}, 1e-4);
   reduceCase(WEFT_F32, WEFT_BF16, WEFT_REDUCE_MEAN, {64, 513}, {0}, 1e-2);
 }
 
