@@ -257,19 +257,17 @@ private:
     const std::string source = fusedJitSource(prog);
     std::vector<char> cubin;
     std::string log;
+    bool cached = false;
     if (source.empty()) {
       log = "no source for the program";
-    } else if (fusedJitCompile(source, computeCapability(), cubin, log)) {
-      cudaLibrary_t library = nullptr;
-      cudaKernel_t k = nullptr;
-      cudaError_t err = cudaLibraryLoadData(&library, cubin.data(), nullptr,
-                                            nullptr, 0, nullptr, nullptr, 0);
-      if (err == cudaSuccess)
-        err = cudaLibraryGetKernel(&k, library, kFusedJitKernel);
-      if (err == cudaSuccess)
-        return k; // the library stays loaded for the process
-      log = std::string("loading the cubin: ") + cudaGetErrorString(err);
-      cudaGetLastError();
+    } else if (fusedJitCompileCached(source, computeCapability(), cubin, log,
+                                     cached)) {
+      if (cudaKernel_t k = load(cubin, log))
+        return k;
+      // A cached cubin this GPU refuses: compiled again.
+      if (cached && fusedJitCompile(source, computeCapability(), cubin, log))
+        if (cudaKernel_t k = load(cubin, log))
+          return k;
     }
     if (!warned_) {
       warned_ = true;
@@ -278,6 +276,22 @@ private:
                    "interpreting it (%s)\n",
                    log.c_str());
     }
+    return nullptr;
+  }
+
+  /// The kernel of a cubin, loaded for the rest of the process; null with
+  /// the reason in `log`.
+  static cudaKernel_t load(const std::vector<char> &cubin, std::string &log) {
+    cudaLibrary_t library = nullptr;
+    cudaKernel_t k = nullptr;
+    cudaError_t err = cudaLibraryLoadData(&library, cubin.data(), nullptr,
+                                          nullptr, 0, nullptr, nullptr, 0);
+    if (err == cudaSuccess)
+      err = cudaLibraryGetKernel(&k, library, kFusedJitKernel);
+    if (err == cudaSuccess)
+      return k;
+    log = std::string("loading the cubin: ") + cudaGetErrorString(err);
+    (void)cudaGetLastError();
     return nullptr;
   }
 

@@ -2,8 +2,14 @@
 
 #include "runtime/kernels/cuda/FusedJit.h"
 
-#include <nvrtc.h>
+#include "weft/runtime/FileUtil.h"
+#include "weft/runtime/Sha256.h"
 
+#include <nvrtc.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <utility>
 
@@ -289,6 +295,78 @@ bool fusedJitCompile(const std::string &source, int arch,
   }
   nvrtcDestroyProgram(&program);
   return ok;
+}
+
+std::string fusedJitCacheDir() {
+  auto env = [](const char *name) -> std::string {
+    const char *v = std::getenv(name);
+    return v ? v : "";
+  };
+  const std::string weft = env("WEFT_CACHE_DIR");
+  if (weft == "off")
+    return "";
+  if (!weft.empty())
+    return weft + "/cuda-fused";
+  if (!env("XDG_CACHE_HOME").empty())
+    return env("XDG_CACHE_HOME") + "/weft/cuda-fused";
+  if (!env("HOME").empty())
+    return env("HOME") + "/.cache/weft/cuda-fused";
+  return "";
+}
+
+namespace {
+
+/// Creates `dir` and its parents; false when it is not a directory after.
+bool makeDirs(const std::string &dir) {
+  for (size_t at = 1; at <= dir.size(); ++at)
+    if (at == dir.size() || dir[at] == '/') {
+      const std::string prefix = dir.substr(0, at);
+      if (mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST)
+        return false;
+    }
+  struct stat st;
+  return stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+} // namespace
+
+bool fusedJitCompileCached(const std::string &source, int arch,
+                           std::vector<char> &cubin, std::string &log,
+                           bool &cached) {
+  cached = false;
+  const std::string dir = fusedJitCacheDir();
+  std::string path;
+  if (!dir.empty()) {
+    // Everything the cubin depends on: the source, the headers weft was
+    // built with, the architecture and NVRTC's version.
+    Sha256 key;
+    key.update(source);
+    for (const auto &h : kHeaders) {
+      key.update(std::string_view(h[0], std::strlen(h[0]) + 1));
+      key.update(std::string_view(h[1], std::strlen(h[1]) + 1));
+    }
+    int major = 0, minor = 0;
+    nvrtcVersion(&major, &minor);
+    key.update("sm_" + std::to_string(arch) + " nvrtc " +
+               std::to_string(major) + "." + std::to_string(minor));
+    path = dir + "/" + Sha256::hex(key.finish()) + ".cubin";
+    std::string bytes, error;
+    if (readFile(path, bytes, error) && bytes.size() > 4 &&
+        bytes.compare(0, 4,
+                      "\x7f"
+                      "ELF") == 0) {
+      cubin.assign(bytes.begin(), bytes.end());
+      cached = true;
+      log.clear();
+      return true;
+    }
+  }
+  if (!fusedJitCompile(source, arch, cubin, log))
+    return false;
+  std::string error;
+  if (!path.empty() && makeDirs(dir))
+    (void)writeFileAtomic(path, {{cubin.data(), cubin.size()}}, error);
+  return true;
 }
 
 } // namespace cuda

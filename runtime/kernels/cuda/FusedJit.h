@@ -12,7 +12,8 @@
 // micro-ops, the slots, each operand's dtype and access, each result's
 // dtype and the index width. Pointers, sizes, divisors, strides,
 // alignment and immediates stay in the parameter block, so one kernel
-// serves every layer of a model.
+// serves every layer of a model. Compiled kernels are kept on disk
+// (fusedJitCacheDir), so a later process loads them instead of compiling.
 //
 // Host-only C++ (NVRTC, no CUDA runtime): the unit tests compile sources
 // on machines without a GPU.
@@ -59,6 +60,20 @@ std::string fusedJitSource(const FusedJitProgram &prog);
 bool fusedJitCompile(const std::string &source, int arch,
                      std::vector<char> &cubin, std::string &log,
                      const std::vector<std::string> &extra = {});
+
+/// The directory compiled kernels are kept in between processes:
+/// $WEFT_CACHE_DIR/cuda-fused, else $XDG_CACHE_HOME/weft/cuda-fused, else
+/// $HOME/.cache/weft/cuda-fused; "" when WEFT_CACHE_DIR is "off" or none
+/// of them is set.
+std::string fusedJitCacheDir();
+
+/// fusedJitCompile through the cache: a cubin an earlier process compiled
+/// from the same source, headers, architecture and NVRTC is read instead
+/// (`cached` says which); a new one is written there (atomically; a cache
+/// that cannot be written is skipped, it never fails the compile).
+bool fusedJitCompileCached(const std::string &source, int arch,
+                           std::vector<char> &cubin, std::string &log,
+                           bool &cached);
 
 } // namespace cuda
 } // namespace weft

@@ -21,7 +21,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <regex>
+
+#include <unistd.h>
 
 using namespace weft;
 using namespace weft::test;
@@ -232,6 +236,93 @@ TEST(FusedJit, UnknownProgramsGetNoSource) {
   std::string log;
   EXPECT_FALSE(cuda::fusedJitCompile("this is not CUDA", 90, cubin, log));
   EXPECT_NE(log.find("error"), std::string::npos) << log;
+}
+
+} // namespace
+
+namespace {
+
+/// Sets an environment variable for one scope.
+struct ScopedEnv {
+  std::string name;
+  std::string old;
+  bool had;
+  ScopedEnv(const char *n, const std::string &value) : name(n) {
+    const char *v = std::getenv(n);
+    had = v != nullptr;
+    if (had)
+      old = v;
+    setenv(n, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (had)
+      setenv(name.c_str(), old.c_str(), 1);
+    else
+      unsetenv(name.c_str());
+  }
+};
+
+TEST(FusedJit, CompiledKernelsAreCachedBetweenProcesses) {
+  const std::string root = ::testing::TempDir() + "weft-jit-cache-" +
+                           std::to_string(static_cast<long>(getpid()));
+  ScopedEnv env("WEFT_CACHE_DIR", root);
+  EXPECT_EQ(cuda::fusedJitCacheDir(), root + "/cuda-fused");
+  const std::string source = cuda::fusedJitSource(geluGradJit({8, 96}));
+  std::vector<char> first, second;
+  std::string log;
+  bool cached = true;
+  ASSERT_TRUE(cuda::fusedJitCompileCached(source, 90, first, log, cached))
+      << log;
+  EXPECT_FALSE(cached) << "nothing was cached yet";
+  ASSERT_TRUE(cuda::fusedJitCompileCached(source, 90, second, log, cached))
+      << log;
+  EXPECT_TRUE(cached) << "the second compile reads the first's cubin";
+  EXPECT_EQ(first, second);
+  // Another architecture is another entry.
+  std::vector<char> sm80;
+  ASSERT_TRUE(cuda::fusedJitCompileCached(source, 80, sm80, log, cached));
+  EXPECT_FALSE(cached);
+  // A damaged entry is compiled again (and rewritten).
+  std::string entry;
+  for (const auto &e :
+       std::filesystem::directory_iterator(root + "/cuda-fused"))
+    if (e.path().extension() == ".cubin") {
+      std::string bytes;
+      std::ifstream in(e.path(), std::ios::binary);
+      bytes.assign(std::istreambuf_iterator<char>(in), {});
+      if (std::equal(first.begin(), first.end(), bytes.begin(), bytes.end()))
+        entry = e.path().string();
+    }
+  ASSERT_FALSE(entry.empty()) << "the sm_90 cubin is in the cache";
+  std::ofstream(entry, std::ios::binary | std::ios::trunc) << "garbage";
+  std::vector<char> third;
+  ASSERT_TRUE(cuda::fusedJitCompileCached(source, 90, third, log, cached));
+  EXPECT_FALSE(cached);
+  EXPECT_EQ(third, first);
+  std::filesystem::remove_all(root);
+}
+
+TEST(FusedJit, TheCacheCanBeTurnedOffOrBeUnwritable) {
+  {
+    ScopedEnv env("WEFT_CACHE_DIR", "off");
+    EXPECT_EQ(cuda::fusedJitCacheDir(), "");
+    std::vector<char> cubin;
+    std::string log;
+    bool cached = true;
+    EXPECT_TRUE(cuda::fusedJitCompileCached(
+        cuda::fusedJitSource(geluGradJit({8, 96})), 90, cubin, log, cached));
+    EXPECT_FALSE(cached);
+  }
+  // A cache directory that cannot be made: the compile still succeeds.
+  ScopedEnv env("WEFT_CACHE_DIR", "/proc/weft-no-such-dir");
+  std::vector<char> cubin;
+  std::string log;
+  bool cached = true;
+  EXPECT_TRUE(cuda::fusedJitCompileCached(
+      cuda::fusedJitSource(geluGradJit({8, 96})), 90, cubin, log, cached))
+      << log;
+  EXPECT_FALSE(cached);
+  EXPECT_FALSE(cubin.empty());
 }
 
 } // namespace
