@@ -30,8 +30,11 @@ namespace {
 /// on an H200 (the H100's compute with more memory): causal bf16 [8, 12,
 /// 1024, 64], forward 102 and backward 75 TFLOP/s of the 989 dense peak
 /// (bench/results/gpu-h200-gpt2.json; times 261 / 256 for the 5 softmax
-/// FLOPs per score the cost model counts beside the products' 4 D). Not
-/// measured on an A100: a100-sxm prices attention as a product.
+/// FLOPs per score the cost model counts beside the products' 4 D). Its
+/// kernel_overhead_graph_s is a kernel's cost in a replayed CUDA graph as
+/// weft-calibrate-cuda measured it on the same H200 (1.09 us,
+/// bench/results/cluster-h200-calibrated.json). Not measured on an A100:
+/// a100-sxm prices attention as a product and every launch eagerly.
 constexpr const char *kH100 = R"({
   "format": "weft-cluster/1", "name": "h100-sxm",
   "nodes": 1, "devices_per_node": 8,
@@ -40,7 +43,7 @@ constexpr const char *kH100 = R"({
              "memory_bytes": 8.0e10, "memory_bandwidth": 3.35e12,
              "gemm_efficiency": [[1.0e9, 0.35], [1.0e10, 0.6], [1.0e11, 0.75]],
              "kernel_efficiency": {"attention": 0.105, "attention_grad": 0.0775},
-             "kernel_overhead_s": 5e-6},
+             "kernel_overhead_s": 5e-6, "kernel_overhead_graph_s": 1.1e-6},
   "links": {"intra_node": {"bandwidth": 4.5e11, "latency": 3e-6},
             "inter_node": {"bandwidth": 5.0e10, "latency": 6e-6}},
   "overlap": 0.9})";
