@@ -231,14 +231,14 @@ int64_t LayerNormGradOp::getFlops() {
 /// seen, times the head sizes (D for the scores, Dv for the values), twice;
 /// a causal mask sees about half the pairs.
 static int64_t attentionFlops(Value query, Value key, Value value,
-                              bool causal) {
+                              bool causal, bool seqMajor) {
   auto q = dyn_cast<RankedTensorType>(query.getType());
   auto k = dyn_cast<RankedTensorType>(key.getType());
   auto v = dyn_cast<RankedTensorType>(value.getType());
   if (!q || !k || !v || q.getRank() < 2 || !q.hasStaticShape() ||
       !k.hasStaticShape() || !v.hasStaticShape())
     return 0;
-  const int64_t sk = k.getDimSize(k.getRank() - 2);
+  const int64_t sk = k.getDimSize(k.getRank() - (seqMajor ? 3 : 2));
   const int64_t d = q.getShape().back(), dv = v.getShape().back();
   int64_t pairs = product({elements(query) / std::max<int64_t>(d, 1), sk});
   if (causal)
@@ -248,14 +248,15 @@ static int64_t attentionFlops(Value query, Value key, Value value,
 }
 
 int64_t AttentionOp::getFlops() {
-  return attentionFlops(getQuery(), getKey(), getValue(), getCausal());
+  return attentionFlops(getQuery(), getKey(), getValue(), getCausal(),
+                        getSeqMajor());
 }
 
 int64_t AttentionGradOp::getFlops() {
   // The scores again, then the value, probability, query and key gradients:
   // five products where the forward has two.
-  const int64_t forward =
-      attentionFlops(getQuery(), getKey(), getValue(), getCausal());
+  const int64_t forward = attentionFlops(getQuery(), getKey(), getValue(),
+                                         getCausal(), getSeqMajor());
   return product({5, forward}) / 2;
 }
 

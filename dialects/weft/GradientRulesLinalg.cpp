@@ -164,7 +164,7 @@ AttentionOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads,
       b, getLoc(),
       TypeRange{getQuery().getType(), getKey().getType(), getValue().getType()},
       getQuery(), getKey(), getValue(), getResult(), getLse(), g,
-      getScaleAttr(), getCausalAttr());
+      getScaleAttr(), getCausalAttr(), getSeqMajorAttr());
   operandGrads[0] = grads.getQueryGrad();
   operandGrads[1] = grads.getKeyGrad();
   operandGrads[2] = grads.getValueGrad();

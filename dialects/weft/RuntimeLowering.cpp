@@ -227,12 +227,16 @@ StringRef AttentionOp::getKernelName() { return "attention"; }
 void AttentionOp::getKernelAttributes(SmallVectorImpl<int64_t> &attrs) {
   attrs.push_back(weftDoubleToAttr(getScale().convertToDouble()));
   attrs.push_back(getCausal() ? 1 : 0);
+  if (getSeqMajor())
+    attrs.push_back(1);
 }
 
 StringRef AttentionGradOp::getKernelName() { return "attention_grad"; }
 void AttentionGradOp::getKernelAttributes(SmallVectorImpl<int64_t> &attrs) {
   attrs.push_back(weftDoubleToAttr(getScale().convertToDouble()));
   attrs.push_back(getCausal() ? 1 : 0);
+  if (getSeqMajor())
+    attrs.push_back(1);
 }
 
 StringRef SoftmaxGradOp::getKernelName() { return "softmax_grad"; }

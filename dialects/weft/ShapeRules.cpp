@@ -610,7 +610,9 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
                                             SmallVectorImpl<Type> &results) {
   return inferAttention(ShapeErrors(loc, getOperationName()),
                         adaptor.getQuery(), adaptor.getKey(),
-                        adaptor.getValue(), results);
+                        adaptor.getValue(),
+                        boolOr(adaptor.getProperties().seq_major, false),
+                        results);
 }
 
 //===----------------------------------------------------------------------===//

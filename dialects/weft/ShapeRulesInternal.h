@@ -123,9 +123,11 @@ LogicalResult inferPool(const ShapeErrors &errors, Adaptor adaptor,
 }
 
 /// The result types of weft.attention (result, lse), shared by its
-/// gradient.
+/// gradient. With `seqMajor` the heads follow the sequence: query [...,
+/// Sq, H, D], key [..., Sk, H, D], value [..., Sk, H, Dv], result [..., Sq,
+/// H, Dv] and lse [..., H, Sq].
 inline LogicalResult inferAttention(const ShapeErrors &errors, Value query,
-                                    Value key, Value value,
+                                    Value key, Value value, bool seqMajor,
                                     SmallVectorImpl<Type> &results) {
   FailureOr<RankedTensorType> q = errors.tensor(query, "query");
   FailureOr<RankedTensorType> k = errors.tensor(key, "key");
@@ -133,30 +135,39 @@ inline LogicalResult inferAttention(const ShapeErrors &errors, Value query,
   if (failed(q) || failed(k) || failed(v))
     return failure();
   const int64_t rank = q->getRank();
-  if (rank < 2 || k->getRank() != rank || v->getRank() != rank)
-    return errors.fail("query, key and value must have one rank of at least "
-                       "2, got ",
-                       *q, ", ", *k, " and ", *v);
+  const int64_t minRank = seqMajor ? 3 : 2;
+  if (rank < minRank || k->getRank() != rank || v->getRank() != rank)
+    return errors.fail("query, key and value must have one rank of at least ",
+                       minRank, ", got ", *q, ", ", *k, " and ", *v);
   if (k->getElementType() != q->getElementType() ||
       v->getElementType() != q->getElementType())
     return errors.fail("query, key and value must have one element type, got ",
                        *q, ", ", *k, " and ", *v);
   ArrayRef<int64_t> qs = q->getShape(), ks = k->getShape(), vs = v->getShape();
-  if (qs.drop_back(2) != ks.drop_back(2) || qs.drop_back(2) != vs.drop_back(2))
+  // The sequence dim, and the dims before it that every tensor shares.
+  const int64_t seq = seqMajor ? rank - 3 : rank - 2;
+  if (qs.take_front(seq) != ks.take_front(seq) ||
+      qs.take_front(seq) != vs.take_front(seq))
     return errors.fail("query, key and value must have the same leading "
                        "dims, got ",
                        *q, ", ", *k, " and ", *v);
+  if (seqMajor && (ks[rank - 2] != qs[rank - 2] || vs[rank - 2] != qs[rank - 2]))
+    return errors.fail("query, key and value must have the same heads (dim ",
+                       rank - 2, "), got ", *q, ", ", *k, " and ", *v);
   if (ks.back() != qs.back())
     return errors.fail("key must have query's last dim ", qs.back(), ", got ",
                        *k);
-  if (vs[rank - 2] != ks[rank - 2])
-    return errors.fail("value must have as many rows as key (", ks[rank - 2],
+  if (vs[seq] != ks[seq])
+    return errors.fail("value must have as many rows as key (", ks[seq],
                        "), got ", *v);
   SmallVector<int64_t> out(qs);
   out.back() = vs.back();
   results.push_back(RankedTensorType::get(out, q->getElementType()));
+  SmallVector<int64_t> lse(qs.drop_back());
+  if (seqMajor)
+    std::swap(lse[rank - 3], lse[rank - 2]); // [..., H, Sq]
   results.push_back(
-      RankedTensorType::get(qs.drop_back(), Float32Type::get(q->getContext())));
+      RankedTensorType::get(lse, Float32Type::get(q->getContext())));
   return success();
 }
 

@@ -203,14 +203,22 @@ Plan alongDims(Operation *op, ArrayRef<TensorSharding> in,
 /// dim), whose leading dims follow too.
 Plan attention(Operation *op, ArrayRef<TensorSharding> in) {
   const int64_t rank = tensorType(op->getOperand(0)).getRank();
+  auto seqMajorAttr = op->getAttrOfType<BoolAttr>("seq_major");
+  const bool seqMajor = seqMajorAttr && seqMajorAttr.getValue();
+  // The problem dims (batch and heads) of the query-shaped tensors; lse
+  // ([..., H, Sq] when seq-major) has the heads one dim earlier.
   SmallVector<int64_t> leading;
-  for (int64_t d = 0; d + 2 < rank; ++d)
+  for (int64_t d = 0; d + (seqMajor ? 3 : 2) < rank; ++d)
     leading.push_back(d);
+  if (seqMajor)
+    leading.push_back(rank - 2);
   const TensorSharding main = wholeExcept(in[0], leading);
   auto like = [&](Value v) {
-    TensorSharding s = TensorSharding::replicated(tensorType(v).getRank());
+    const int64_t r = tensorType(v).getRank();
+    TensorSharding s = TensorSharding::replicated(r);
     for (int64_t d : leading)
-      s.dims[d] = main.dims[d];
+      s.dims[seqMajor && r == rank - 1 && d == rank - 2 ? rank - 3 : d] =
+          main.dims[d];
     return s;
   };
   Plan plan;

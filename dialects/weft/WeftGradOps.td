@@ -127,7 +127,8 @@ def Weft_AttentionGradOp : Weft_ComputeOp<"attention_grad", [InferTypeOpAdaptor]
   let arguments = (ins Weft_FloatTensor:$query, Weft_FloatTensor:$key,
                    Weft_FloatTensor:$value, Weft_FloatTensor:$result,
                    Weft_FloatTensor:$lse, Weft_FloatTensor:$grad,
-                   F64Attr:$scale, DefaultValuedAttr<BoolAttr, "false">:$causal);
+                   F64Attr:$scale, DefaultValuedAttr<BoolAttr, "false">:$causal,
+                   DefaultValuedAttr<BoolAttr, "false">:$seq_major);
   let results = (outs Weft_FloatTensor:$query_grad,
                       Weft_FloatTensor:$key_grad,
                       Weft_FloatTensor:$value_grad);

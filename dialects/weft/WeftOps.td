@@ -319,11 +319,16 @@ def Weft_AttentionOp : Weft_ComputeOp<"attention", [InferTypeOpAdaptor, Weft_Dif
     is each query's log-sum-exp of its scaled scores, which the gradient
     reads instead of the probabilities. weft-fuse-attention makes it from
     a product, a scale, a causal mask, a softmax and a second product; the
-    runtime's kernel never writes the Sq x Sk scores to memory.
+    runtime's kernel never writes the Sq x Sk scores to memory. With
+    `seq_major` the heads come after the sequence, as a projection lays
+    them out before the usual transpose: query [..., Sq, H, D], key [...,
+    Sk, H, D], value [..., Sk, H, Dv], result [..., Sq, H, Dv], lse [..., H,
+    Sq]; each (batch, head) is one problem, and no transpose moves them.
   }];
   let arguments = (ins Weft_FloatTensor:$query, Weft_FloatTensor:$key,
                    Weft_FloatTensor:$value, F64Attr:$scale,
-                   DefaultValuedAttr<BoolAttr, "false">:$causal);
+                   DefaultValuedAttr<BoolAttr, "false">:$causal,
+                   DefaultValuedAttr<BoolAttr, "false">:$seq_major);
   let results = (outs Weft_FloatTensor:$result, Weft_FloatTensor:$lse);
   let assemblyFormat = [{
     $query `,` $key `,` $value attr-dict `:` functional-type(operands, results)

@@ -3,6 +3,10 @@
 //   attention       o = softmax(scale * q k^T [causal]) v, lse per query
 //   attention_grad  dq, dk, dv from o, lse and do
 //
+// A problem's rows are read and written where AttentionShape says they are
+// (one after another, or seq-major: the heads' rows interleaved), gathered
+// into contiguous f32 rows first; the arithmetic is the same either way.
+//
 // Queries go in blocks of kQueryBlock rows; a block's scores (rows x the
 // keys it sees) live in per-thread scratch and never in the arena, so the
 // memory is O(rows x Sk) per thread instead of O(Sq x Sk) per problem. The
@@ -28,19 +32,28 @@ namespace {
 
 constexpr int64_t kQueryBlock = 32;
 
-/// `count` elements from `src` as f32: `src` itself for f32, else widened
-/// into `buf`.
+/// `rows` rows of `cols` elements, `stride` apart from `src`, as
+/// contiguous f32: `src` itself for contiguous f32, else widened (and
+/// gathered) into `buf`.
 template <class T>
-const float *asFloat(const T *src, int64_t count, float *buf) {
-  if constexpr (std::is_same_v<T, float>) {
-    (void)count;
-    (void)buf;
-    return src;
-  } else {
-    for (int64_t i = 0; i < count; ++i)
-      buf[i] = widen(src[i]);
-    return buf;
-  }
+const float *rowsAsFloat(const T *src, int64_t rows, int64_t cols,
+                         int64_t stride, float *buf) {
+  if constexpr (std::is_same_v<T, float>)
+    if (stride == cols)
+      return src;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      buf[r * cols + c] = widen(src[r * stride + c]);
+  return buf;
+}
+
+/// Stores contiguous f32 rows into rows `stride` apart, rounded to T.
+template <class T>
+void storeRows(const float *src, int64_t rows, int64_t cols, int64_t stride,
+               T *dst) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      dst[r * stride + c] = narrowTo<T>(src[r * cols + c]);
 }
 
 /// Keys the rows [row0, row0 + rows) see together: the last row's.
@@ -76,13 +89,17 @@ void attentionForward(const AttentionShape &s, const KernelArgs &args) {
                   const int64_t row0 = task % blocks * kQueryBlock;
                   const int64_t rows = std::min(kQueryBlock, s.sq - row0);
                   const int64_t keys = blockKeys(s, row0, rows);
-                  const float *qf =
-                      asFloat(q + (b * s.sq + row0) * s.d, rows * s.d,
-                              scratch<float>(0, rows * s.d));
-                  const float *kf = asFloat(k + b * s.sk * s.d, keys * s.d,
-                                            scratch<float>(1, s.sk * s.d));
-                  const float *vf = asFloat(v + b * s.sk * s.dv, keys * s.dv,
-                                            scratch<float>(2, s.sk * s.dv));
+                  const float *qf = rowsAsFloat(
+                      q + s.rowBase(b, s.sq, s.d) + row0 * s.rowStride(s.d),
+                      rows, s.d, s.rowStride(s.d),
+                      scratch<float>(0, rows * s.d));
+                  const float *kf = rowsAsFloat(
+                      k + s.rowBase(b, s.sk, s.d), keys, s.d, s.rowStride(s.d),
+                      scratch<float>(1, s.sk * s.d));
+                  const float *vf =
+                      rowsAsFloat(v + s.rowBase(b, s.sk, s.dv), keys, s.dv,
+                                  s.rowStride(s.dv),
+                                  scratch<float>(2, s.sk * s.dv));
                   float *p =
                       scratch<float>(3, rows * std::max<int64_t>(keys, 1));
                   float *out = scratch<float>(4, rows * s.dv);
@@ -116,9 +133,9 @@ void attentionForward(const AttentionShape &s, const KernelArgs &args) {
                              nullptr, false);
                   else
                     std::fill(out, out + rows * s.dv, 0.0f);
-                  T *dst = o + (b * s.sq + row0) * s.dv;
-                  for (int64_t i = 0; i < rows * s.dv; ++i)
-                    dst[i] = narrowTo<T>(out[i]);
+                  storeRows(out, rows, s.dv, s.rowStride(s.dv),
+                            o + s.rowBase(b, s.sq, s.dv) +
+                                row0 * s.rowStride(s.dv));
                 }
               });
 }
@@ -139,23 +156,28 @@ void attentionBackward(const AttentionShape &s, const KernelArgs &args) {
               std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(work, 1)),
               [&](int64_t begin, int64_t end) {
                 for (int64_t b = begin; b < end; ++b) {
-                  const float *qf = asFloat(q + b * s.sq * s.d, s.sq * s.d,
-                                            scratch<float>(0, s.sq * s.d));
-                  const float *kf = asFloat(k + b * s.sk * s.d, s.sk * s.d,
-                                            scratch<float>(1, s.sk * s.d));
-                  const float *vf = asFloat(v + b * s.sk * s.dv, s.sk * s.dv,
-                                            scratch<float>(2, s.sk * s.dv));
+                  const float *qf = rowsAsFloat(
+                      q + s.rowBase(b, s.sq, s.d), s.sq, s.d, s.rowStride(s.d),
+                      scratch<float>(0, s.sq * s.d));
+                  const float *kf = rowsAsFloat(
+                      k + s.rowBase(b, s.sk, s.d), s.sk, s.d, s.rowStride(s.d),
+                      scratch<float>(1, s.sk * s.d));
+                  const float *vf =
+                      rowsAsFloat(v + s.rowBase(b, s.sk, s.dv), s.sk, s.dv,
+                                  s.rowStride(s.dv),
+                                  scratch<float>(2, s.sk * s.dv));
                   // do, then o's row sums of do * o (D_i), kept beside it.
                   float *dof = scratch<float>(3, s.sq * s.dv + s.sq);
                   float *rowDot = dof + s.sq * s.dv;
-                  const T *dob = dout + b * s.sq * s.dv;
-                  const T *ob = o + b * s.sq * s.dv;
+                  const int64_t ldo = s.rowStride(s.dv);
+                  const T *dob = dout + s.rowBase(b, s.sq, s.dv);
+                  const T *ob = o + s.rowBase(b, s.sq, s.dv);
                   for (int64_t i = 0; i < s.sq; ++i) {
                     float acc = 0.0f;
                     for (int64_t j = 0; j < s.dv; ++j) {
-                      const float g = widen(dob[i * s.dv + j]);
+                      const float g = widen(dob[i * ldo + j]);
                       dof[i * s.dv + j] = g;
-                      acc += g * widen(ob[i * s.dv + j]);
+                      acc += g * widen(ob[i * ldo + j]);
                     }
                     rowDot[i] = acc;
                   }
@@ -170,10 +192,12 @@ void attentionBackward(const AttentionShape &s, const KernelArgs &args) {
                   for (int64_t row0 = 0; row0 < s.sq; row0 += kQueryBlock) {
                     const int64_t rows = std::min(kQueryBlock, s.sq - row0);
                     const int64_t keys = blockKeys(s, row0, rows);
-                    T *dqb = dq + (b * s.sq + row0) * s.d;
+                    const int64_t ldq = s.rowStride(s.d);
+                    T *dqb = dq + s.rowBase(b, s.sq, s.d) + row0 * ldq;
                     if (keys == 0) {
-                      for (int64_t i = 0; i < rows * s.d; ++i)
-                        dqb[i] = narrowTo<T>(0.0f);
+                      for (int64_t r = 0; r < rows; ++r)
+                        for (int64_t c = 0; c < s.d; ++c)
+                          dqb[r * ldq + c] = narrowTo<T>(0.0f);
                       continue;
                     }
                     scores(s, qf + row0 * s.d, kf, rows, keys, p);
@@ -203,17 +227,14 @@ void attentionBackward(const AttentionShape &s, const KernelArgs &args) {
                     // dq = ds k, dk += ds^T q
                     gemmTile(rows, s.d, keys, dp, keys, false, kf, s.d, false,
                              dqf, s.d, nullptr, false);
-                    for (int64_t i = 0; i < rows * s.d; ++i)
-                      dqb[i] = narrowTo<T>(dqf[i]);
+                    storeRows(dqf, rows, s.d, ldq, dqb);
                     gemmTile(keys, s.d, rows, dp, keys, true, qf + row0 * s.d,
                              s.d, false, dkf, s.d, nullptr, true);
                   }
-                  T *dkb = dk + b * s.sk * s.d;
-                  T *dvb = dv + b * s.sk * s.dv;
-                  for (int64_t i = 0; i < s.sk * s.d; ++i)
-                    dkb[i] = narrowTo<T>(dkf[i]);
-                  for (int64_t i = 0; i < s.sk * s.dv; ++i)
-                    dvb[i] = narrowTo<T>(dvf[i]);
+                  storeRows(dkf, s.sk, s.d, s.rowStride(s.d),
+                            dk + s.rowBase(b, s.sk, s.d));
+                  storeRows(dvf, s.sk, s.dv, s.rowStride(s.dv),
+                            dv + s.rowBase(b, s.sk, s.dv));
                 }
               });
 }

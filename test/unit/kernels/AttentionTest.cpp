@@ -264,6 +264,85 @@ TEST(Attention, BF16IsF32RoundedOnce) {
   roundedOnce(dvl, g.dv, "dv element");
 }
 
+/// x [N, S, H, C] -> [N, H, S, C].
+HostTensor<float> swapSeqHeads(const HostTensor<float> &x) {
+  const int64_t n = x.dims[0], a = x.dims[1], b = x.dims[2], c = x.dims[3];
+  HostTensor<float> y(Dims{n, b, a, c});
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t s = 0; s < a; ++s)
+      for (int64_t h = 0; h < b; ++h)
+        for (int64_t t = 0; t < c; ++t)
+          y[((i * b + h) * a + s) * c + t] = x[((i * a + s) * b + h) * c + t];
+  return y;
+}
+
+TEST(Attention, SeqMajorIsTheTransposedProblemBitwise) {
+  // q [N, Sq, H, D] seq-major against the head-major kernel on [N, H, Sq,
+  // D]: the same bits, forward and backward, causal or not, f32. Sq != Sk.
+  for (bool causal : {false, true}) {
+    const int64_t n = 2, h = 3, sq = 37, sk = 41, d = 8, dv = 6;
+    Problem p{{n, h}, sq, sk, d, dv, causal, 0.3};
+    auto q = randomTensor<float>(Dims{n, sq, h, d});
+    auto k = randomTensor<float>(Dims{n, sk, h, d});
+    auto v = randomTensor<float>(Dims{n, sk, h, dv});
+    auto dout = randomTensor<float>(Dims{n, sq, h, dv});
+    HostTensor<float> qt = swapSeqHeads(q), kt = swapSeqHeads(k),
+                      vt = swapSeqHeads(v), dt = swapSeqHeads(dout);
+    Forward want = runForward(p, qt, kt, vt);
+    Backward wantGrad = runBackward(p, qt, kt, vt, want, dt);
+
+    HostTensor<float> o(Dims{n, sq, h, dv}), lse(Dims{n, h, sq});
+    KernelCall()
+        .tensor(q)
+        .tensor(k)
+        .tensor(v)
+        .tensor(o)
+        .tensor(lse)
+        .attrDouble(p.scale)
+        .attr(causal)
+        .attr(1)
+        .run(weft_k_attention);
+    HostTensor<float> dq(q.dims), dk(k.dims), dv2(v.dims);
+    KernelCall()
+        .tensor(q)
+        .tensor(k)
+        .tensor(v)
+        .tensor(o)
+        .tensor(lse)
+        .tensor(dout)
+        .tensor(dq)
+        .tensor(dk)
+        .tensor(dv2)
+        .attrDouble(p.scale)
+        .attr(causal)
+        .attr(1)
+        .run(weft_k_attention_grad);
+    expectClose(swapSeqHeads(o).data, want.o.data, 0.0, 0.0);
+    expectClose(lse.data, want.lse.data, 0.0, 0.0);
+    expectClose(swapSeqHeads(dq).data, wantGrad.dq.data, 0.0, 0.0);
+    expectClose(swapSeqHeads(dk).data, wantGrad.dk.data, 0.0, 0.0);
+    expectClose(swapSeqHeads(dv2).data, wantGrad.dv.data, 0.0, 0.0);
+  }
+}
+
+TEST(AttentionDeath, SeqMajorNeedsOneHeadCount) {
+  auto q = randomTensor<float>(Dims{2, 4, 3, 8});
+  auto k = randomTensor<float>(Dims{2, 4, 2, 8});
+  auto v = randomTensor<float>(Dims{2, 4, 3, 8});
+  HostTensor<float> o(Dims{2, 4, 3, 8}), lse(Dims{2, 3, 4});
+  EXPECT_DEATH(KernelCall()
+                   .tensor(q)
+                   .tensor(k)
+                   .tensor(v)
+                   .tensor(o)
+                   .tensor(lse)
+                   .attrDouble(1.0)
+                   .attr(0)
+                   .attr(1)
+                   .run(weft_k_attention),
+               "same heads");
+}
+
 TEST(AttentionDeath, MismatchedHeadSize) {
   Problem p{{2}, 4, 4, 3, 3, false, 1.0};
   auto q = randomTensor<float>(p.dims(4, 3));
