@@ -273,8 +273,146 @@ Value swapLastTwo(OpBuilder &b, Location loc, Value x) {
                              b.getDenseI64ArrayAttr(perm));
 }
 
+/// The permutation that swaps dims rank - 3 and rank - 2 (heads and
+/// sequence), the others in place.
+SmallVector<int64_t> headsSwap(int64_t rank) {
+  SmallVector<int64_t> perm;
+  for (int64_t d = 0; d < rank; ++d)
+    perm.push_back(d);
+  std::swap(perm[rank - 3], perm[rank - 2]);
+  return perm;
+}
+
+/// A seq-major operand: the tensor an operand is made from by transposes
+/// that swap the heads and the sequence ([..., S, H, D] -> [..., H, S, D])
+/// and, optionally, a cast (mixed precision's, which commutes with them)
+/// to `castTo`.
+struct SeqMajorSource {
+  Value source;
+  Type castTo; // the operand's element type when a cast was passed
+};
+
+/// `v`'s seq-major source, if it has one.
+std::optional<SeqMajorSource> seqMajorSource(Value v) {
+  const int64_t rank = tensorType(v).getRank();
+  SmallVector<int64_t> perm; // v's dim d is x's dim perm[d]
+  for (int64_t d = 0; d < rank; ++d)
+    perm.push_back(d);
+  Value x = v;
+  Type castTo;
+  while (true) {
+    if (auto c = x.getDefiningOp<CastOp>(); c && !castTo) {
+      castTo = tensorType(v).getElementType();
+      x = c.getInput();
+      continue;
+    }
+    auto t = x.getDefiningOp<TransposeOp>();
+    if (!t)
+      return std::nullopt;
+    ArrayRef<int64_t> p = t.getPermutation();
+    SmallVector<int64_t> composed;
+    for (int64_t d = 0; d < rank; ++d)
+      composed.push_back(p[perm[d]]);
+    perm = composed;
+    x = t.getInput();
+    if (ArrayRef<int64_t>(perm) == ArrayRef<int64_t>(headsSwap(rank)))
+      break;
+  }
+  // A cast right above the transposes counts too.
+  if (auto c = x.getDefiningOp<CastOp>(); c && !castTo) {
+    castTo = tensorType(v).getElementType();
+    x = c.getInput();
+  }
+  if (castTo && tensorType(x).getElementType() == castTo)
+    castTo = Type();
+  return SeqMajorSource{x, castTo};
+}
+
+/// Erases `x` and the transposes and casts it was made from while nothing
+/// reads them.
+void eraseUnused(Value x) {
+  while (x && x.use_empty()) {
+    Operation *def = x.getDefiningOp();
+    if (!def || !isa<TransposeOp, CastOp>(def))
+      break;
+    x = def->getOperand(0);
+    def->erase();
+  }
+}
+
+/// Rewrites `attention` (not seq-major, rank >= 4 with the heads the last
+/// leading dim) to read seq-major operands when all three are transposes
+/// of them; what read its result through the heads' merge (a transpose
+/// back, or a cast and then one) reads the new result, anything else a
+/// transpose of it. Erases what nothing reads any more.
+void useSeqMajor(AttentionOp attention) {
+  const int64_t rank = tensorType(attention.getQuery()).getRank();
+  if (rank < 4 || attention.getSeqMajor())
+    return;
+  std::optional<SeqMajorSource> sources[3] = {
+      seqMajorSource(attention.getQuery()), seqMajorSource(attention.getKey()),
+      seqMajorSource(attention.getValue())};
+  if (!sources[0] || !sources[1] || !sources[2])
+    return;
+  OpBuilder b(attention);
+  Location loc = attention.getLoc();
+  const SmallVector<int64_t> swap = headsSwap(rank);
+  auto swapped = [&](RankedTensorType t) {
+    SmallVector<int64_t> shape(t.getShape());
+    std::swap(shape[rank - 3], shape[rank - 2]);
+    return t.clone(shape);
+  };
+  SmallVector<Value> operands;
+  for (auto &src : sources) {
+    Value x = src->source;
+    if (src->castTo)
+      x = CastOp::create(b, loc, tensorType(x).clone(src->castTo), x);
+    operands.push_back(x);
+  }
+  auto out = tensorType(attention.getResult());
+  auto fused = AttentionOp::create(
+      b, loc, TypeRange{swapped(out), attention.getLse().getType()},
+      operands[0], operands[1], operands[2], attention.getScaleAttr(),
+      attention.getCausalAttr(), b.getBoolAttr(true));
+  auto isMerge = [&](Operation *op) {
+    auto t = dyn_cast<TransposeOp>(op);
+    return t && t.getPermutation() == ArrayRef<int64_t>(swap);
+  };
+  for (Operation *user :
+       llvm::make_early_inc_range(attention.getResult().getUsers())) {
+    if (isMerge(user)) {
+      user->getResult(0).replaceAllUsesWith(fused.getResult());
+      user->erase();
+      continue;
+    }
+    // Mixed precision's widening, then the merge.
+    auto c = dyn_cast<CastOp>(user);
+    if (!c || c->use_empty() || !llvm::all_of(c->getUsers(), isMerge))
+      continue;
+    OpBuilder after(c);
+    Value wide =
+        CastOp::create(after, c.getLoc(), swapped(tensorType(c.getResult())),
+                       fused.getResult());
+    for (Operation *merge : llvm::make_early_inc_range(c->getUsers())) {
+      merge->getResult(0).replaceAllUsesWith(wide);
+      merge->erase();
+    }
+    c->erase();
+  }
+  if (!attention.getResult().use_empty())
+    attention.getResult().replaceAllUsesWith(TransposeOp::create(
+        b, loc, out, fused.getResult(), b.getDenseI64ArrayAttr(swap)));
+  attention.getLse().replaceAllUsesWith(fused.getLse());
+  SmallVector<Value> old = {attention.getQuery(), attention.getKey(),
+                            attention.getValue()};
+  attention->erase();
+  for (Value x : old)
+    eraseUnused(x);
+}
+
 struct FuseAttentionPass
     : public weft::impl::FuseAttentionBase<FuseAttentionPass> {
+  using FuseAttentionBase::FuseAttentionBase;
   void runOnOperation() override {
     SmallVector<SoftmaxOp> softmaxes;
     getOperation().walk([&](SoftmaxOp s) { softmaxes.push_back(s); });
@@ -282,6 +420,12 @@ struct FuseAttentionPass
     for (SoftmaxOp s : softmaxes)
       if (std::optional<Match> m = match(s, verdicts))
         fuse(*m);
+    if (!seqMajor)
+      return;
+    SmallVector<AttentionOp> attentions;
+    getOperation().walk([&](AttentionOp a) { attentions.push_back(a); });
+    for (AttentionOp a : attentions)
+      useSeqMajor(a);
   }
 
   void fuse(Match &m) {

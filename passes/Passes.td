@@ -490,7 +490,20 @@ def FuseAttention : Pass<"weft-fuse-attention", "mlir::ModuleOp"> {
     leaves the pattern as it is. The leading dims of the three operands must
     agree (no broadcast). Run on the forward graph before weft-autodiff
     (weftc does for --target cuda, or --fuse-attention on).
+
+    With `seq-major`, an attention whose query, key and value are each
+    transposes (or chains of them) that only swap the heads ahead of the
+    sequence ([..., S, H, D] to [..., H, S, D], as a projection's output is
+    split into heads) takes the untransposed tensors instead, as a
+    `seq_major` weft.attention, and gives its result in that layout too: a
+    transpose of the result that swaps them back to [..., S, H, Dv] (the
+    heads' merge) goes away. So do those transposes' gradients after
+    weft-autodiff. The values are the same.
   }];
+  let options = [
+    Option<"seqMajor", "seq-major", "bool", "false",
+           "Read q, k, v as [..., S, H, D] instead of transposing them">,
+  ];
 }
 
 def MergeSliceGrads : Pass<"weft-merge-slice-grads", "mlir::ModuleOp"> {

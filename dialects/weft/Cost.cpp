@@ -230,8 +230,8 @@ int64_t LayerNormGradOp::getFlops() {
 /// Multiply-adds of one attention product pass: every (query, key) pair
 /// seen, times the head sizes (D for the scores, Dv for the values), twice;
 /// a causal mask sees about half the pairs.
-static int64_t attentionFlops(Value query, Value key, Value value,
-                              bool causal, bool seqMajor) {
+static int64_t attentionFlops(Value query, Value key, Value value, bool causal,
+                              bool seqMajor) {
   auto q = dyn_cast<RankedTensorType>(query.getType());
   auto k = dyn_cast<RankedTensorType>(key.getType());
   auto v = dyn_cast<RankedTensorType>(value.getType());

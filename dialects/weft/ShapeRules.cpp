@@ -608,11 +608,10 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
                                             std::optional<Location> loc,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &results) {
-  return inferAttention(ShapeErrors(loc, getOperationName()),
-                        adaptor.getQuery(), adaptor.getKey(),
-                        adaptor.getValue(),
-                        boolOr(adaptor.getProperties().seq_major, false),
-                        results);
+  return inferAttention(
+      ShapeErrors(loc, getOperationName()), adaptor.getQuery(),
+      adaptor.getKey(), adaptor.getValue(),
+      boolOr(adaptor.getProperties().seq_major, false), results);
 }
 
 //===----------------------------------------------------------------------===//

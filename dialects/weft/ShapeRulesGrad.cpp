@@ -75,10 +75,9 @@ AttentionGradOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                   SmallVectorImpl<Type> &results) {
   ShapeErrors errors(loc, getOperationName());
   SmallVector<Type> forward;
-  if (failed(inferAttention(errors, adaptor.getQuery(), adaptor.getKey(),
-                            adaptor.getValue(),
-                            boolOr(adaptor.getProperties().seq_major, false),
-                            forward)) ||
+  if (failed(inferAttention(
+          errors, adaptor.getQuery(), adaptor.getKey(), adaptor.getValue(),
+          boolOr(adaptor.getProperties().seq_major, false), forward)) ||
       failed(
           checkGradType(errors, adaptor.getResult(), "result", forward[0])) ||
       failed(checkGradType(errors, adaptor.getLse(), "lse", forward[1])) ||

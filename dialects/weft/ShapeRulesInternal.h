@@ -151,7 +151,8 @@ inline LogicalResult inferAttention(const ShapeErrors &errors, Value query,
     return errors.fail("query, key and value must have the same leading "
                        "dims, got ",
                        *q, ", ", *k, " and ", *v);
-  if (seqMajor && (ks[rank - 2] != qs[rank - 2] || vs[rank - 2] != qs[rank - 2]))
+  if (seqMajor &&
+      (ks[rank - 2] != qs[rank - 2] || vs[rank - 2] != qs[rank - 2]))
     return errors.fail("query, key and value must have the same heads (dim ",
                        rank - 2, "), got ", *q, ", ", *k, " and ", *v);
   if (ks.back() != qs.back())

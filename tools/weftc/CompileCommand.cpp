@@ -229,7 +229,11 @@ void weft::addLoweringPasses(mlir::PassManager &pm, const CompileOptions &opts,
   if (forward && (opts.fuseAttention == "on" ||
                   (opts.fuseAttention.empty() && opts.target == "cuda"))) {
     pm.addPass(mlir::createCanonicalizerPass());
-    pm.addPass(createFuseAttention());
+    FuseAttentionOptions attention;
+    attention.seqMajor =
+        opts.attentionSeqMajor == "on" ||
+        (opts.attentionSeqMajor.empty() && opts.target != "cuda");
+    pm.addPass(createFuseAttention(attention));
   }
   // GPU GEMMs want 16-byte aligned rows: an odd vocabulary is padded (not
   // under tensor parallelism, whose vocabulary split expects the real one,

@@ -29,6 +29,7 @@ const char *const weft::kCompileUsage =
     "          [--dtype fp32|bf16] [--bucket-mb MB] [--sequence-parallel]\n"
     "          [--fuse elementwise|none] [--align-products on|off]\n"
     "          [--fuse-attention on|off] [--fuse-recompute on|off]\n"
+    "          [--attention-seq-major on|off]\n"
     "          [--input-shape NAME=D0xD1x...]... [--mlir-print-ir-after-all] "
     "...\n"
     "debugging aid: --emit-gradients [--freeze GLOB]... compiles the "
@@ -186,6 +187,7 @@ bool weft::parseCompileOptions(int argc, char **argv, CompileOptions &opts,
       {"--align-products", oneOf(opts.alignProducts, {"on", "off"})},
       {"--fuse-attention", oneOf(opts.fuseAttention, {"on", "off"})},
       {"--fuse-recompute", oneOf(opts.fuseRecompute, {"on", "off"})},
+      {"--attention-seq-major", oneOf(opts.attentionSeqMajor, {"on", "off"})},
       {"--bucket-mb",
        [&](const std::string &v) {
          double mb;

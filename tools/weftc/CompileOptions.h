@@ -69,6 +69,10 @@ struct CompileOptions {
   /// --fuse-recompute: "off" keeps weft-recompute-elementwise from running
   /// after the fusion (default: it runs wherever weftc fuses).
   std::string fuseRecompute;
+  /// --attention-seq-major on|off: fused attention reads q, k, v as [..., S,
+  /// H, D] instead of after the heads' transpose (default: on for cpu, off
+  /// for cuda until its kernels are checked on a GPU).
+  std::string attentionSeqMajor;
   /// Gradient all_reduce buckets, in MiB (weft-bucket-collectives).
   double bucketMb = 25.0;
   /// Activations split along the sequence over the tensor-parallel ranks.

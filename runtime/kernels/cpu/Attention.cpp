@@ -81,63 +81,60 @@ void attentionForward(const AttentionShape &s, const KernelArgs &args) {
   float *lse = args.tensor(4).as<float>();
   const int64_t blocks = (s.sq + kQueryBlock - 1) / kQueryBlock;
   const int64_t work = s.sk * (s.d + s.dv) * kQueryBlock;
-  parallelFor(s.batch * blocks,
-              std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(work, 1)),
-              [&](int64_t begin, int64_t end) {
-                for (int64_t task = begin; task < end; ++task) {
-                  const int64_t b = task / blocks;
-                  const int64_t row0 = task % blocks * kQueryBlock;
-                  const int64_t rows = std::min(kQueryBlock, s.sq - row0);
-                  const int64_t keys = blockKeys(s, row0, rows);
-                  const float *qf = rowsAsFloat(
-                      q + s.rowBase(b, s.sq, s.d) + row0 * s.rowStride(s.d),
-                      rows, s.d, s.rowStride(s.d),
-                      scratch<float>(0, rows * s.d));
-                  const float *kf = rowsAsFloat(
-                      k + s.rowBase(b, s.sk, s.d), keys, s.d, s.rowStride(s.d),
-                      scratch<float>(1, s.sk * s.d));
-                  const float *vf =
-                      rowsAsFloat(v + s.rowBase(b, s.sk, s.dv), keys, s.dv,
-                                  s.rowStride(s.dv),
-                                  scratch<float>(2, s.sk * s.dv));
-                  float *p =
-                      scratch<float>(3, rows * std::max<int64_t>(keys, 1));
-                  float *out = scratch<float>(4, rows * s.dv);
-                  if (keys > 0)
-                    scores(s, qf, kf, rows, keys, p);
-                  for (int64_t r = 0; r < rows; ++r) {
-                    float *row = p + r * keys;
-                    const int64_t n = s.keysSeen(row0 + r);
-                    float *l = lse + b * s.sq + row0 + r;
-                    if (n == 0) {
-                      std::fill(row, row + keys, 0.0f);
-                      *l = -std::numeric_limits<float>::infinity();
-                      continue;
-                    }
-                    float max = row[0];
-                    for (int64_t j = 1; j < n; ++j)
-                      max = std::max(max, row[j]);
-                    float sum = 0.0f;
-                    for (int64_t j = 0; j < n; ++j) {
-                      row[j] = std::exp(row[j] - max);
-                      sum += row[j];
-                    }
-                    const float inv = 1.0f / sum;
-                    for (int64_t j = 0; j < n; ++j)
-                      row[j] *= inv;
-                    std::fill(row + n, row + keys, 0.0f);
-                    *l = max + std::log(sum);
-                  }
-                  if (keys > 0)
-                    gemmTile(rows, s.dv, keys, p, keys, vf, s.dv, out, s.dv,
-                             nullptr, false);
-                  else
-                    std::fill(out, out + rows * s.dv, 0.0f);
-                  storeRows(out, rows, s.dv, s.rowStride(s.dv),
-                            o + s.rowBase(b, s.sq, s.dv) +
-                                row0 * s.rowStride(s.dv));
-                }
-              });
+  parallelFor(
+      s.batch * blocks,
+      std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(work, 1)),
+      [&](int64_t begin, int64_t end) {
+        for (int64_t task = begin; task < end; ++task) {
+          const int64_t b = task / blocks;
+          const int64_t row0 = task % blocks * kQueryBlock;
+          const int64_t rows = std::min(kQueryBlock, s.sq - row0);
+          const int64_t keys = blockKeys(s, row0, rows);
+          const float *qf = rowsAsFloat(
+              q + s.rowBase(b, s.sq, s.d) + row0 * s.rowStride(s.d), rows, s.d,
+              s.rowStride(s.d), scratch<float>(0, rows * s.d));
+          const float *kf =
+              rowsAsFloat(k + s.rowBase(b, s.sk, s.d), keys, s.d,
+                          s.rowStride(s.d), scratch<float>(1, s.sk * s.d));
+          const float *vf =
+              rowsAsFloat(v + s.rowBase(b, s.sk, s.dv), keys, s.dv,
+                          s.rowStride(s.dv), scratch<float>(2, s.sk * s.dv));
+          float *p = scratch<float>(3, rows * std::max<int64_t>(keys, 1));
+          float *out = scratch<float>(4, rows * s.dv);
+          if (keys > 0)
+            scores(s, qf, kf, rows, keys, p);
+          for (int64_t r = 0; r < rows; ++r) {
+            float *row = p + r * keys;
+            const int64_t n = s.keysSeen(row0 + r);
+            float *l = lse + b * s.sq + row0 + r;
+            if (n == 0) {
+              std::fill(row, row + keys, 0.0f);
+              *l = -std::numeric_limits<float>::infinity();
+              continue;
+            }
+            float max = row[0];
+            for (int64_t j = 1; j < n; ++j)
+              max = std::max(max, row[j]);
+            float sum = 0.0f;
+            for (int64_t j = 0; j < n; ++j) {
+              row[j] = std::exp(row[j] - max);
+              sum += row[j];
+            }
+            const float inv = 1.0f / sum;
+            for (int64_t j = 0; j < n; ++j)
+              row[j] *= inv;
+            std::fill(row + n, row + keys, 0.0f);
+            *l = max + std::log(sum);
+          }
+          if (keys > 0)
+            gemmTile(rows, s.dv, keys, p, keys, vf, s.dv, out, s.dv, nullptr,
+                     false);
+          else
+            std::fill(out, out + rows * s.dv, 0.0f);
+          storeRows(out, rows, s.dv, s.rowStride(s.dv),
+                    o + s.rowBase(b, s.sq, s.dv) + row0 * s.rowStride(s.dv));
+        }
+      });
 }
 
 template <class T>
@@ -156,16 +153,15 @@ void attentionBackward(const AttentionShape &s, const KernelArgs &args) {
               std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(work, 1)),
               [&](int64_t begin, int64_t end) {
                 for (int64_t b = begin; b < end; ++b) {
-                  const float *qf = rowsAsFloat(
-                      q + s.rowBase(b, s.sq, s.d), s.sq, s.d, s.rowStride(s.d),
-                      scratch<float>(0, s.sq * s.d));
-                  const float *kf = rowsAsFloat(
-                      k + s.rowBase(b, s.sk, s.d), s.sk, s.d, s.rowStride(s.d),
-                      scratch<float>(1, s.sk * s.d));
-                  const float *vf =
-                      rowsAsFloat(v + s.rowBase(b, s.sk, s.dv), s.sk, s.dv,
-                                  s.rowStride(s.dv),
-                                  scratch<float>(2, s.sk * s.dv));
+                  const float *qf = rowsAsFloat(q + s.rowBase(b, s.sq, s.d),
+                                                s.sq, s.d, s.rowStride(s.d),
+                                                scratch<float>(0, s.sq * s.d));
+                  const float *kf = rowsAsFloat(k + s.rowBase(b, s.sk, s.d),
+                                                s.sk, s.d, s.rowStride(s.d),
+                                                scratch<float>(1, s.sk * s.d));
+                  const float *vf = rowsAsFloat(v + s.rowBase(b, s.sk, s.dv),
+                                                s.sk, s.dv, s.rowStride(s.dv),
+                                                scratch<float>(2, s.sk * s.dv));
                   // do, then o's row sums of do * o (D_i), kept beside it.
                   float *dof = scratch<float>(3, s.sq * s.dv + s.sq);
                   float *rowDot = dof + s.sq * s.dv;

@@ -42,7 +42,9 @@ struct AttentionShape {
       return p * rows * cols;
     return (p / heads) * rows * heads * cols + (p % heads) * cols;
   }
-  int64_t rowStride(int64_t cols) const { return seqMajor ? heads * cols : cols; }
+  int64_t rowStride(int64_t cols) const {
+    return seqMajor ? heads * cols : cols;
+  }
 };
 
 /// Reads attention's (grad = false: 5 tensors) or attention_grad's (grad =

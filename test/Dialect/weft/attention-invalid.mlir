@@ -70,3 +70,21 @@ func.func @grad_shape(%q: tensor<3x4xf32>, %k: tensor<5x4xf32>, %v: tensor<5x2xf
   %dq, %dk, %dv = weft.attention_grad %q, %k, %v, %o, %lse, %g {scale = 0.5 : f64} : (tensor<3x4xf32>, tensor<5x4xf32>, tensor<5x2xf32>, tensor<3x2xf32>, tensor<3xf32>, tensor<3x4xf32>) -> (tensor<3x4xf32>, tensor<5x4xf32>, tensor<5x2xf32>)
   return
 }
+
+// -----
+
+func.func @seq_major_heads(%q: tensor<2x8x3x4xf32>, %k: tensor<2x8x2x4xf32>, %v: tensor<2x8x3x4xf32>) {
+  // expected-error @+2 {{'weft.attention' op query, key and value must have the same heads (dim 2)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %o, %lse = weft.attention %q, %k, %v {scale = 1.0 : f64, seq_major = true} : (tensor<2x8x3x4xf32>, tensor<2x8x2x4xf32>, tensor<2x8x3x4xf32>) -> (tensor<2x8x3x4xf32>, tensor<2x3x8xf32>)
+  return
+}
+
+// -----
+
+func.func @seq_major_rank(%q: tensor<8x4xf32>, %k: tensor<8x4xf32>, %v: tensor<8x4xf32>) {
+  // expected-error @+2 {{'weft.attention' op query, key and value must have one rank of at least 3}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %o, %lse = weft.attention %q, %k, %v {scale = 1.0 : f64, seq_major = true} : (tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>) -> (tensor<8x4xf32>, tensor<8xf32>)
+  return
+}

@@ -22,3 +22,18 @@ func.func @main(%q: tensor<3x4xf32>, %k: tensor<5x4xf32>, %v: tensor<5x2xf32>, %
   %dq, %dk, %dv = weft.attention_grad %q, %k, %v, %o, %lse, %g {scale = 0.5 : f64} : (tensor<3x4xf32>, tensor<5x4xf32>, tensor<5x2xf32>, tensor<3x2xf32>, tensor<3xf32>, tensor<3x2xf32>) -> (tensor<3x4xf32>, tensor<5x4xf32>, tensor<5x2xf32>)
   return %dq, %dk, %dv : tensor<3x4xf32>, tensor<5x4xf32>, tensor<5x2xf32>
 }
+
+// -----
+
+// Seq-major: [B, S, H, D] operands, lse [B, H, S]; the kernel gets a third
+// attribute, 1. Its gradient carries the layout too.
+// CHECK-LABEL: func.func @main
+// CHECK: weft.attention %{{.*}}, %{{.*}}, %{{.*}} {scale = 5.000000e-01 : f64, seq_major = true} : (tensor<2x5x3x4xf32>, tensor<2x7x3x4xf32>, tensor<2x7x3x6xf32>) -> (tensor<2x5x3x6xf32>, tensor<2x3x5xf32>)
+// CHECK: weft.attention_grad {{.*}} {scale = 5.000000e-01 : f64, seq_major = true}
+// KERNEL: weftrt.launch "attention"(%{{.*}}) {desc = array<i64: 5, 0, 4, 2, 5, 3, 4, 0, 4, 2, 7, 3, 4, 0, 4, 2, 7, 3, 6, 0, 4, 2, 5, 3, 6, 0, 3, 2, 3, 5, 3, 4602678819172646912, 0, 1>}
+// KERNEL: weftrt.launch "attention_grad"(%{{.*}}) {desc = array<i64: 9, {{.*}}, 3, 4602678819172646912, 0, 1>}
+func.func @main(%q: tensor<2x5x3x4xf32>, %k: tensor<2x7x3x4xf32>, %v: tensor<2x7x3x6xf32>, %g: tensor<2x5x3x6xf32>) -> (tensor<2x5x3x4xf32>, tensor<2x7x3x4xf32>, tensor<2x7x3x6xf32>) {
+  %o, %lse = weft.attention %q, %k, %v {scale = 0.5 : f64, seq_major = true} : (tensor<2x5x3x4xf32>, tensor<2x7x3x4xf32>, tensor<2x7x3x6xf32>) -> (tensor<2x5x3x6xf32>, tensor<2x3x5xf32>)
+  %dq, %dk, %dv = weft.attention_grad %q, %k, %v, %o, %lse, %g {scale = 0.5 : f64, seq_major = true} : (tensor<2x5x3x4xf32>, tensor<2x7x3x4xf32>, tensor<2x7x3x6xf32>, tensor<2x5x3x6xf32>, tensor<2x3x5xf32>, tensor<2x5x3x6xf32>) -> (tensor<2x5x3x4xf32>, tensor<2x7x3x4xf32>, tensor<2x7x3x6xf32>)
+  return %dq, %dk, %dv : tensor<2x5x3x4xf32>, tensor<2x7x3x4xf32>, tensor<2x7x3x6xf32>
+}
