@@ -78,6 +78,9 @@ struct AttnShape {
 /// the CPU does (AttentionShape.h).
 AttnShape checkAttention(const cpu::KernelArgs &args, bool grad) {
   const cpu::AttentionShape c = cpu::attentionShape(args, grad);
+  if (c.seqMajor)
+    args.invalid("the seq-major layout ([..., S, H, D]) is not in the GPU "
+                 "kernels yet: compile with --attention-seq-major off");
   if (c.sq > INT_MAX / 2 || c.sk > INT_MAX / 2 || c.d > INT_MAX / 2 ||
       c.dv > INT_MAX / 2)
     args.invalid("sequence or feature dims too large");

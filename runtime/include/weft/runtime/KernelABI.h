@@ -216,7 +216,13 @@ enum WeftLossReduction {
 ///                                    keys seen, accumulated in f32 and
 ///                                    rounded once to o's dtype; lse_i =
 ///                                    log(sum_j e^s_ij) over them (-inf and
-///                                    o_i = 0 where a query sees no key)
+///                                    o_i = 0 where a query sees no key).
+///                                    An optional third attribute seq_major
+///                                    (1): q [..., Sq, H, D], k [..., Sk, H,
+///                                    D], v [..., Sk, H, Dv], o [..., Sq, H,
+///                                    Dv], lse [..., H, Sq]: each (batch,
+///                                    head) is a problem (CPU kernels only
+///                                    so far)
 ///
 /// Backward kernels (gradients of the ops above; all f32 unless said):
 /// attention_grad q, k, v, o, lse, do -> dq, dk, dv
@@ -224,7 +230,8 @@ enum WeftLossReduction {
 ///                                    (o and lse from the forward call);
 ///                                    dq, dk, dv have the shapes of q, k, v
 ///                                    and all nine tensors but lse their
-///                                    dtype; computed in f32, rounded once
+///                                    dtype; computed in f32, rounded once;
+///                                    seq_major as attention's
 /// scatter_add  indices, updates -> y axis; y = 0, then for every index
 ///                                    position p: y[.., indices[p], ..] +=
 ///                                    updates[.., p, ..] (gather's gradient;
