@@ -8,7 +8,8 @@
 #
 # CARRY/gpt2/variants/NAME/ is the same model compiled with more flags, an
 # A/B against weft's defaults, for each NAME=FLAGS of VARIANTS (separated by
-# ";"; default "no-recompute=--fuse-recompute off"; empty: none). The
+# ";"; default "no-recompute=--fuse-recompute off;seq-major=--attention-
+# seq-major on"; empty: none). The
 # flags must leave the parameters as they are: one parameter file serves
 # every variant.
 #
@@ -30,7 +31,7 @@ rm -rf "$dest" && mkdir -p "$dest"
 mkdir -p "$dest/bundle"
 cp "$work/bundle/model.o" "$work/bundle/manifest.json" "$work/bundle/plan.txt" \
   "$dest/bundle/"
-IFS=';' read -r -a variants <<<"${VARIANTS-no-recompute=--fuse-recompute off}"
+IFS=';' read -r -a variants <<<"${VARIANTS-no-recompute=--fuse-recompute off;seq-major=--attention-seq-major on}"
 for variant in "${variants[@]}"; do
   [ -n "$variant" ] || continue
   name="${variant%%=*}"

@@ -176,18 +176,29 @@ struct AttnCase {
   int64_t sq, sk, d, dv;
   bool causal;
   double rtol, atolFrac;
+  /// > 0: seq-major, q [lead..., Sq, heads, D] (lse [lead..., heads, Sq]).
+  int64_t heads = 0;
 };
 
 void runAttention(const AttnCase &c) {
-  const Dims qd = concat(c.lead, {c.sq, c.d}), kd = concat(c.lead, {c.sk, c.d});
-  const Dims vd = concat(c.lead, {c.sk, c.dv}),
-             od = concat(c.lead, {c.sq, c.dv});
-  const Dims ld = concat(c.lead, {c.sq});
+  // Rows of `cols`: [lead..., rows, cols], or seq-major [lead..., rows,
+  // heads, cols].
+  auto shaped = [&](int64_t rows, int64_t cols) {
+    return c.heads ? concat(c.lead, {rows, c.heads, cols})
+                   : concat(c.lead, {rows, cols});
+  };
+  const Dims qd = shaped(c.sq, c.d), kd = shaped(c.sk, c.d);
+  const Dims vd = shaped(c.sk, c.dv), od = shaped(c.sq, c.dv);
+  const Dims ld =
+      c.heads ? concat(c.lead, {c.heads, c.sq}) : concat(c.lead, {c.sq});
   const double scale = c.d > 0 ? 1.0 / std::sqrt(static_cast<double>(c.d)) : 1;
-  const std::vector<int64_t> attrs = {weftDoubleToAttr(scale), c.causal};
+  std::vector<int64_t> attrs = {weftDoubleToAttr(scale), c.causal};
+  if (c.heads)
+    attrs.push_back(1);
   const std::string name = std::string("attention ") + dtypeName(c.dtype) +
-                           " q" + dimsName(qd) + " k" + dimsName(kd) + " v" +
-                           dimsName(vd) + (c.causal ? " causal" : "");
+                           (c.heads ? " seq-major" : "") + " q" + dimsName(qd) +
+                           " k" + dimsName(kd) + " v" + dimsName(vd) +
+                           (c.causal ? " causal" : "");
 
   const HostTensor q = randomTensor(c.dtype, qd, -2, 2, nextSeed++);
   const HostTensor k = randomTensor(c.dtype, kd, -2, 2, nextSeed++);
@@ -256,6 +267,14 @@ void comparisons() {
   runAttention({WEFT_BF16, {3}, 77, 77, 64, 32, false, lowr, lowa});
   runAttention({WEFT_BF16, {2}, 65, 129, 32, 128, true, lowr, lowa});
   runAttention({WEFT_F16, {2}, 1, 200, 16, 48, true, lowr, lowa});
+  // Seq-major ([B, S, H, D], as a GPT's projections leave q, k and v): the
+  // SIMT and tensor-core kernels, causal or not, Sq != Sk.
+  runAttention({WEFT_F32, {2}, 37, 41, 24, 16, true, f32r, f32a, 3});
+  for (bool causal : {false, true})
+    runAttention({WEFT_BF16, {2}, 256, 256, 64, 64, causal, lowr, lowa, 4});
+  runAttention({WEFT_F16, {2}, 100, 130, 64, 64, true, lowr, lowa, 3});
+  runAttention({WEFT_BF16, {1}, 200, 200, 128, 128, true, lowr, lowa, 2});
+  runAttention({WEFT_BF16, {2}, 70, 70, 40, 40, true, lowr, lowa, 2});
 }
 
 /// Empty sequences: no keys (o = 0, lse = -inf, dq = 0) and no queries

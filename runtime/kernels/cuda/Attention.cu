@@ -78,9 +78,6 @@ struct AttnShape {
 /// the CPU does (AttentionShape.h).
 AttnShape checkAttention(const cpu::KernelArgs &args, bool grad) {
   const cpu::AttentionShape c = cpu::attentionShape(args, grad);
-  if (c.seqMajor)
-    args.invalid("the seq-major layout ([..., S, H, D]) is not in the GPU "
-                 "kernels yet: compile with --attention-seq-major off");
   if (c.sq > INT_MAX / 2 || c.sk > INT_MAX / 2 || c.d > INT_MAX / 2 ||
       c.dv > INT_MAX / 2)
     args.invalid("sequence or feature dims too large");
@@ -95,6 +92,9 @@ AttnShape checkAttention(const cpu::KernelArgs &args, bool grad) {
   s.dims.causal = c.causal;
   s.dims.scale = static_cast<float>(c.scale);
   s.dims.scaleLog2 = static_cast<float>(c.scale * 1.4426950408889634);
+  if (c.heads > INT_MAX)
+    args.invalid("too many heads");
+  s.dims.heads = static_cast<int>(c.heads);
   return s;
 }
 
@@ -103,15 +103,17 @@ AttnShape checkAttention(const cpu::KernelArgs &args, bool grad) {
 constexpr int kWarps = 4; // warps per block of the warp-per-row kernels
 
 template <class T>
-__global__ void
-attnRowDotKernel(const T *__restrict__ dout, const T *__restrict__ o,
-                 float *__restrict__ dvec, int64_t rows, int64_t n) {
+__global__ void attnRowDotKernel(const T *__restrict__ dout,
+                                 const T *__restrict__ o,
+                                 float *__restrict__ dvec, int64_t rows,
+                                 int64_t n, AttnDims p) {
   const int lane = threadIdx.x & 31;
   for (int64_t r = blockIdx.x * int64_t(kWarps) + (threadIdx.x >> 5); r < rows;
        r += int64_t(gridDim.x) * kWarps) {
     float s = 0.0f;
+    const int64_t at = rowOf(p, r / p.sq, r % p.sq, p.sq, static_cast<int>(n));
     for (int64_t c = lane; c < n; c += 32)
-      s = fmaf(toFloat(dout[r * n + c]), toFloat(o[r * n + c]), s);
+      s = fmaf(toFloat(dout[at + c]), toFloat(o[at + c]), s);
     s = warpSum(s);
     if (lane == 0)
       dvec[r] = s;
@@ -176,9 +178,10 @@ __global__ void attnFwdSimt(const T *__restrict__ q, const T *__restrict__ k,
     const int chunk = static_cast<int>(w - row * chunks);
     const int64_t b = row / p.sq;
     const int i = static_cast<int>(row - b * p.sq);
-    const T *qr = q + row * p.d;
-    const T *kb = k + b * p.sk * int64_t(p.d);
-    const T *vb = v + b * p.sk * int64_t(p.dv);
+    const T *qr = q + rowOf(p, b, i, p.sq, p.d);
+    const T *kb = k + rowOf(p, b, 0, p.sk, p.d);
+    const T *vb = v + rowOf(p, b, 0, p.sk, p.dv);
+    const int64_t ldk = rowStride(p, p.d), ldv = rowStride(p, p.dv);
     const int nk = keysSeen(p, i);
     const int64_t c0 = int64_t(chunk) * kChunkCols;
     float qreg[kSlots], acc[kSlots];
@@ -194,7 +197,7 @@ __global__ void attnFwdSimt(const T *__restrict__ q, const T *__restrict__ k,
       for (int jj = 0; jj < cnt; ++jj) {
         const float dot =
             warpSum(
-                partialDot(qreg, qr, kb + int64_t(j0 + jj) * p.d, p.d, lane)) *
+                partialDot(qreg, qr, kb + int64_t(j0 + jj) * ldk, p.d, lane)) *
             p.scale;
         if (lane == jj)
           mine = dot;
@@ -210,7 +213,7 @@ __global__ void attnFwdSimt(const T *__restrict__ q, const T *__restrict__ k,
         acc[s] *= alpha;
       for (int jj = 0; jj < cnt; ++jj) {
         const float pb = __shfl_sync(0xffffffffu, pj, jj);
-        const T *vr = vb + int64_t(j0 + jj) * p.dv;
+        const T *vr = vb + int64_t(j0 + jj) * ldv;
 #pragma unroll
         for (int s = 0; s < kSlots; ++s) {
           const int64_t c = c0 + lane + 32 * s;
@@ -223,7 +226,8 @@ __global__ void attnFwdSimt(const T *__restrict__ q, const T *__restrict__ k,
     for (int s = 0; s < kSlots; ++s) {
       const int64_t c = c0 + lane + 32 * s;
       if (c < p.dv)
-        storeFloat(o + row * p.dv + c, l > 0.0f ? acc[s] / l : 0.0f);
+        storeFloat(o + rowOf(p, b, i, p.sq, p.dv) + c,
+                   l > 0.0f ? acc[s] / l : 0.0f);
     }
     if (chunk == 0 && lane == 0)
       lse[row] = l > 0.0f ? m + logf(l) : kNegInf;
@@ -245,10 +249,11 @@ attnBwdQSimt(const T *__restrict__ q, const T *__restrict__ k,
     const int chunk = static_cast<int>(w - row * chunks);
     const int64_t b = row / p.sq;
     const int i = static_cast<int>(row - b * p.sq);
-    const T *qr = q + row * p.d;
-    const T *dor = dout + row * p.dv;
-    const T *kb = k + b * p.sk * int64_t(p.d);
-    const T *vb = v + b * p.sk * int64_t(p.dv);
+    const T *qr = q + rowOf(p, b, i, p.sq, p.d);
+    const T *dor = dout + rowOf(p, b, i, p.sq, p.dv);
+    const T *kb = k + rowOf(p, b, 0, p.sk, p.d);
+    const T *vb = v + rowOf(p, b, 0, p.sk, p.dv);
+    const int64_t ldk = rowStride(p, p.d), ldv = rowStride(p, p.dv);
     const int nk = keysSeen(p, i);
     const int64_t c0 = int64_t(chunk) * kChunkCols;
     float qreg[kSlots], doreg[kSlots], acc[kSlots];
@@ -259,8 +264,8 @@ attnBwdQSimt(const T *__restrict__ q, const T *__restrict__ k,
       acc[s] = 0.0f;
     const float li = nk > 0 ? lse[row] : 0.0f, di = dvec[row];
     for (int j = 0; j < nk; ++j) {
-      const T *kr = kb + int64_t(j) * p.d;
-      const T *vr = vb + int64_t(j) * p.dv;
+      const T *kr = kb + int64_t(j) * ldk;
+      const T *vr = vb + int64_t(j) * ldv;
       const float sd = warpSum(partialDot(qreg, qr, kr, p.d, lane)) * p.scale;
       const float dp = warpSum(partialDot(doreg, dor, vr, p.dv, lane));
       const float ds = expf(sd - li) * (dp - di);
@@ -275,7 +280,7 @@ attnBwdQSimt(const T *__restrict__ q, const T *__restrict__ k,
     for (int s = 0; s < kSlots; ++s) {
       const int64_t c = c0 + lane + 32 * s;
       if (c < p.d)
-        storeFloat(dq + row * p.d + c, acc[s] * p.scale);
+        storeFloat(dq + rowOf(p, b, i, p.sq, p.d) + c, acc[s] * p.scale);
     }
   }
 }
@@ -295,10 +300,11 @@ attnBwdKvSimt(const T *__restrict__ q, const T *__restrict__ k,
     const int chunk = static_cast<int>(w - row * chunks);
     const int64_t b = row / p.sk;
     const int j = static_cast<int>(row - b * p.sk);
-    const T *kr = k + row * p.d;
-    const T *vr = v + row * p.dv;
-    const T *qb = q + b * p.sq * int64_t(p.d);
-    const T *dob = dout + b * p.sq * int64_t(p.dv);
+    const T *kr = k + rowOf(p, b, j, p.sk, p.d);
+    const T *vr = v + rowOf(p, b, j, p.sk, p.dv);
+    const T *qb = q + rowOf(p, b, 0, p.sq, p.d);
+    const T *dob = dout + rowOf(p, b, 0, p.sq, p.dv);
+    const int64_t ldq = rowStride(p, p.d), ldo = rowStride(p, p.dv);
     const float *lb = lse + b * p.sq, *db = dvec + b * p.sq;
     const int64_t c0 = int64_t(chunk) * kChunkCols;
     float kreg[kSlots], vreg[kSlots], dka[kSlots], dva[kSlots];
@@ -308,8 +314,8 @@ attnBwdKvSimt(const T *__restrict__ q, const T *__restrict__ k,
     for (int s = 0; s < kSlots; ++s)
       dka[s] = dva[s] = 0.0f;
     for (int i = firstQuerySeeing(p, j); i < p.sq; ++i) {
-      const T *qr = qb + int64_t(i) * p.d;
-      const T *dor = dob + int64_t(i) * p.dv;
+      const T *qr = qb + int64_t(i) * ldq;
+      const T *dor = dob + int64_t(i) * ldo;
       const float sd = warpSum(partialDot(kreg, kr, qr, p.d, lane)) * p.scale;
       const float dp = warpSum(partialDot(vreg, vr, dor, p.dv, lane));
       const float pv = expf(sd - lb[i]);
@@ -327,9 +333,9 @@ attnBwdKvSimt(const T *__restrict__ q, const T *__restrict__ k,
     for (int s = 0; s < kSlots; ++s) {
       const int64_t c = c0 + lane + 32 * s;
       if (c < p.dv)
-        storeFloat(dv + row * p.dv + c, dva[s]);
+        storeFloat(dv + rowOf(p, b, j, p.sk, p.dv) + c, dva[s]);
       if (c < p.d)
-        storeFloat(dk + row * p.d + c, dka[s] * p.scale);
+        storeFloat(dk + rowOf(p, b, j, p.sk, p.d) + c, dka[s] * p.scale);
     }
   }
 }
@@ -432,7 +438,7 @@ extern "C" void weft_cuda_k_attention_grad(void *const *bufs,
   dispatchFloat(s.dtype, [&](auto tag) {
     using T = decltype(tag);
     launchWarps(attnRowDotKernel<T>, rows, stream, in<T>(dout), in<T>(o), dvec,
-                rows, int64_t(p.dv));
+                rows, int64_t(p.dv), p);
     checkLaunch("attention_grad");
     if constexpr (!std::is_same_v<T, float>) {
       if (tc) {

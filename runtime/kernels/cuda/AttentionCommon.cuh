@@ -29,7 +29,24 @@ struct AttnDims {
   bool causal;
   float scale;
   float scaleLog2; // scale * log2(e)
+  /// Problems interleaved row by row (seq-major [N, S, H, cols]: problem
+  /// b = n * heads + h); 1: problem after problem ([B, S, cols]).
+  int heads;
 };
+
+/// Where row i of problem b starts in a tensor of `rows` rows of `cols`
+/// elements per problem (q, k, v, o and their gradients).
+static __host__ __device__ inline int64_t rowOf(const AttnDims &p, int64_t b,
+                                                int64_t i, int rows, int cols) {
+  const int64_t h = p.heads;
+  return ((b / h) * rows + i) * h * cols + (b % h) * int64_t(cols);
+}
+
+/// The distance between a problem's consecutive rows of `cols` elements.
+static __host__ __device__ inline int64_t rowStride(const AttnDims &p,
+                                                    int cols) {
+  return int64_t(p.heads) * cols;
+}
 
 /// The last key any query of rows [q0, q1) sees, or -1.
 static __host__ __device__ inline int lastKeySeen(const AttnDims &p, int q0,

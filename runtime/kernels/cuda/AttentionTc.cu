@@ -159,14 +159,15 @@ static __device__ inline void loadB(uint32_t &b0, uint32_t &b1,
 /// SROW); rows from `valid` on are zero-filled. The whole block calls it.
 template <int SROW>
 static __device__ inline void asyncTile(uint16_t *s, const uint16_t *g,
-                                        int rows, int valid, int cols) {
+                                        int rows, int valid, int cols,
+                                        int64_t ld) {
   const int cpr = cols >> 3;
   const int total = rows * cpr;
   for (int idx = threadIdx.x; idx < total; idx += blockDim.x) {
     const int r = idx / cpr, c = idx - r * cpr;
     const bool ok = r < valid;
     cpAsync16(s + r * SROW + c * 8,
-              ok ? g + static_cast<int64_t>(r) * cols + c * 8 : g, ok);
+              ok ? g + static_cast<int64_t>(r) * ld + c * 8 : g, ok);
   }
 }
 
@@ -187,22 +188,28 @@ template <int DMAX> constexpr int tcRow() { return DMAX + 8; }
 
 //===-- Tensor-core tile helpers ------------------------------------------===//
 
-/// Batch b of a [B, rows, cols] tensor of 16-bit elements.
+/// Problem b's first row in a tensor of 16-bit elements with `rows` rows
+/// of `cols` per problem (rowOf: problems one after another, or their rows
+/// interleaved, seq-major).
 template <class T>
-static __device__ inline const uint16_t *batchRows(const T *x, int64_t b,
-                                                   int rows, int cols) {
-  return reinterpret_cast<const uint16_t *>(x) + b * rows * int64_t(cols);
+static __device__ inline const uint16_t *
+batchRows(const T *x, const AttnDims &p, int64_t b, int rows, int cols) {
+  return reinterpret_cast<const uint16_t *>(x) + rowOf(p, b, 0, rows, cols);
 }
 
 /// Starts the copy of rows [r0, r0 + ROWS) of two row-major tensors of n
-/// rows (a: aCols wide, b: bCols wide) into the shared tiles aS and bS, as
-/// one cp.async group; rows from n on are zero-filled.
+/// rows (a: aCols wide, b: bCols wide; `heads` problems' rows interleaved,
+/// so a row is heads * cols from the next) into the shared tiles aS and
+/// bS, as one cp.async group; rows from n on are zero-filled.
 template <int SROW, int ROWS>
 static __device__ inline void
 asyncTilePair(uint16_t *aS, const uint16_t *a, int aCols, uint16_t *bS,
-              const uint16_t *b, int bCols, int r0, int n) {
-  asyncTile<SROW>(aS, a + int64_t(r0) * aCols, ROWS, min(ROWS, n - r0), aCols);
-  asyncTile<SROW>(bS, b + int64_t(r0) * bCols, ROWS, min(ROWS, n - r0), bCols);
+              const uint16_t *b, int bCols, int r0, int n, int heads) {
+  const int64_t aLd = int64_t(heads) * aCols, bLd = int64_t(heads) * bCols;
+  asyncTile<SROW>(aS, a + int64_t(r0) * aLd, ROWS, min(ROWS, n - r0), aCols,
+                  aLd);
+  asyncTile<SROW>(bS, b + int64_t(r0) * bLd, ROWS, min(ROWS, n - r0), bCols,
+                  bLd);
   cpAsyncCommit();
 }
 
@@ -291,22 +298,23 @@ mmaScoresByTile(float (&acc)[2 * KT][4], const float (&s)[N][4], int kk,
 
 /// Stores the warp's rows r0 and r0 + 8 (those below `rows`) of acc,
 /// scaled by s0 and s1 when SCALED and rounded to T, into the first `cols`
-/// columns of the row-major out.
+/// columns of the row-major out, whose rows are heads * cols apart.
 template <class T, bool SCALED, int NT>
 static __device__ __forceinline__ void
-storeRows(T *out, const float (&acc)[NT][4], int r0, int rows, int cols, int t,
-          float s0, float s1) {
+storeRows(T *out, const float (&acc)[NT][4], int r0, int rows, int cols,
+          int heads, int t, float s0, float s1) {
   const int r1 = r0 + 8;
+  const int64_t ld = int64_t(heads) * cols;
 #pragma unroll
   for (int n = 0; n < NT; ++n) {
     if (n * 8 < cols) {
       const int c = n * 8 + 2 * t;
       if (r0 < rows)
-        *reinterpret_cast<uint32_t *>(out + int64_t(r0) * cols + c) =
+        *reinterpret_cast<uint32_t *>(out + int64_t(r0) * ld + c) =
             SCALED ? Tc<T>::pack(acc[n][0] * s0, acc[n][1] * s0)
                    : Tc<T>::pack(acc[n][0], acc[n][1]);
       if (r1 < rows)
-        *reinterpret_cast<uint32_t *>(out + int64_t(r1) * cols + c) =
+        *reinterpret_cast<uint32_t *>(out + int64_t(r1) * ld + c) =
             SCALED ? Tc<T>::pack(acc[n][2] * s1, acc[n][3] * s1)
                    : Tc<T>::pack(acc[n][2], acc[n][3]);
     }
@@ -370,20 +378,21 @@ __global__ void __launch_bounds__(kTcThreads)
     const auto [b, q0] = queryTile(p, tile, nQT);
     const int wq0 = q0 + warp * 16;
     const int r0 = wq0 + g, r1 = r0 + 8;
-    const uint16_t *qb = batchRows(qp, b, p.sq, p.d);
-    const uint16_t *kb = batchRows(kp, b, p.sk, p.d);
-    const uint16_t *vb = batchRows(vp, b, p.sk, p.dv);
+    const uint16_t *qb = batchRows(qp, p, b, p.sq, p.d);
+    const uint16_t *kb = batchRows(kp, p, b, p.sk, p.d);
+    const uint16_t *vb = batchRows(vp, p, b, p.sk, p.dv);
+    const int64_t ldq = rowStride(p, p.d);
     const int nKT = keyTilesSeen(p, q0);
     if (nKT > 0)
-      asyncTilePair<SROW, kTile>(kS, kb, p.d, vS, vb, p.dv, 0, p.sk);
+      asyncTilePair<SROW, kTile>(kS, kb, p.d, vS, vb, p.dv, 0, p.sk, p.heads);
 
     // This warp's 16 query rows as A operands, for the whole tile loop.
     uint32_t qf[KT][4];
 #pragma unroll
     for (int kk = 0; kk < KT; ++kk) {
       if (kk * 16 < p.d) {
-        const uint16_t *q0p = qb + int64_t(r0) * p.d + kk * 16 + 2 * t;
-        const uint16_t *q1p = qb + int64_t(r1) * p.d + kk * 16 + 2 * t;
+        const uint16_t *q0p = qb + int64_t(r0) * ldq + kk * 16 + 2 * t;
+        const uint16_t *q1p = qb + int64_t(r1) * ldq + kk * 16 + 2 * t;
         qf[kk][0] = r0 < p.sq ? ld32(q0p) : 0u;
         qf[kk][1] = r1 < p.sq ? ld32(q1p) : 0u;
         qf[kk][2] = r0 < p.sq ? ld32(q0p + 8) : 0u;
@@ -402,7 +411,7 @@ __global__ void __launch_bounds__(kTcThreads)
       nextTileReady(kt + 1 < nKT, [&] {
         asyncTilePair<SROW, kTile>(kS + (cur ^ 1) * TILE, kb, p.d,
                                    vS + (cur ^ 1) * TILE, vb, p.dv,
-                                   (kt + 1) * kTile, p.sk);
+                                   (kt + 1) * kTile, p.sk, p.heads);
       });
       const uint16_t *ks = kS + cur * TILE, *vs = vS + cur * TILE;
       const int k0 = kt * kTile;
@@ -478,8 +487,8 @@ __global__ void __launch_bounds__(kTcThreads)
     l1 = quadSum(l1);
     const float inv0 = l0 > 0.0f ? 1.0f / l0 : 0.0f;
     const float inv1 = l1 > 0.0f ? 1.0f / l1 : 0.0f;
-    storeRows<T, true>(op + b * p.sq * int64_t(p.dv), oacc, r0, p.sq, p.dv, t,
-                       inv0, inv1);
+    storeRows<T, true>(op + rowOf(p, b, 0, p.sq, p.dv), oacc, r0, p.sq, p.dv,
+                       p.heads, t, inv0, inv1);
     if (t == 0) {
       float *lb = lse + b * p.sq;
       if (r0 < p.sq)
@@ -527,12 +536,12 @@ __global__ void __launch_bounds__(kTcThreads)
     const int64_t b = tile / nKT;
     const int kt = static_cast<int>(tile - b * nKT);
     const int k0 = kt * kTile, wk0 = k0 + warp * 16;
-    const uint16_t *qb = batchRows(qp, b, p.sq, p.d);
-    const uint16_t *dob = batchRows(dop, b, p.sq, p.dv);
-    const uint16_t *kb = batchRows(kp, b, p.sk, p.d);
-    const uint16_t *vb = batchRows(vp, b, p.sk, p.dv);
+    const uint16_t *qb = batchRows(qp, p, b, p.sq, p.d);
+    const uint16_t *dob = batchRows(dop, p, b, p.sq, p.dv);
+    const uint16_t *kb = batchRows(kp, p, b, p.sk, p.d);
+    const uint16_t *vb = batchRows(vp, p, b, p.sk, p.dv);
     const float *lb = lse + b * p.sq, *db = dvec + b * p.sq;
-    asyncTilePair<SROW, kTile>(kS, kb, p.d, vS, vb, p.dv, k0, p.sk);
+    asyncTilePair<SROW, kTile>(kS, kb, p.d, vS, vb, p.dv, k0, p.sk, p.heads);
     // The query tiles that see a key of this tile: from the first query
     // seeing key k0 to the end.
     const int qtBegin = firstQuerySeeing(p, k0) / BQ;
@@ -541,7 +550,7 @@ __global__ void __launch_bounds__(kTcThreads)
     auto issue = [&](int qt, int buf) {
       const int i0 = qt * BQ;
       asyncTilePair<SROW, BQ>(qS + buf * QTILE, qb, p.d, doS + buf * QTILE, dob,
-                              p.dv, i0, p.sq);
+                              p.dv, i0, p.sq, p.heads);
       for (int r = threadIdx.x; r < BQ; r += blockDim.x) {
         const bool ok = i0 + r < p.sq;
         lseS[buf * BQ + r] = ok ? lb[i0 + r] * kLog2e : 0.0f;
@@ -600,10 +609,10 @@ __global__ void __launch_bounds__(kTcThreads)
     __syncthreads();  // K and V are refilled by the next tile
 
     const int r0 = wk0 + g;
-    storeRows<T, true>(dkp + b * p.sk * int64_t(p.d), dk, r0, p.sk, p.d, t,
-                       p.scale, p.scale);
-    storeRows<T, false>(dvp + b * p.sk * int64_t(p.dv), dv, r0, p.sk, p.dv, t,
-                        1.0f, 1.0f);
+    storeRows<T, true>(dkp + rowOf(p, b, 0, p.sk, p.d), dk, r0, p.sk, p.d,
+                       p.heads, t, p.scale, p.scale);
+    storeRows<T, false>(dvp + rowOf(p, b, 0, p.sk, p.dv), dv, r0, p.sk, p.dv,
+                        p.heads, t, 1.0f, 1.0f);
   }
 }
 
@@ -634,14 +643,14 @@ __global__ void __launch_bounds__(kTcThreads)
     const auto [b, q0] = queryTile(p, tile, nQT);
     const int wq0 = q0 + warp * 16;
     const int r0 = wq0 + g, r1 = r0 + 8;
-    const uint16_t *qb = batchRows(qp, b, p.sq, p.d);
-    const uint16_t *dob = batchRows(dop, b, p.sq, p.dv);
-    const uint16_t *kb = batchRows(kp, b, p.sk, p.d);
-    const uint16_t *vb = batchRows(vp, b, p.sk, p.dv);
-    asyncTilePair<SROW, kTile>(qS, qb, p.d, doS, dob, p.dv, q0, p.sq);
+    const uint16_t *qb = batchRows(qp, p, b, p.sq, p.d);
+    const uint16_t *dob = batchRows(dop, p, b, p.sq, p.dv);
+    const uint16_t *kb = batchRows(kp, p, b, p.sk, p.d);
+    const uint16_t *vb = batchRows(vp, p, b, p.sk, p.dv);
+    asyncTilePair<SROW, kTile>(qS, qb, p.d, doS, dob, p.dv, q0, p.sq, p.heads);
     const int nKT = keyTilesSeen(p, q0);
     if (nKT > 0)
-      asyncTilePair<SROW, kTile>(kS, kb, p.d, vS, vb, p.dv, 0, p.sk);
+      asyncTilePair<SROW, kTile>(kS, kb, p.d, vS, vb, p.dv, 0, p.sk, p.heads);
     // lse (exp2 domain) and D of rows r0 and r1.
     const float *lb = lse + b * p.sq, *db = dvec + b * p.sq;
     const float ls0 = r0 < p.sq ? lb[r0] * kLog2e : 0.0f;
@@ -657,7 +666,7 @@ __global__ void __launch_bounds__(kTcThreads)
       nextTileReady(kt + 1 < nKT, [&] {
         asyncTilePair<SROW, kTile>(kS + (cur ^ 1) * TILE, kb, p.d,
                                    vS + (cur ^ 1) * TILE, vb, p.dv,
-                                   (kt + 1) * kTile, p.sk);
+                                   (kt + 1) * kTile, p.sk, p.heads);
       });
       const uint16_t *ks = kS + cur * TILE, *vs = vS + cur * TILE;
       const int k0 = kt * kTile;
@@ -694,8 +703,8 @@ __global__ void __launch_bounds__(kTcThreads)
     cpAsyncWait<0>(); // the Q/dO group when no key tile ran
     __syncthreads();  // Q and dO are refilled by the next tile
 
-    storeRows<T, true>(dqp + b * p.sq * int64_t(p.d), dq, r0, p.sq, p.d, t,
-                       p.scale, p.scale);
+    storeRows<T, true>(dqp + rowOf(p, b, 0, p.sq, p.d), dq, r0, p.sq, p.d,
+                       p.heads, t, p.scale, p.scale);
   }
 }
 

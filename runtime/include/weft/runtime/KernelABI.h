@@ -221,8 +221,8 @@ enum WeftLossReduction {
 ///                                    (1): q [..., Sq, H, D], k [..., Sk, H,
 ///                                    D], v [..., Sk, H, Dv], o [..., Sq, H,
 ///                                    Dv], lse [..., H, Sq]: each (batch,
-///                                    head) is a problem (CPU kernels only
-///                                    so far)
+///                                    head) is a problem, its rows H * D
+///                                    (H * Dv) elements apart
 ///
 /// Backward kernels (gradients of the ops above; all f32 unless said):
 /// attention_grad q, k, v, o, lse, do -> dq, dk, dv
