@@ -75,17 +75,22 @@ struct Forward {
   HostTensor<float> o, lse;
 };
 
+/// An attention call's builder with its five tensors (the attributes
+/// follow).
+template <class T>
+KernelCall forwardCall(HostTensor<T> &q, HostTensor<T> &k, HostTensor<T> &v,
+                       HostTensor<T> &o, HostTensor<float> &lse) {
+  KernelCall call;
+  call.tensor(q).tensor(k).tensor(v).tensor(o).tensor(lse);
+  return call;
+}
+
 Forward runForward(const Problem &p, HostTensor<float> &q, HostTensor<float> &k,
                    HostTensor<float> &v) {
   Forward f{HostTensor<float>(p.dims(p.sq, p.dv)),
             HostTensor<float>(p.dims(p.sq, 1))};
   f.lse.dims.pop_back();
-  KernelCall()
-      .tensor(q)
-      .tensor(k)
-      .tensor(v)
-      .tensor(f.o)
-      .tensor(f.lse)
+  forwardCall(q, k, v, f.o, f.lse)
       .attrDouble(p.scale)
       .attr(p.causal)
       .run(weft_k_attention);
@@ -292,12 +297,7 @@ TEST(Attention, SeqMajorIsTheTransposedProblemBitwise) {
     Backward wantGrad = runBackward(p, qt, kt, vt, want, dt);
 
     HostTensor<float> o(Dims{n, sq, h, dv}), lse(Dims{n, h, sq});
-    KernelCall()
-        .tensor(q)
-        .tensor(k)
-        .tensor(v)
-        .tensor(o)
-        .tensor(lse)
+    forwardCall(q, k, v, o, lse)
         .attrDouble(p.scale)
         .attr(causal)
         .attr(1)
@@ -330,12 +330,7 @@ TEST(AttentionDeath, SeqMajorNeedsOneHeadCount) {
   auto k = randomTensor<float>(Dims{2, 4, 2, 8});
   auto v = randomTensor<float>(Dims{2, 4, 3, 8});
   HostTensor<float> o(Dims{2, 4, 3, 8}), lse(Dims{2, 3, 4});
-  EXPECT_DEATH(KernelCall()
-                   .tensor(q)
-                   .tensor(k)
-                   .tensor(v)
-                   .tensor(o)
-                   .tensor(lse)
+  EXPECT_DEATH(forwardCall(q, k, v, o, lse)
                    .attrDouble(1.0)
                    .attr(0)
                    .attr(1)
@@ -349,12 +344,7 @@ TEST(AttentionDeath, MismatchedHeadSize) {
   auto k = randomTensor<float>(p.dims(4, 5));
   auto v = randomTensor<float>(p.dims(4, 3));
   HostTensor<float> o(p.dims(4, 3)), lse(Dims{2, 4});
-  EXPECT_DEATH(KernelCall()
-                   .tensor(q)
-                   .tensor(k)
-                   .tensor(v)
-                   .tensor(o)
-                   .tensor(lse)
+  EXPECT_DEATH(forwardCall(q, k, v, o, lse)
                    .attrDouble(1.0)
                    .attr(0)
                    .run(weft_k_attention),
