@@ -260,27 +260,35 @@ std::optional<Match> match(SoftmaxOp softmax, MaskVerdicts &verdicts) {
   return m;
 }
 
+/// The permutation of `rank` dims that swaps dims i and j.
+SmallVector<int64_t> swapPerm(int64_t rank, int64_t i, int64_t j) {
+  SmallVector<int64_t> perm;
+  for (int64_t d = 0; d < rank; ++d)
+    perm.push_back(d);
+  std::swap(perm[i], perm[j]);
+  return perm;
+}
+
+/// `type` with dims i and j swapped.
+RankedTensorType swapDims(RankedTensorType type, int64_t i, int64_t j) {
+  SmallVector<int64_t> shape(type.getShape());
+  std::swap(shape[i], shape[j]);
+  return type.clone(shape);
+}
+
 /// `x` with its last two dims swapped.
 Value swapLastTwo(OpBuilder &b, Location loc, Value x) {
   auto type = tensorType(x);
   const int64_t rank = type.getRank();
-  SmallVector<int64_t> perm, shape(type.getShape());
-  for (int64_t d = 0; d < rank; ++d)
-    perm.push_back(d);
-  std::swap(perm[rank - 2], perm[rank - 1]);
-  std::swap(shape[rank - 2], shape[rank - 1]);
-  return TransposeOp::create(b, loc, type.clone(shape), x,
-                             b.getDenseI64ArrayAttr(perm));
+  return TransposeOp::create(
+      b, loc, swapDims(type, rank - 2, rank - 1), x,
+      b.getDenseI64ArrayAttr(swapPerm(rank, rank - 2, rank - 1)));
 }
 
 /// The permutation that swaps dims rank - 3 and rank - 2 (heads and
 /// sequence), the others in place.
 SmallVector<int64_t> headsSwap(int64_t rank) {
-  SmallVector<int64_t> perm;
-  for (int64_t d = 0; d < rank; ++d)
-    perm.push_back(d);
-  std::swap(perm[rank - 3], perm[rank - 2]);
-  return perm;
+  return swapPerm(rank, rank - 3, rank - 2);
 }
 
 /// A seq-major operand: the tensor an operand is made from by transposes
@@ -358,9 +366,7 @@ void useSeqMajor(AttentionOp attention) {
   Location loc = attention.getLoc();
   const SmallVector<int64_t> swap = headsSwap(rank);
   auto swapped = [&](RankedTensorType t) {
-    SmallVector<int64_t> shape(t.getShape());
-    std::swap(shape[rank - 3], shape[rank - 2]);
-    return t.clone(shape);
+    return swapDims(t, rank - 3, rank - 2);
   };
   SmallVector<Value> operands;
   for (auto &src : sources) {

@@ -87,14 +87,8 @@ bool weft::castFoldsIntoReduce(CastOp cast, bool ignoreStage) {
   if (!cast->hasOneUse())
     return false;
   Operation *user = *cast->getUsers().begin();
-  if (!isa<ReduceSumOp>(user) || user->getBlock() != cast->getBlock())
-    return false;
-  for (StringRef key : {"weft.stage", "weft.microbatch", "weft.chunk",
-                        "weft.after_microbatches"})
-    if (!(ignoreStage && key == "weft.stage") &&
-        cast->getDiscardableAttr(key) != user->getDiscardableAttr(key))
-      return false;
-  return true;
+  return isa<ReduceSumOp>(user) && user->getBlock() == cast->getBlock() &&
+         samePlace(cast, user, ignoreStage);
 }
 
 namespace {

@@ -22,12 +22,27 @@ namespace weft {
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"
 
+/// Whether `a` and `b` run at the same place in the step: the discardable
+/// attributes that place an op (pipeline stage, microbatch, virtual-stage
+/// chunk, after the microbatch loop) agree, weft.stage aside under
+/// `ignoreStage` (the planner's profile, whose weft.stage marks layers).
+inline bool samePlace(mlir::Operation *a, mlir::Operation *b,
+                      bool ignoreStage) {
+  for (llvm::StringRef key : {"weft.stage", "weft.microbatch", "weft.chunk",
+                              "weft.after_microbatches"}) {
+    if (ignoreStage && key == "weft.stage")
+      continue;
+    if (a->getDiscardableAttr(key) != b->getDiscardableAttr(key))
+      return false;
+  }
+  return true;
+}
+
 /// A widening cast from bf16 to f32 whose one reader is a weft.reduce_sum
-/// at the same place in the step (stage, microbatch, chunk): the runtime's
+/// at the same place in the step (samePlace): the runtime's
 /// reduce kernel reads the bf16 tensor itself (widening each element as it
 /// reads it, the same bits), so weft-lower-to-runtime launches no cast and
-/// the cost model counts none. With `ignoreStage` (the planner's profile,
-/// whose weft.stage marks layers) weft.stage is not compared.
+/// the cost model counts none.
 bool castFoldsIntoReduce(CastOp cast, bool ignoreStage = false);
 
 /// Everything from an imported weft module to LLVM dialect for one rank on

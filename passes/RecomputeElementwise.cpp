@@ -45,20 +45,6 @@ int64_t bytesOf(Value v) {
          std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
 }
 
-/// Where an op runs in the step: the discardable attributes that place it
-/// (pipeline stage, microbatch, virtual-stage chunk, after the microbatch
-/// loop). Forward and backward ops of one place may share values.
-bool samePlace(Operation *a, Operation *b, bool ignoreStage) {
-  for (StringRef key : {"weft.stage", "weft.microbatch", "weft.chunk",
-                        "weft.after_microbatches"}) {
-    if (ignoreStage && key == "weft.stage")
-      continue;
-    if (a->getDiscardableAttr(key) != b->getDiscardableAttr(key))
-      return false;
-  }
-  return true;
-}
-
 /// The ops of `body` (a fused op's block) that `value` needs, in block
 /// order.
 SmallVector<Operation *> sliceOf(Block &body, Value value) {

@@ -90,39 +90,33 @@ State &state() {
 
 } // namespace
 
-/// A CUDA error during a capture: it fails the capture (the caller runs
-/// eagerly) and is cleared. False outside captures.
-static bool captureError(cudaError_t err, const char *what) {
+/// An error during a capture (`what`: the call, `error`: what went wrong):
+/// it fails the capture (the caller runs eagerly) and CUDA's error is
+/// cleared. False outside captures, where the caller stops.
+static bool captureError(const char *what, const std::string &error) {
   if (!tCapturing)
     return false;
-  std::string why = std::string(what) + ": " + cudaGetErrorName(err);
-  failCapture(why.c_str());
+  failCapture((std::string(what) + ": " + error).c_str());
   (void)cudaGetLastError();
   return true;
 }
 
 void check(cudaError_t err, const char *what) {
-  if (err != cudaSuccess && !captureError(err, what))
+  if (err != cudaSuccess && !captureError(what, cudaGetErrorName(err)))
     fatal(kExitFailure, "%s: CUDA error %s (%s)", what, cudaGetErrorName(err),
           cudaGetErrorString(err));
 }
 
 void checkCublas(cublasStatus_t status, const char *what) {
-  if (status == CUBLAS_STATUS_SUCCESS)
-    return;
-  if (tCapturing) {
-    failCapture((std::string(what) + ": cuBLAS error " +
-                 std::to_string(static_cast<int>(status)))
-                    .c_str());
-    (void)cudaGetLastError();
-    return;
-  }
-  fatal(kExitFailure, "%s: cuBLAS error %d", what, static_cast<int>(status));
+  if (status != CUBLAS_STATUS_SUCCESS &&
+      !captureError(what,
+                    "cuBLAS error " + std::to_string(static_cast<int>(status))))
+    fatal(kExitFailure, "%s: cuBLAS error %d", what, static_cast<int>(status));
 }
 
 void checkLaunch(const char *kernel) {
   cudaError_t err = cudaGetLastError();
-  if (err != cudaSuccess && !captureError(err, kernel))
+  if (err != cudaSuccess && !captureError(kernel, cudaGetErrorName(err)))
     fatal(kExitFailure, "kernel %s: launch failed: %s (%s)", kernel,
           cudaGetErrorName(err), cudaGetErrorString(err));
 }

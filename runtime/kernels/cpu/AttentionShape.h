@@ -16,6 +16,24 @@
 namespace weft {
 namespace cpu {
 
+#ifdef __CUDACC__
+#define WEFT_ATTENTION_HOST_DEVICE __host__ __device__
+#else
+#define WEFT_ATTENTION_HOST_DEVICE
+#endif
+
+/// Where row i of problem b starts in a tensor with `rows` rows of `cols`
+/// elements per problem: problem after problem ([B, rows, cols], heads =
+/// 1), or seq-major ([N, rows, heads, cols], problem b = n * heads + h),
+/// each row heads * cols from the next. The CPU and GPU kernels both
+/// address rows through it.
+inline WEFT_ATTENTION_HOST_DEVICE int64_t attentionRow(int64_t b, int64_t i,
+                                                       int64_t rows,
+                                                       int64_t cols,
+                                                       int64_t heads) {
+  return ((b / heads) * rows + i) * heads * cols + (b % heads) * cols;
+}
+
 /// One attention call: `batch` independent (Sq x D) . (Sk x D)^T problems.
 /// Problem p's rows are rowStride(cols) elements apart from rowBase(p, rows,
 /// cols) on: contiguous rows of one problem after another, or, seq-major
@@ -38,13 +56,9 @@ struct AttentionShape {
   /// Where problem p's first row of a tensor with `rows` rows of `cols`
   /// elements starts, and the distance between its rows.
   int64_t rowBase(int64_t p, int64_t rows, int64_t cols) const {
-    if (!seqMajor)
-      return p * rows * cols;
-    return (p / heads) * rows * heads * cols + (p % heads) * cols;
+    return attentionRow(p, 0, rows, cols, heads);
   }
-  int64_t rowStride(int64_t cols) const {
-    return seqMajor ? heads * cols : cols;
-  }
+  int64_t rowStride(int64_t cols) const { return heads * cols; }
 };
 
 /// Reads attention's (grad = false: 5 tensors) or attention_grad's (grad =

@@ -10,6 +10,7 @@
 #ifndef WEFT_RUNTIME_KERNELS_CUDA_ATTENTIONCOMMON_CUH
 #define WEFT_RUNTIME_KERNELS_CUDA_ATTENTIONCOMMON_CUH
 
+#include "runtime/kernels/cpu/AttentionShape.h"
 #include "runtime/kernels/cuda/MathUtil.cuh"
 
 #include <cuda_runtime.h>
@@ -38,8 +39,7 @@ struct AttnDims {
 /// elements per problem (q, k, v, o and their gradients).
 static __host__ __device__ inline int64_t rowOf(const AttnDims &p, int64_t b,
                                                 int64_t i, int rows, int cols) {
-  const int64_t h = p.heads;
-  return ((b / h) * rows + i) * h * cols + (b % h) * int64_t(cols);
+  return cpu::attentionRow(b, i, rows, cols, p.heads);
 }
 
 /// The distance between a problem's consecutive rows of `cols` elements.
