@@ -7,11 +7,19 @@ and each prediction within 25% of its measurement.
 
 usage: /usr/bin/python3 bench/run_plan_accuracy.py [--steps K] [--ranks N]
            [--cluster cpu-local|FILE.json] [--models mlp,lm] [--repeat R]
-           [--out FILE.json]
+           [--paired P] [--out FILE.json]
 
 Each plan is trained R times (default 3) in rotating order and measured by
 the fastest of its runs' median steps: on this shared machine one run of a
 plan can be 1.5-2x another.
+
+With --paired P, `--auto` is then compared with each pinned plan that
+measured faster than it (or within 10% of the fastest) in P back-to-back
+pairs, alternating which runs first: each pair's two runs meet the same
+spell of the machine, so the median of the pairs' ratios says which plan is
+faster where the fastest-of-R numbers are the spells' (run 6 below: one plan
+moved by a third between runs). The 10% target is then judged on that
+median ratio against the fastest pinned plan by it.
 
 Needs weftc and weft on PATH (build/bin). Timings on this shared 2-core
 machine vary with load: run it idle.
@@ -135,7 +143,7 @@ def train_once(r, data, steps, ranks):
     r["mean_runs_s"].append(summary["mean_step_time_s"])
 
 
-def measure_all(model, data, work, steps, ranks, cluster, repeat):
+def measure_all(model, data, work, steps, ranks, cluster, repeat, pairs=0):
     """Every plan compiled, then trained `repeat` times in rotating order
     (so a slow spell of this shared machine hits different plans each
     round); a plan's measurement is the fastest of its runs' medians."""
@@ -152,8 +160,51 @@ def measure_all(model, data, work, steps, ranks, cluster, repeat):
         if "error" not in r:
             r["measured_s"] = min(r["measured_runs_s"])
             r["mean_s"] = min(r["mean_runs_s"])
+    paired = compare_paired(rows, data, steps, ranks, pairs) if pairs else []
+    for r in rows:
         r.pop("bundle", None)
-    return rows
+    return rows, paired
+
+
+def paired_ratio(auto, other, data, steps, ranks, pairs):
+    """The median over `pairs` back-to-back pairs of auto's median step over
+    the other plan's, the order alternating pair by pair."""
+    ratios = []
+    for k in range(pairs):
+        a, b = {"bundle": auto["bundle"], "measured_runs_s": [],
+                "mean_runs_s": []}, {"bundle": other["bundle"],
+                                     "measured_runs_s": [], "mean_runs_s": []}
+        for r in ((a, b) if k % 2 == 0 else (b, a)):
+            train_once(r, data, steps, ranks)
+        if "error" in a or "error" in b:
+            return None, ratios
+        ratios.append(a["measured_runs_s"][0] / b["measured_runs_s"][0])
+    return float(np.median(ratios)), ratios
+
+
+def compare_paired(rows, data, steps, ranks, pairs):
+    """`--auto` against every pinned plan measured faster than it or within
+    10% of the fastest pinned plan, in pairs (paired_ratio). Returns the
+    comparisons, best pinned plan (lowest ratio) first."""
+    pinned = [r for r in rows if "error" not in r and r["flags"] != "--auto"]
+    auto = [r for r in rows if "error" not in r and r["flags"] == "--auto"]
+    if not auto or not pinned:
+        return []
+    auto = auto[0]
+    fastest = min(r["measured_s"] for r in pinned)
+    rivals = [r for r in pinned if r["measured_s"] < auto["measured_s"] or
+              r["measured_s"] <= 1.10 * fastest]
+    out = []
+    for r in rivals:
+        median, ratios = paired_ratio(auto, r, data, steps, ranks, pairs)
+        if median is None:
+            continue
+        out.append({"flags": r["flags"], "auto_over_plan": median,
+                    "ratios": ratios})
+        print(f"  paired: --auto / {r['flags']}: median {median:.3f} over "
+              f"{len(ratios)} pairs ({min(ratios):.2f} .. {max(ratios):.2f})",
+              flush=True)
+    return sorted(out, key=lambda c: -c["auto_over_plan"])
 
 
 def main():
@@ -164,6 +215,9 @@ def main():
     ap.add_argument("--models", default="mlp,lm")
     ap.add_argument("--repeat", type=int, default=3,
                     help="trainings per plan; the fastest median counts")
+    ap.add_argument("--paired", type=int, default=0,
+                    help="pairs of back-to-back runs of --auto and each "
+                         "rival plan; judges the 10%% target (0: off)")
     ap.add_argument("--out")
     args = ap.parse_args()
     results = {}
@@ -171,8 +225,9 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         for name in args.models.split(","):
             model, data = (make_mlp if name == "mlp" else make_lm)(work)
-            rows = measure_all(model, data, work, args.steps, args.ranks,
-                               args.cluster, args.repeat)
+            rows, paired = measure_all(model, data, work, args.steps,
+                                       args.ranks, args.cluster, args.repeat,
+                                       args.paired)
             for r in rows:
                 flags = r["flags"]
                 if "error" in r:
@@ -201,14 +256,25 @@ def main():
                       f"  measured {a['measured_s']*1e3:.2f} ms, fastest pinned "
                       f"{fastest['flags']} {fastest['measured_s']*1e3:.2f} ms "
                       f"({summary['auto_vs_fastest']:+.0%})")
-                ok = ok and summary["auto_vs_fastest"] <= 0.10
+                if paired:
+                    # The rival auto trails most, by the pairs' medians.
+                    worst = paired[0]
+                    summary["paired"] = paired
+                    summary["auto_vs_fastest_paired"] = (
+                        worst["auto_over_plan"] - 1)
+                    summary["fastest_paired"] = worst["flags"]
+                    print(f"  paired: --auto {worst['auto_over_plan'] - 1:+.1%} "
+                          f"against {worst['flags']}, the most")
+                    ok = ok and summary["auto_vs_fastest_paired"] <= 0.10
+                else:
+                    ok = ok and summary["auto_vs_fastest"] <= 0.10
             print(f"{name}: {sum(within)}/{len(good)} predictions within 25%")
             ok = ok and all(within)
             results[name] = summary
     if args.out:
         with open(args.out, "w") as f:
             json.dump({"ranks": args.ranks, "steps": args.steps,
-                       "repeat": args.repeat,
+                       "repeat": args.repeat, "paired": args.paired,
                        "cluster": args.cluster, "models": results}, f, indent=1)
     return 0 if ok else 1
 

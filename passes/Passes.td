@@ -400,6 +400,12 @@ def FuseElementwise : Pass<"weft-fuse-elementwise", "mlir::ModuleOp"> {
     member (the group stays there) when it is at most 8 ops below it and
     reads nothing from outside the group that is defined after that member
     or by another group.
+    With fold-norm-casts (the default), an f32 weft.layer_norm whose only
+    reader is a cast to bf16 or f16 at the same place in the step gets the
+    cast's type and the cast goes: the kernels normalize in f32 and round
+    each value once, the cast's bits (mixed precision's normalized inputs
+    of the products). weftc turns it off for --target cuda until the GPU
+    kernel has run (--fold-norm-casts on|off).
     Then a bf16 or f16 weft.matmul whose only reader is a cast to f32
     that no fusible op reads becomes a matmul with an f32 result (the
     kernels accumulate in f32; the result is then not rounded to bf16).
@@ -415,6 +421,8 @@ def FuseElementwise : Pass<"weft-fuse-elementwise", "mlir::ModuleOp"> {
   let options = [
     Option<"ignoreStage", "ignore-stage", "bool", "false",
            "Group ops whatever their weft.stage (the planner's profile)">,
+    Option<"foldNormCasts", "fold-norm-casts", "bool", "true",
+           "Fold a narrowing cast into the layer norm it alone reads">,
   ];
 }
 

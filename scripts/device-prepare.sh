@@ -86,7 +86,8 @@ add_case lm-train-bf16 "$work/lm-data/transformer.onnx" 2e-2 "$lm_args" \
 
 # A small GPT (q, k, v split into heads from a packed projection) with
 # fused attention reading them seq-major ([B, S, H, D], no transposes):
-# fp32 (the SIMT kernels) and bf16 (tensor cores), 6 steps each.
+# fp32 (the SIMT kernels) and bf16 (tensor cores, and the layer norms
+# writing the products' bf16: --fold-norm-casts), 6 steps each.
 "$py" "$root/examples/gpt/make_gpt.py" --layers 2 --hidden 64 --heads 4 \
   --seq 32 --vocab 97 --batch 4 -o "$work/gpt.onnx"
 for name in gpt-seqmajor gpt-seqmajor-bf16; do
@@ -98,7 +99,8 @@ gpt_args="--data tokens=@DATA@/tokens.npy --data targets=@DATA@/targets.npy --st
 add_case gpt-seqmajor "$work/gpt.onnx" 1e-4 "$gpt_args" --train \
   --fuse-attention on --attention-seq-major on
 add_case gpt-seqmajor-bf16 "$work/gpt.onnx" 2e-2 "$gpt_args" --train \
-  --dtype bf16 --fuse-attention on --attention-seq-major on
+  --dtype bf16 --fuse-attention on --attention-seq-major on \
+  --fold-norm-casts on
 
 echo "device-prepare: $(du -sh "$carry" | cut -f1) in $carry; carry it to the GPU" \
   "machine and run scripts/device-check.sh there"

@@ -31,7 +31,7 @@ rm -rf "$dest" && mkdir -p "$dest"
 mkdir -p "$dest/bundle"
 cp "$work/bundle/model.o" "$work/bundle/manifest.json" "$work/bundle/plan.txt" \
   "$dest/bundle/"
-IFS=';' read -r -a variants <<<"${VARIANTS-no-recompute=--fuse-recompute off;seq-major=--attention-seq-major on}"
+IFS=";" read -r -a variants <<<"${VARIANTS-no-recompute=--fuse-recompute off;seq-major=--attention-seq-major on;norm-bf16=--fold-norm-casts on;pending=--attention-seq-major on --fold-norm-casts on}"
 for variant in "${variants[@]}"; do
   [ -n "$variant" ] || continue
   name="${variant%%=*}"

@@ -56,9 +56,14 @@ LayerNormOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads,
   if (!g)
     return success();
   Location loc = getLoc();
+  // A result rounded to bf16/f16 (a folded cast): the cast's gradient, a
+  // widening, first.
+  Type inputType = getInput().getType();
+  if (g.getType() != inputType)
+    g = CastOp::create(b, loc, inputType, g);
   Type scaleType = getScale().getType();
   auto grads = LayerNormGradOp::create(
-      b, loc, TypeRange{getType(), scaleType, scaleType}, getInput(),
+      b, loc, TypeRange{inputType, scaleType, scaleType}, getInput(),
       getScale(), g, getAxisAttr(), getEpsilonAttr());
   operandGrads[0] = grads.getInputGrad();
   operandGrads[1] = grads.getScaleGrad();

@@ -266,7 +266,10 @@ LogicalResult WhereOp::inferReturnTypes(MLIRContext *,
 // Linear algebra and convolution
 //===----------------------------------------------------------------------===//
 
-bool MatMulOp::isCompatibleReturnTypes(TypeRange inferred, TypeRange actual) {
+/// Whether `actual` is the one `inferred` type, or the same shape with the
+/// element type changed from one of `from` to one of `to`.
+static bool sameOrRetyped(TypeRange inferred, TypeRange actual,
+                          bool (*from)(Type), bool (*to)(Type)) {
   if (inferred == actual)
     return true;
   if (inferred.size() != 1 || actual.size() != 1)
@@ -274,8 +277,14 @@ bool MatMulOp::isCompatibleReturnTypes(TypeRange inferred, TypeRange actual) {
   auto want = dyn_cast<RankedTensorType>(inferred[0]);
   auto got = dyn_cast<RankedTensorType>(actual[0]);
   return want && got && want.getShape() == got.getShape() &&
-         (want.getElementType().isBF16() || want.getElementType().isF16()) &&
-         got.getElementType().isF32();
+         from(want.getElementType()) && to(got.getElementType());
+}
+
+static bool isF32(Type t) { return t.isF32(); }
+static bool is16BitFloat(Type t) { return t.isBF16() || t.isF16(); }
+
+bool MatMulOp::isCompatibleReturnTypes(TypeRange inferred, TypeRange actual) {
+  return sameOrRetyped(inferred, actual, is16BitFloat, isF32);
 }
 
 LogicalResult MatMulOp::inferReturnTypes(MLIRContext *,
@@ -456,6 +465,11 @@ LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *,
   }
   results.push_back(*input);
   return success();
+}
+
+bool LayerNormOp::isCompatibleReturnTypes(TypeRange inferred,
+                                          TypeRange actual) {
+  return sameOrRetyped(inferred, actual, isF32, is16BitFloat);
 }
 
 LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,

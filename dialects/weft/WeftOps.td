@@ -282,7 +282,9 @@ def Weft_LayerNormOp : Weft_ComputeOp<"layer_norm", [InferTypeOpAdaptor, Weft_Di
   let summary = "Layer normalization over the dims from `axis` on";
   let description = [{
     scale (and the optional bias) hold the normalized shape, input.dims[axis:].
-    `axis` is non-negative.
+    `axis` is non-negative. An f32 layer norm may give a bf16 or f16 result
+    (normalized in f32, each value rounded once as a cast would round it):
+    weft-fuse-elementwise folds a narrowing cast into it that way.
   }];
   let arguments = (ins Weft_FloatTensor:$input, Weft_FloatTensor:$scale,
                    Optional<Weft_FloatTensor>:$bias, I64Attr:$axis,
@@ -292,6 +294,11 @@ def Weft_LayerNormOp : Weft_ComputeOp<"layer_norm", [InferTypeOpAdaptor, Weft_Di
     $input `,` $scale (`,` $bias^)? attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The inferred type, or a bf16/f16 result from an f32 input.
+    static bool isCompatibleReturnTypes(::mlir::TypeRange inferred,
+                                        ::mlir::TypeRange actual);
+  }];
 }
 
 class Weft_SoftmaxLikeOp<string mnemonic>

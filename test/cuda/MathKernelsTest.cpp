@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "KernelDesc.h"
 #include "MathKernelsCommon.h"
 
 #include "runtime/cuda/CudaRuntime.h"
@@ -210,6 +211,50 @@ void softmaxTests() {
     }
 }
 
+/// The GPU layer norm with a bf16 / f16 result (`out`) against its own f32
+/// result rounded on the host as the cast kernel rounds: bitwise.
+bool layerNormRoundsOnce(const std::vector<HostTensor> &ops, int64_t axis,
+                         int64_t out) {
+  const Dims &dims = ops[0].dims;
+  HostTensor wide = zeroTensor(WEFT_F32, dims);
+  HostTensor narrow = zeroTensor(out, dims);
+  std::vector<void *> dev;
+  for (const HostTensor &t : ops)
+    dev.push_back(uploadTensor(t));
+  dev.push_back(uploadTensor(wide));
+  dev.push_back(uploadTensor(narrow));
+  for (int64_t dtype : {int64_t{WEFT_F32}, out}) {
+    std::vector<std::pair<int64_t, Dims>> tensors;
+    for (const HostTensor &t : ops)
+      tensors.push_back({t.dtype, t.dims});
+    tensors.push_back({dtype, dims});
+    std::vector<int64_t> desc = kernelDesc(tensors, {axis, bits(1e-5), 1});
+    void *bufs[4] = {dev[0], dev[1], dev[2], dev[dtype == out ? 4 : 3]};
+    weft_cuda_k_layer_norm(bufs, desc.data());
+  }
+  cuda::synchronize();
+  cuda::checkDeviceErrors();
+  for (auto [t, d] : {std::pair{&wide, dev[3]}, std::pair{&narrow, dev[4]}})
+    cuda::check(
+        cudaMemcpy(t->bytes.data(), d, t->bytes.size(), cudaMemcpyDeviceToHost),
+        "test download");
+  for (void *d : dev)
+    cudaFree(d);
+  std::vector<float> f(wide.numel());
+  std::memcpy(f.data(), wide.bytes.data(), wide.bytes.size());
+  std::vector<uint16_t> h(narrow.numel());
+  std::memcpy(h.data(), narrow.bytes.data(), narrow.bytes.size());
+  int64_t mismatches = 0;
+  for (size_t i = 0; i < f.size(); ++i)
+    mismatches +=
+        h[i] != (out == WEFT_BF16 ? floatToBFloat16(f[i]) : floatToHalf(f[i]));
+  std::printf("%s layer_norm %s -> %s: the f32 result rounded once, %lld of "
+              "%zu values differ\n",
+              mismatches ? "FAIL" : "PASS", dimsName(dims).c_str(),
+              weftDTypeName(out), static_cast<long long>(mismatches), f.size());
+  return mismatches == 0;
+}
+
 void layerNormTests() {
   struct S {
     Dims dims;
@@ -230,6 +275,24 @@ void layerNormTests() {
       check(tag, weft_k_layer_norm, weft_cuda_k_layer_norm, ops,
             {zeroTensor(WEFT_F32, s.dims)}, {s.axis, bits(1e-5), bias}, 1e-5,
             1e-5);
+    }
+  // A folded cast (weft-fuse-elementwise): bf16 / f16 results, against the
+  // CPU (one rounding apart at most: the f32 values may differ in the last
+  // bit) and bitwise against the GPU's own f32 result rounded on the host.
+  for (const S &s : {S{{300, 64}, 1}, S{{4, 6, 8}, 1}, S{{5, 1024}, 1},
+                     S{{3, 4096}, 1}, S{{2, 1027}, 1}, S{{2, 3, 5, 7}, 2}})
+    for (int64_t out : {int64_t{WEFT_BF16}, int64_t{WEFT_F16}}) {
+      Dims inner(s.dims.begin() + s.axis, s.dims.end());
+      std::string tag = "layer_norm " + dimsName(s.dims) + " axis " +
+                        std::to_string(s.axis) + " -> " + weftDTypeName(out);
+      std::vector<HostTensor> ops = {rnd(WEFT_F32, s.dims, -3, 3),
+                                     rnd(WEFT_F32, inner, 0.5, 1.5),
+                                     rnd(WEFT_F32, inner)};
+      check(tag, weft_k_layer_norm, weft_cuda_k_layer_norm, ops,
+            {zeroTensor(out, s.dims)}, {s.axis, bits(1e-5), 1},
+            out == WEFT_BF16 ? 1.0 / 128 : 1.0 / 1024, 1e-6);
+      expect(layerNormRoundsOnce(ops, s.axis, out),
+             tag + ": not the f32 result rounded once");
     }
   for (const S &s :
        {S{{4, 6, 8}, 2}, S{{4, 6, 8}, 1}, S{{4, 6, 8}, 0}, S{{5, 1024}, 1},

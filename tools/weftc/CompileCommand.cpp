@@ -194,6 +194,9 @@ void weft::addRankStepPasses(mlir::PassManager &pm, const CompileOptions &opts,
       (opts.fuse.empty() && opts.target == "cuda")) {
     FuseElementwiseOptions fuse;
     fuse.ignoreStage = profile;
+    // Its GPU kernel has not run yet: on for cuda only when asked.
+    fuse.foldNormCasts = opts.foldNormCasts == "on" ||
+                         (opts.foldNormCasts.empty() && opts.target != "cuda");
     pm.addPass(createFuseElementwise(fuse));
     // A gradient group recomputes what a forward group kept for it when
     // that moves fewer bytes (GELU's f32 intermediates, say).

@@ -29,7 +29,7 @@ const char *const weft::kCompileUsage =
     "          [--dtype fp32|bf16] [--bucket-mb MB] [--sequence-parallel]\n"
     "          [--fuse elementwise|none] [--align-products on|off]\n"
     "          [--fuse-attention on|off] [--fuse-recompute on|off]\n"
-    "          [--attention-seq-major on|off]\n"
+    "          [--attention-seq-major on|off] [--fold-norm-casts on|off]\n"
     "          [--input-shape NAME=D0xD1x...]... [--mlir-print-ir-after-all] "
     "...\n"
     "debugging aid: --emit-gradients [--freeze GLOB]... compiles the "
@@ -188,6 +188,7 @@ bool weft::parseCompileOptions(int argc, char **argv, CompileOptions &opts,
       {"--fuse-attention", oneOf(opts.fuseAttention, {"on", "off"})},
       {"--fuse-recompute", oneOf(opts.fuseRecompute, {"on", "off"})},
       {"--attention-seq-major", oneOf(opts.attentionSeqMajor, {"on", "off"})},
+      {"--fold-norm-casts", oneOf(opts.foldNormCasts, {"on", "off"})},
       {"--bucket-mb",
        [&](const std::string &v) {
          double mb;

@@ -73,6 +73,10 @@ struct CompileOptions {
   /// H, D] instead of after the heads' transpose (default: on for cpu, off
   /// for cuda until its kernels are checked on a GPU).
   std::string attentionSeqMajor;
+  /// --fold-norm-casts on|off: where weftc fuses, a layer norm writes the
+  /// bf16/f16 its one reader, a cast, made of it (default: on for cpu, off
+  /// for cuda until its kernel is checked on a GPU).
+  std::string foldNormCasts;
   /// Gradient all_reduce buckets, in MiB (weft-bucket-collectives).
   double bucketMb = 25.0;
   /// Activations split along the sequence over the tensor-parallel ranks.

@@ -23,6 +23,19 @@ inline void expectAllF32(const KernelArgs &args) {
       args.unsupportedDType(args.tensor(i).dtype);
 }
 
+/// Every tensor f32 but the last, the result, which may also be bf16 or f16:
+/// the kernel computes in f32 and rounds each result once, as a cast after
+/// it would (weft-fuse-elementwise folds such a cast into layer_norm).
+inline void expectF32RoundedResult(const KernelArgs &args) {
+  const int last = args.numTensors() - 1;
+  for (int i = 0; i < last; ++i)
+    if (args.tensor(i).dtype != WEFT_F32)
+      args.unsupportedDType(args.tensor(i).dtype);
+  const int64_t out = args.tensor(last).dtype;
+  if (out != WEFT_F32 && out != WEFT_BF16 && out != WEFT_F16)
+    args.unsupportedDType(out);
+}
+
 /// layer_norm's rows: `x` as [rows, inner], inner the product of the dims
 /// from `axis` (attribute 0, in [0, rank]) on.
 struct NormRows {

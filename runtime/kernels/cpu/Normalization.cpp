@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "DTypes.h"
 #include "NormShapes.h"
 #include "Parallel.h"
 #include "RowOps.h"
@@ -16,6 +17,7 @@
 
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 using namespace weft;
@@ -64,7 +66,7 @@ extern "C" void weft_k_layer_norm(void *const *bufs, const int64_t *desc) {
   args.expectAttrs(3);
   const bool hasBias = args.attr(2) != 0;
   args.expectTensors(hasBias ? 4 : 3, hasBias ? 4 : 3);
-  expectAllF32(args);
+  expectF32RoundedResult(args);
   const TensorArg &x = args.tensor(0);
   const TensorArg &y = args.tensor(args.numTensors() - 1);
   const NormRows nr = layerNormRows(args, x);
@@ -77,10 +79,23 @@ extern "C" void weft_k_layer_norm(void *const *bufs, const int64_t *desc) {
   const float *scale = args.tensor(1).as<float>();
   const float *bias = hasBias ? args.tensor(2).as<float>() : nullptr;
   const float *px = x.as<float>();
-  float *py = y.as<float>();
-  parallelFor(rows, grainFor(3 * inner), [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r)
-      layerNormRow(px + r * inner, py + r * inner, inner, scale, bias, eps);
+  dispatchF32Or16(y.dtype, args, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T *py = y.as<T>();
+    parallelFor(rows, grainFor(3 * inner), [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        if constexpr (std::is_same_v<T, float>) {
+          layerNormRow(px + r * inner, py + r * inner, inner, scale, bias, eps);
+        } else {
+          // The f32 row, then each value rounded once (a cast's bits).
+          float *row = scratch<float>(0, inner);
+          layerNormRow(px + r * inner, row, inner, scale, bias, eps);
+          T *out = py + r * inner;
+          for (int64_t i = 0; i < inner; ++i)
+            out[i] = narrowTo<T>(row[i]);
+        }
+      }
+    });
   });
 }
 

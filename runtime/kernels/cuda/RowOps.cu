@@ -27,6 +27,7 @@
 
 #include "runtime/kernels/cpu/NormShapes.h"
 #include "runtime/kernels/cuda/CudaKernels.h"
+#include "runtime/kernels/cuda/DeviceScalar.cuh"
 #include "runtime/kernels/cuda/MathUtil.cuh"
 
 using namespace weft;
@@ -60,6 +61,52 @@ static __device__ inline void storeVec(float *p, const float (&v)[VEC]) {
     *reinterpret_cast<float4 *>(p) = make_float4(v[0], v[1], v[2], v[3]);
   else
     *p = v[0];
+}
+
+/// The 16-bit float of v, rounded as the cast kernel rounds it.
+static __device__ inline data::BF16 roundTo(data::BF16 *, float v) {
+  return data::toBF16(v);
+}
+static __device__ inline data::F16 roundTo(data::F16 *, float v) {
+  return data::toF16(v);
+}
+
+/// VEC values rounded to bf16 or f16 (8-byte aligned when VEC == 4): a
+/// layer norm whose cast weft-fuse-elementwise folded in.
+template <int VEC, class H>
+static __device__ inline void storeVec(H *p, const float (&v)[VEC]) {
+  if constexpr (VEC == 4) {
+    uint32_t w[2];
+#pragma unroll
+    for (int i = 0; i < 2; ++i)
+      w[i] = static_cast<uint32_t>(roundTo(p, v[2 * i]).bits) |
+             static_cast<uint32_t>(roundTo(p, v[2 * i + 1]).bits) << 16;
+    *reinterpret_cast<uint2 *>(p) = make_uint2(w[0], w[1]);
+  } else {
+    *p = roundTo(p, v[0]);
+  }
+}
+
+/// storeRow for any output element type: the lane's VEC-element groups in
+/// turn (slots past the row are dropped).
+template <int VPT, int VEC, class Y>
+static __device__ inline void storeRowAs(Y *row, int64_t n, int lane,
+                                         const float (&v)[VPT]) {
+  if constexpr (std::is_same_v<Y, float>) {
+    storeRow<VPT, VEC>(row, n, lane, v);
+  } else {
+#pragma unroll
+    for (int j = 0; j < VPT / VEC; ++j) {
+      const int64_t base = slotIndex<VEC>(j, lane, 0);
+      if (base >= n)
+        continue;
+      float part[VEC];
+#pragma unroll
+      for (int q = 0; q < VEC; ++q)
+        part[q] = v[VEC * j + q];
+      storeVec<VEC>(row + base, part);
+    }
+  }
 }
 
 /// One pass of a block over row[0, n): calls f(i, v) for each of this
@@ -292,9 +339,9 @@ static __device__ inline void rowMoments(const float (&v)[VPT], int lane,
   rstd = 1.0f / sqrtf(var + eps);
 }
 
-template <int VPT, int VEC>
+template <int VPT, int VEC, class Y>
 __global__ void layerNormWarpKernel(const float *x, const float *scale,
-                                    const float *bias, float *y, int64_t rows,
+                                    const float *bias, Y *y, int64_t rows,
                                     int64_t n, float eps) {
   const int lane = threadIdx.x & 31;
   float sv[VPT], bv[VPT];
@@ -310,7 +357,7 @@ __global__ void layerNormWarpKernel(const float *x, const float *scale,
     for (int q = 0; q < VPT; ++q)
       v[q] = bias ? (v[q] - mean) * rstd * sv[q] + bv[q]
                   : (v[q] - mean) * rstd * sv[q];
-    storeRow<VPT, VEC>(y + r * n, n, lane, v);
+    storeRowAs<VPT, VEC>(y + r * n, n, lane, v);
   }
 }
 
@@ -338,14 +385,14 @@ static __device__ inline void blockMoments(const float *xr, int64_t n,
   rstd = 1.0f / sqrtf(var + eps);
 }
 
-template <int VEC>
+template <int VEC, class Y>
 __global__ void layerNormBlockKernel(const float *x, const float *scale,
-                                     const float *bias, float *y, int64_t rows,
+                                     const float *bias, Y *y, int64_t rows,
                                      int64_t n, float eps) {
   __shared__ float shared[32];
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     const float *xr = x + r * n;
-    float *yr = y + r * n;
+    Y *yr = y + r * n;
     float mean, rstd;
     blockMoments<VEC>(xr, n, eps, shared, mean, rstd);
     forEachChunk<VEC>(xr, n, [&](int64_t i, float(&v)[VEC]) {
@@ -603,7 +650,7 @@ extern "C" void weft_cuda_k_layer_norm(void *const *bufs, const int64_t *desc) {
   args.expectAttrs(3);
   const bool hasBias = args.attr(2) != 0;
   args.expectTensors(hasBias ? 4 : 3, hasBias ? 4 : 3);
-  cpu::expectAllF32(args);
+  cpu::expectF32RoundedResult(args);
   const cpu::TensorArg &x = args.tensor(0);
   const cpu::TensorArg &y = args.tensor(args.numTensors() - 1);
   const cpu::NormRows nr = cpu::layerNormRows(args, x);
@@ -615,22 +662,32 @@ extern "C" void weft_cuda_k_layer_norm(void *const *bufs, const int64_t *desc) {
   const float *scale = args.tensor(1).as<float>();
   const float *bias = hasBias ? args.tensor(2).as<float>() : nullptr;
   const float *px = x.as<float>();
-  float *py = y.as<float>();
   if (rows == 0)
     return;
   cudaStream_t stream = computeStream();
-  const bool vec4 = n % 4 == 0 && aligned16(px) && aligned16(py) &&
+  const bool vec4 = n % 4 == 0 && aligned16(px) && aligned16(y.data) &&
                     aligned16(scale) && (!bias || aligned16(bias));
-  launchRows(
-      rows, n, vec4,
-      [&](auto vpt, auto vec, unsigned grid, int threads) {
-        layerNormWarpKernel<decltype(vpt)::value, decltype(vec)::value>
-            <<<grid, threads, 0, stream>>>(px, scale, bias, py, rows, n, eps);
-      },
-      [&](auto vec, unsigned grid, int threads) {
-        layerNormBlockKernel<decltype(vec)::value>
-            <<<grid, threads, 0, stream>>>(px, scale, bias, py, rows, n, eps);
-      });
+  // f32, or rounded once to bf16 / f16 (a folded cast: expectF32Rounded-
+  // Result).
+  auto launch = [&](auto *py) {
+    using Y = std::remove_pointer_t<decltype(py)>;
+    launchRows(
+        rows, n, vec4,
+        [&](auto vpt, auto vec, unsigned grid, int threads) {
+          layerNormWarpKernel<decltype(vpt)::value, decltype(vec)::value, Y>
+              <<<grid, threads, 0, stream>>>(px, scale, bias, py, rows, n, eps);
+        },
+        [&](auto vec, unsigned grid, int threads) {
+          layerNormBlockKernel<decltype(vec)::value, Y>
+              <<<grid, threads, 0, stream>>>(px, scale, bias, py, rows, n, eps);
+        });
+  };
+  if (y.dtype == WEFT_BF16)
+    launch(y.as<data::BF16>());
+  else if (y.dtype == WEFT_F16)
+    launch(y.as<data::F16>());
+  else
+    launch(y.as<float>());
   checkLaunch("layer_norm");
 }
 

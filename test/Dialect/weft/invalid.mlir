@@ -385,6 +385,34 @@ func.func @layer_norm_bias(%x: tensor<2x5x8xf32>, %s: tensor<8xf32>, %b: tensor<
 
 // -----
 
+// Only an f32 layer norm rounds its result, and only to bf16 or f16.
+func.func @layer_norm_widened(%x: tensor<2x8xbf16>, %s: tensor<8xbf16>) {
+  // expected-error @+2 {{'weft.layer_norm' op inferred type(s) 'tensor<2x8xbf16>' are incompatible with return type(s) of operation 'tensor<2x8xf32>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = weft.layer_norm %x, %s {axis = 1 : i64} : (tensor<2x8xbf16>, tensor<8xbf16>) -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_narrowed_reshaped(%x: tensor<2x8xf32>, %s: tensor<8xf32>) {
+  // expected-error @+2 {{'weft.layer_norm' op inferred type(s) 'tensor<2x8xf32>' are incompatible with return type(s) of operation 'tensor<16xbf16>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = weft.layer_norm %x, %s {axis = 1 : i64} : (tensor<2x8xf32>, tensor<8xf32>) -> tensor<16xbf16>
+  return
+}
+
+// -----
+
+func.func @layer_norm_to_f64(%x: tensor<2x8xf32>, %s: tensor<8xf32>) {
+  // expected-error @+2 {{'weft.layer_norm' op inferred type(s) 'tensor<2x8xf32>' are incompatible with return type(s) of operation 'tensor<2x8xf64>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = weft.layer_norm %x, %s {axis = 1 : i64} : (tensor<2x8xf32>, tensor<8xf32>) -> tensor<2x8xf64>
+  return
+}
+
+// -----
+
 func.func @softmax_negative_axis(%x: tensor<2x5xf32>) {
   // expected-error @+1 {{'weft.softmax' op axis -1 is out of range [0, 2)}}
   %0 = weft.softmax %x {axis = -1 : i64} : tensor<2x5xf32>

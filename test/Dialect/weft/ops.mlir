@@ -110,6 +110,11 @@ func.func @pool_and_norm(%x: tensor<1x4x7x7xf32>, %c: tensor<4xf32>, %t: tensor<
   // CHECK: weft.layer_norm %{{.*}}, %{{.*}} {axis = 1 : i64} : (tensor<2x5x8xf32>, tensor<40xf32>) -> tensor<2x5x8xf32>
   %ss = weft.param "ln" : tensor<40xf32>
   %4 = weft.layer_norm %t, %ss {axis = 1 : i64} : (tensor<2x5x8xf32>, tensor<40xf32>) -> tensor<2x5x8xf32>
+  // An f32 layer norm may round its result to bf16 or f16 (a folded cast).
+  // CHECK: weft.layer_norm %{{.*}}, %{{.*}} {axis = 2 : i64} : (tensor<2x5x8xf32>, tensor<8xf32>) -> tensor<2x5x8xbf16>
+  %n16 = weft.layer_norm %t, %s {axis = 2 : i64} : (tensor<2x5x8xf32>, tensor<8xf32>) -> tensor<2x5x8xbf16>
+  // CHECK: weft.layer_norm %{{.*}}, %{{.*}} {axis = 2 : i64} : (tensor<2x5x8xf32>, tensor<8xf32>) -> tensor<2x5x8xf16>
+  %h16 = weft.layer_norm %t, %s {axis = 2 : i64} : (tensor<2x5x8xf32>, tensor<8xf32>) -> tensor<2x5x8xf16>
   // CHECK: weft.softmax %{{.*}} {axis = 2 : i64} : tensor<2x5x8xf32>
   %5 = weft.softmax %t {axis = 2 : i64} : tensor<2x5x8xf32>
   // CHECK: weft.log_softmax %{{.*}} {axis = 0 : i64} : tensor<2x5x8xf32>

@@ -78,6 +78,63 @@ TEST(LayerNorm, LastAxisAndSeveral) {
   checkLayerNorm({5, 3}, 0, true);
 }
 
+/// A layer norm with a bf16 / f16 result (a cast weft-fuse-elementwise
+/// folded in) holds the f32 result rounded once: bitwise what the cast
+/// kernel makes of it.
+void checkLayerNormRounded(const Dims &dims, int64_t axis, WeftDType out) {
+  int64_t inner = 1;
+  for (size_t d = axis; d < dims.size(); ++d)
+    inner *= dims[d];
+  auto x = randomTensor<float>(dims, -3, 5);
+  auto scale = randomTensor<float>({inner});
+  auto bias = randomTensor<float>({inner});
+  HostTensor<float> wide(dims);
+  HostTensor<uint16_t> narrow(dims, out), cast(dims, out);
+  KernelCall toWide, toNarrow;
+  toWide.tensor(x).tensor(scale).tensor(bias).tensor(wide);
+  toNarrow.tensor(x).tensor(scale).tensor(bias).tensor(narrow);
+  for (KernelCall *call : {&toWide, &toNarrow})
+    call->attr(axis).attrDouble(1e-5).attr(1).run(weft_k_layer_norm);
+  KernelCall().tensor(wide).tensor(cast).run(weft_k_cast);
+  EXPECT_EQ(narrow.data, cast.data) << weftDTypeName(out);
+  // Not all zeros: the rounded values are the row's.
+  EXPECT_NE(narrow.data, std::vector<uint16_t>(narrow.data.size(), 0));
+}
+
+TEST(LayerNorm, NarrowResultIsTheRoundedF32) {
+  for (WeftDType out : {WEFT_BF16, WEFT_F16}) {
+    checkLayerNormRounded({4, 7, 32}, 2, out);
+    checkLayerNormRounded({256, 768}, 1, out);
+    checkLayerNormRounded({3, 5, 6}, 1, out);
+  }
+}
+
+TEST(LayerNormDeath, OnlyTheResultMayBeNarrow) {
+  auto x = randomTensor<float>({4, 8});
+  auto scale = randomTensor<float>({8});
+  HostTensor<uint16_t> lowScale(Dims{8}, WEFT_BF16);
+  HostTensor<int64_t> ints(Dims{4, 8});
+  HostTensor<float> y(Dims{4, 8});
+  EXPECT_DEATH(KernelCall()
+                   .tensor(x)
+                   .tensor(scale)
+                   .tensor(ints)
+                   .attr(1)
+                   .attrDouble(1e-5)
+                   .attr(0)
+                   .run(weft_k_layer_norm),
+               "i64");
+  EXPECT_DEATH(KernelCall()
+                   .tensor(x)
+                   .tensor(lowScale)
+                   .tensor(y)
+                   .attr(1)
+                   .attrDouble(1e-5)
+                   .attr(0)
+                   .run(weft_k_layer_norm),
+               "bf16");
+}
+
 void checkSoftmax(const Dims &dims, int64_t axis, bool log) {
   auto x = randomTensor<float>(dims, -20, 20);
   HostTensor<float> y(dims);
