@@ -158,6 +158,25 @@ func.func @main() -> tensor<f32> {
 
 // -----
 
+// A layer norm that rounds its result to bf16 (a cast weft-fuse-elementwise
+// folded in) differentiates as that cast after it would: the bf16 gradient
+// (here the reader's cast's gradient) is widened before layer_norm_grad.
+// CHECK-LABEL: func.func @main
+// CHECK: %[[SC:.*]] = weft.param "scale"
+// CHECK: weft.layer_norm %{{.*}}, %[[SC]] {axis = 1 : i64} : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xbf16>
+// CHECK: %[[DW:.*]] = weft.cast %{{.*}} : tensor<2x4xf32> to tensor<2x4xbf16>
+// CHECK-NEXT: %[[G:.*]] = weft.cast %[[DW]] : tensor<2x4xbf16> to tensor<2x4xf32>
+// CHECK-NEXT: weft.layer_norm_grad %{{.*}}, %[[SC]], %[[G]] {axis = 1 : i64} : (tensor<2x4xf32>, tensor<4xf32>, tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>)
+func.func @main(%x: tensor<2x4xf32>) -> tensor<f32> {
+  %scale = weft.param "scale" : tensor<4xf32>
+  %n = weft.layer_norm %x, %scale {axis = 1 : i64} : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xbf16>
+  %w = weft.cast %n : tensor<2x4xbf16> to tensor<2x4xf32>
+  %l = weft.reduce_sum %w {axes = array<i64: 0, 1>, keepdims = false} : (tensor<2x4xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
 // reduce_max routes the gradient to the positions equal to the maximum,
 // shared equally among ties; softmax_cross_entropy's scores get its
 // gradient, the labels none. With the default options result 0 is the loss
