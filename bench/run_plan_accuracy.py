@@ -13,14 +13,14 @@ Each plan is trained R times (default 3) in rotating order and measured by
 the fastest of its runs' median steps: on this shared machine one run of a
 plan can be 1.5-2x another.
 
-With --paired P (default 16), `--auto` is then compared with each pinned plan that
-measured faster than it (or within 10% of the fastest) in P back-to-back
-pairs, alternating which runs first: each pair's two runs meet the same
-spell of the machine, so the median of the pairs' ratios says which plan is
-faster where the fastest-of-R numbers are the spells' (run 6 below: one plan
-moved by a third between runs; bench/README.md run 8: 6 pairs are too
-few). The 10% target is then judged on that median ratio against the
-rival `--auto` trails most.
+With --paired P (default 16), `--auto` is then compared with each pinned
+plan that measured faster than it (or within 10% of the fastest) in P
+back-to-back pairs, alternating which runs first: each pair's two runs meet
+the same spell of the machine, so the median of the pairs' ratios says
+which plan is faster where the fastest-of-R numbers are the spells'
+(bench/README.md: in run 6 one plan moved by a third between runs; run 8
+showed 6 pairs too few). The 10% target is then judged on that median
+ratio against the rival `--auto` trails most.
 
 Needs weftc and weft on PATH (build/bin). Timings on this shared 2-core
 machine vary with load: run it idle.
