@@ -236,6 +236,30 @@ static __device__ inline void storeRow(float *row, int64_t n, int lane,
   }
 }
 
+/// VEC values stored as 16-bit floats, each the bits round(v) gives (in its
+/// low 16 bits): one 8-byte store when VEC == 4 (p 8-byte aligned).
+template <int VEC, class T, class Round>
+static __device__ inline void storeVec16(T *p, const float *v, Round round) {
+  if constexpr (VEC == 4)
+    *reinterpret_cast<uint2 *>(p) = make_uint2(round(v[0]) | round(v[1]) << 16,
+                                               round(v[2]) | round(v[3]) << 16);
+  else
+    *reinterpret_cast<uint16_t *>(p) = static_cast<uint16_t>(round(v[0]));
+}
+
+/// storeRow for a row of 16-bit floats (bf16 or f16), each value rounded
+/// by `round` as storeVec16 does; VEC == 4 needs an 8-byte aligned row.
+template <int VPT, int VEC, class T, class Round>
+static __device__ inline void storeRow16(T *row, int64_t n, int lane,
+                                         const float (&v)[VPT], Round round) {
+#pragma unroll
+  for (int j = 0; j < VPT / VEC; ++j) {
+    const int64_t base = slotIndex<VEC>(j, lane, 0);
+    if (base < n)
+      storeVec16<VEC>(row + base, v + VEC * j, round);
+  }
+}
+
 /// Row r of the rows this warp handles in a warp-per-row launch, and the
 /// step to its next.
 static __device__ inline int64_t firstWarpRow() {

@@ -63,50 +63,30 @@ static __device__ inline void storeVec(float *p, const float (&v)[VEC]) {
     *p = v[0];
 }
 
-/// The 16-bit float of v, rounded as the cast kernel rounds it.
-static __device__ inline data::BF16 roundTo(data::BF16 *, float v) {
-  return data::toBF16(v);
-}
-static __device__ inline data::F16 roundTo(data::F16 *, float v) {
-  return data::toF16(v);
+/// The bits of v as a bf16 or f16 (H), rounded as the cast kernel rounds.
+template <class H> static __device__ inline uint32_t castBits(float v) {
+  if constexpr (std::is_same_v<H, data::BF16>)
+    return data::toBF16(v).bits;
+  else
+    return data::toF16(v).bits;
 }
 
 /// VEC values rounded to bf16 or f16 (8-byte aligned when VEC == 4): a
 /// layer norm whose cast weft-fuse-elementwise folded in.
 template <int VEC, class H>
 static __device__ inline void storeVec(H *p, const float (&v)[VEC]) {
-  if constexpr (VEC == 4) {
-    uint32_t w[2];
-#pragma unroll
-    for (int i = 0; i < 2; ++i)
-      w[i] = static_cast<uint32_t>(roundTo(p, v[2 * i]).bits) |
-             static_cast<uint32_t>(roundTo(p, v[2 * i + 1]).bits) << 16;
-    *reinterpret_cast<uint2 *>(p) = make_uint2(w[0], w[1]);
-  } else {
-    *p = roundTo(p, v[0]);
-  }
+  storeVec16<VEC>(p, v, [](float x) { return castBits<H>(x); });
 }
 
-/// storeRow for any output element type: the lane's VEC-element groups in
-/// turn (slots past the row are dropped).
+/// storeRow for any output element type.
 template <int VPT, int VEC, class Y>
 static __device__ inline void storeRowAs(Y *row, int64_t n, int lane,
                                          const float (&v)[VPT]) {
-  if constexpr (std::is_same_v<Y, float>) {
+  if constexpr (std::is_same_v<Y, float>)
     storeRow<VPT, VEC>(row, n, lane, v);
-  } else {
-#pragma unroll
-    for (int j = 0; j < VPT / VEC; ++j) {
-      const int64_t base = slotIndex<VEC>(j, lane, 0);
-      if (base >= n)
-        continue;
-      float part[VEC];
-#pragma unroll
-      for (int q = 0; q < VEC; ++q)
-        part[q] = v[VEC * j + q];
-      storeVec<VEC>(row + base, part);
-    }
-  }
+  else
+    storeRow16<VPT, VEC>(row, n, lane, v,
+                         [](float x) { return castBits<Y>(x); });
 }
 
 /// One pass of a block over row[0, n): calls f(i, v) for each of this

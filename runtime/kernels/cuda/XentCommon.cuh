@@ -429,23 +429,11 @@ static __device__ inline void loadScores(const T *row, int64_t n, int lane,
 template <int VPT, int VEC, class T>
 static __device__ inline void storeScores(T *row, int64_t n, int lane,
                                           const float (&v)[VPT]) {
-  if constexpr (kIsF32<T>) {
+  if constexpr (kIsF32<T>)
     storeRow<VPT, VEC>(row, n, lane, v);
-  } else {
-#pragma unroll
-    for (int j = 0; j < VPT / VEC; ++j) {
-      const int64_t base = slotIndex<VEC>(j, lane, 0);
-      if (base >= n)
-        continue;
-      if constexpr (VEC == 4) {
-        *reinterpret_cast<uint2 *>(row + base) = make_uint2(
-            narrow16<T>(v[4 * j]) | narrow16<T>(v[4 * j + 1]) << 16,
-            narrow16<T>(v[4 * j + 2]) | narrow16<T>(v[4 * j + 3]) << 16);
-      } else {
-        storeFloat(row + base, v[j]);
-      }
-    }
-  }
+  else
+    storeRow16<VPT, VEC>(row, n, lane, v,
+                         [](float x) { return narrow16<T>(x); });
 }
 
 /// Makes the slots of entries >= classes (padding) -inf.

@@ -38,13 +38,24 @@ TEST(BatchNorm, PerChannelAffine) {
   }
 }
 
-void checkLayerNorm(const Dims &dims, int64_t axis, bool hasBias) {
+/// A layer norm's operands: x of `dims`, scale and bias over the dims from
+/// `axis` on (`inner` values).
+struct LayerNormOperands {
   int64_t inner = 1;
-  for (size_t d = axis; d < dims.size(); ++d)
-    inner *= dims[d];
-  auto x = randomTensor<float>(dims, -3, 5);
-  auto scale = randomTensor<float>({inner});
-  auto bias = randomTensor<float>({inner});
+  HostTensor<float> x, scale, bias;
+  LayerNormOperands(const Dims &dims, int64_t axis) {
+    for (size_t d = axis; d < dims.size(); ++d)
+      inner *= dims[d];
+    x = randomTensor<float>(dims, -3, 5);
+    scale = randomTensor<float>({inner});
+    bias = randomTensor<float>({inner});
+  }
+};
+
+void checkLayerNorm(const Dims &dims, int64_t axis, bool hasBias) {
+  LayerNormOperands in(dims, axis);
+  const int64_t inner = in.inner;
+  auto &x = in.x, &scale = in.scale, &bias = in.bias;
   HostTensor<float> y(dims);
   const double eps = 1e-5;
   KernelCall call;
@@ -82,12 +93,8 @@ TEST(LayerNorm, LastAxisAndSeveral) {
 /// folded in) holds the f32 result rounded once: bitwise what the cast
 /// kernel makes of it.
 void checkLayerNormRounded(const Dims &dims, int64_t axis, WeftDType out) {
-  int64_t inner = 1;
-  for (size_t d = axis; d < dims.size(); ++d)
-    inner *= dims[d];
-  auto x = randomTensor<float>(dims, -3, 5);
-  auto scale = randomTensor<float>({inner});
-  auto bias = randomTensor<float>({inner});
+  LayerNormOperands in(dims, axis);
+  auto &x = in.x, &scale = in.scale, &bias = in.bias;
   HostTensor<float> wide(dims);
   HostTensor<uint16_t> narrow(dims, out), cast(dims, out);
   KernelCall toWide, toNarrow;
