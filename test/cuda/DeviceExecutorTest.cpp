@@ -16,6 +16,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GpuSkip.h"
+
 #include "weft/runtime/Device.h"
 #include "weft/runtime/Executor.h"
 #include "weft/runtime/ModelABI.h"
@@ -146,13 +148,7 @@ void runAndCheck(weft::Executor &executor, int runs, const std::string &name) {
 } // namespace
 
 int main() {
-  int count = 0;
-  cudaError_t err = cudaGetDeviceCount(&count);
-  if (err != cudaSuccess || count == 0) {
-    std::printf("skipped: no usable GPU (%s)\n",
-                err != cudaSuccess ? cudaGetErrorString(err) : "no device");
-    return 77;
-  }
+  weft::test::skipWithoutGpu();
 
   weft::Executor executor;
   weft::Status status = executor.init(kSignature, modelRun);

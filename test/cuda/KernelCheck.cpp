@@ -236,16 +236,6 @@ bool runCase(const KernelCase &c) {
   return ok;
 }
 
-void skipWithoutGpu() {
-  int count = 0;
-  cudaError_t err = cudaGetDeviceCount(&count);
-  if (err != cudaSuccess || count == 0) {
-    std::printf("SKIP: no usable GPU (%s)\n",
-                err != cudaSuccess ? cudaGetErrorString(err) : "no device");
-    std::exit(77);
-  }
-}
-
 double gpuMilliseconds(const std::function<void()> &fn, int iters) {
   fn();
   cudaEvent_t begin, end;

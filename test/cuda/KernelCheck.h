@@ -9,6 +9,7 @@
 #ifndef WEFT_TEST_CUDA_KERNELCHECK_H
 #define WEFT_TEST_CUDA_KERNELCHECK_H
 
+#include "GpuSkip.h"
 #include "KernelDesc.h"
 #include "weft/runtime/KernelABI.h"
 
@@ -70,9 +71,6 @@ std::vector<int64_t> kernelDesc(const KernelCase &c);
 
 /// A device copy of `t` (at least one byte allocated; cudaFree it).
 void *uploadTensor(const HostTensor &t);
-
-/// Exits 77 with a message when no GPU is usable; call first in main().
-void skipWithoutGpu();
 
 /// Milliseconds per call of `fn` on the GPU (warm-up, then CUDA events over
 /// `iters` calls): for the throughput lines of the kernel benchmarks.

@@ -23,6 +23,7 @@
 // refuses a GPU used twice otherwise): they skip the same way.
 //
 //===----------------------------------------------------------------------===//
+#include "GpuSkip.h"
 #include "NcclCommCommon.h"
 
 namespace weft::test::nccl {
@@ -233,13 +234,7 @@ using namespace weft::test::nccl;
 
 int main(int argc, char **argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
-  int count = 0;
-  cudaError_t err = cudaGetDeviceCount(&count);
-  if (err != cudaSuccess || count == 0) {
-    std::printf("SKIP: no usable GPU (%s)\n",
-                err != cudaSuccess ? cudaGetErrorString(err) : "no device");
-    return 77;
-  }
+  weft::test::skipWithoutGpu();
   const std::string mode = argc > 1 ? argv[1] : "";
   int rc = 0;
   if (mode.empty()) {
