@@ -444,21 +444,6 @@ void foldWideningCasts(Block &block) {
   }
 }
 
-/// An f32 layer norm whose one reader is a cast to bf16 or f16 at the same
-/// place in the step becomes a layer norm with the narrow result: its
-/// kernels normalize in f32 and round each value once, as the cast did, so
-/// the f32 result is never written and the cast's pass over memory goes.
-void narrowNormResults(Block &block, bool ignoreStage) {
-  for (CastOp cast : castsIn(block, isNarrowing)) {
-    auto norm = cast.getInput().getDefiningOp<LayerNormOp>();
-    if (!norm || !norm->hasOneUse() || !samePlace(norm, cast, ignoreStage))
-      continue;
-    norm.getResult().setType(cast.getType());
-    cast.getResult().replaceAllUsesWith(norm.getResult());
-    cast.erase();
-  }
-}
-
 struct FuseElementwisePass
     : public weft::impl::FuseElementwiseBase<FuseElementwisePass> {
   using FuseElementwiseBase::FuseElementwiseBase;
@@ -471,8 +456,6 @@ struct FuseElementwisePass
     for (Block *block : blocks) {
       sinkNarrowingCasts(*block, ignoreStage);
       foldWideningCasts(*block);
-      if (foldNormCasts)
-        narrowNormResults(*block, ignoreStage);
       sinkWideningCasts(*block);
       Fuser(*block, ignoreStage).run();
     }

@@ -77,37 +77,10 @@ bool cpuSupports(Operation *op, Type elementType) {
   return isF32;
 }
 
-} // namespace
-
-bool weft::castFoldsIntoReduce(CastOp cast, bool ignoreStage) {
-  auto from = cast.getInput().getType();
-  auto to = cast.getResult().getType();
-  if (!getElementTypeOrSelf(from).isBF16() || !getElementTypeOrSelf(to).isF32())
-    return false;
-  if (!cast->hasOneUse())
-    return false;
-  Operation *user = *cast->getUsers().begin();
-  return isa<ReduceSumOp>(user) && user->getBlock() == cast->getBlock() &&
-         samePlace(cast, user, ignoreStage);
-}
-
-namespace {
-
-/// The value a kernel reads for `operand` of `op`: the narrow input of a
-/// cast that folds into it (castFoldsIntoReduce), else the operand.
-Value kernelOperand(Operation *op, Value operand) {
-  if (isa<ReduceSumOp>(op))
-    if (auto cast = operand.getDefiningOp<CastOp>();
-        cast && castFoldsIntoReduce(cast))
-      return cast.getInput();
-  return operand;
-}
-
 /// The element type that decides kernel support: the first floating operand
 /// for most ops; for compares and casts the operand's type.
 Type decidingElementType(Operation *op) {
-  Value v = op->getNumOperands() ? kernelOperand(op, op->getOperand(0))
-                                 : op->getResult(0);
+  Value v = op->getNumOperands() ? op->getOperand(0) : op->getResult(0);
   if (isa<WhereOp>(op))
     v = op->getOperand(1);
   if (isa<GatherOp>(op))
@@ -410,9 +383,6 @@ struct LowerToRuntimePass
       launch->setAttr("weftrt.stage_index", b.getUnitAttr());
     }
     for (Operation &op : oldBody.without_terminator()) {
-      // Its reduce reads the narrow tensor instead (kernelOperand).
-      if (auto cast = dyn_cast<CastOp>(op); cast && castFoldsIntoReduce(cast))
-        continue;
       Operation *mark = body->empty() ? nullptr : &body->back();
       // Where the op sits in the step (stage, microbatch, backward work,
       // interleaved chunk) goes to its launches: the lowering guards
@@ -548,9 +518,8 @@ struct LowerToRuntimePass
       SmallVector<int64_t> desc = {
           static_cast<int64_t>(op.getNumOperands() + op.getNumResults())};
       for (Value operand : op.getOperands()) {
-        Value read = kernelOperand(&op, operand);
-        launchBuffers.push_back(buffers.lookup(read));
-        appendTensorDesc(desc, read.getType());
+        launchBuffers.push_back(buffers.lookup(operand));
+        appendTensorDesc(desc, operand.getType());
       }
       for (Value result : op.getResults()) {
         auto type = cast<RankedTensorType>(result.getType());

@@ -38,13 +38,6 @@ inline bool samePlace(mlir::Operation *a, mlir::Operation *b,
   return true;
 }
 
-/// A widening cast from bf16 to f32 whose one reader is a weft.reduce_sum
-/// at the same place in the step (samePlace): the runtime's
-/// reduce kernel reads the bf16 tensor itself (widening each element as it
-/// reads it, the same bits), so weft-lower-to-runtime launches no cast and
-/// the cost model counts none.
-bool castFoldsIntoReduce(CastOp cast, bool ignoreStage = false);
-
 /// Everything from an imported weft module to LLVM dialect for one rank on
 /// the CPU: cleanup, lowering to runtime calls, buffer assignment, LLVM.
 void buildCpuInferencePipeline(mlir::OpPassManager &pm);

@@ -378,6 +378,31 @@ def PipelineStages : Pass<"weft-pipeline-stages", "mlir::ModuleOp"> {
   ];
 }
 
+def FoldCasts : Pass<"weft-fold-casts", "mlir::ModuleOp"> {
+  let summary = "Let a layer norm or a sum do the cast beside it";
+  let description = [{
+    Two casts of mixed precision go into the kernel next to them, bit for
+    bit. An f32 weft.layer_norm whose only reader is a cast to bf16 or f16
+    gets the cast's type (its kernels normalize in f32 and round each value
+    once, the cast's bits: the normalized inputs of the products). A
+    widening of bf16 to f32 whose only reader is a weft.reduce_sum goes,
+    and the sum reads the bf16 tensor with an f32 result (its kernels widen
+    each element as they read it: the bias gradients). Cast and reader must
+    sit at the same place in the step (stage, microbatch, chunk); under
+    ignore-stage weft.stage is not compared (the planner's profile). The
+    ops then carry the types, so the lowering launches no cast and the cost
+    model counts none. weftc runs it on every rank's program;
+    fold-norm-casts=false (weftc --fold-norm-casts off, and --target cuda
+    until its kernel has run on a GPU) leaves the layer norms' casts.
+  }];
+  let options = [
+    Option<"ignoreStage", "ignore-stage", "bool", "false",
+           "Fold across weft.stage (the planner's profile)">,
+    Option<"foldNormCasts", "fold-norm-casts", "bool", "true",
+           "Fold a narrowing cast into the layer norm it alone reads">,
+  ];
+}
+
 def FuseElementwise : Pass<"weft-fuse-elementwise", "mlir::ModuleOp"> {
   let summary = "Group chains of elementwise ops into weft.fused";
   let description = [{
@@ -400,12 +425,6 @@ def FuseElementwise : Pass<"weft-fuse-elementwise", "mlir::ModuleOp"> {
     member (the group stays there) when it is at most 8 ops below it and
     reads nothing from outside the group that is defined after that member
     or by another group.
-    With fold-norm-casts (the default), an f32 weft.layer_norm whose only
-    reader is a cast to bf16 or f16 at the same place in the step gets the
-    cast's type and the cast goes: the kernels normalize in f32 and round
-    each value once, the cast's bits (mixed precision's normalized inputs
-    of the products). weftc turns it off for --target cuda until the GPU
-    kernel has run (--fold-norm-casts on|off).
     Then a bf16 or f16 weft.matmul whose only reader is a cast to f32
     that no fusible op reads becomes a matmul with an f32 result (the
     kernels accumulate in f32; the result is then not rounded to bf16).
@@ -421,8 +440,6 @@ def FuseElementwise : Pass<"weft-fuse-elementwise", "mlir::ModuleOp"> {
   let options = [
     Option<"ignoreStage", "ignore-stage", "bool", "false",
            "Group ops whatever their weft.stage (the planner's profile)">,
-    Option<"foldNormCasts", "fold-norm-casts", "bool", "true",
-           "Fold a narrowing cast into the layer norm it alone reads">,
   ];
 }
 

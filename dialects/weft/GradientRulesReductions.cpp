@@ -31,8 +31,22 @@ static Value toInputShape(OpBuilder &b, OpTy op, Value v) {
 LogicalResult
 ReduceSumOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads,
                             SmallVectorImpl<Value> &operandGrads) {
-  if (Value g = singleResultGrad(*this, resultGrads, operandGrads))
-    operandGrads[0] = toInputShape(b, *this, keptDims(b, *this, g));
+  Value g = singleResultGrad(*this, resultGrads, operandGrads);
+  if (!g)
+    return success();
+  g = keptDims(b, *this, g);
+  // A bf16 input summed in f32 (a folded widening): the widening's
+  // gradient, a narrowing, after the broadcast.
+  auto input = cast<RankedTensorType>(getInput().getType());
+  Type wide = cast<RankedTensorType>(g.getType()).getElementType();
+  if (wide != input.getElementType()) {
+    auto full = input.clone(wide);
+    if (g.getType() != full)
+      g = BroadcastToOp::create(b, getLoc(), full, g);
+    operandGrads[0] = CastOp::create(b, getLoc(), input, g);
+    return success();
+  }
+  operandGrads[0] = toInputShape(b, *this, g);
   return success();
 }
 

@@ -467,6 +467,13 @@ LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+static bool isBF16(Type t) { return t.isBF16(); }
+
+bool ReduceSumOp::isCompatibleReturnTypes(TypeRange inferred,
+                                          TypeRange actual) {
+  return sameOrRetyped(inferred, actual, isBF16, isF32);
+}
+
 bool LayerNormOp::isCompatibleReturnTypes(TypeRange inferred,
                                           TypeRange actual) {
   return sameOrRetyped(inferred, actual, isF32, is16BitFloat);

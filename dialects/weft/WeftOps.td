@@ -357,7 +357,19 @@ class Weft_ReduceOp<string mnemonic, Type operandType = Weft_Tensor>
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
   let hasFolder = 1;
 }
-def Weft_ReduceSumOp : Weft_ReduceOp<"reduce_sum"> { let summary = "Sum over axes"; }
+def Weft_ReduceSumOp : Weft_ReduceOp<"reduce_sum"> {
+  let summary = "Sum over axes";
+  let description = [{
+    A bf16 input may give an f32 result (each element widened as it is
+    read, the sum in f32): weft-fold-casts folds a widening cast into the
+    sum that way.
+  }];
+  let extraClassDeclaration = [{
+    /// The inferred type, or an f32 result from a bf16 input.
+    static bool isCompatibleReturnTypes(::mlir::TypeRange inferred,
+                                        ::mlir::TypeRange actual);
+  }];
+}
 def Weft_ReduceMeanOp : Weft_ReduceOp<"reduce_mean", Weft_FloatTensor> {
   let summary = "Mean over axes";
 }

@@ -177,6 +177,24 @@ func.func @main(%x: tensor<2x4xf32>) -> tensor<f32> {
 
 // -----
 
+// A sum of bf16 with an f32 result (a widening weft-fold-casts folded in)
+// differentiates as that widening before it would: the broadcast f32
+// gradient is narrowed to the input's bf16.
+// CHECK-LABEL: func.func @main
+// CHECK: weft.reduce_sum %{{.*}} {axes = array<i64: 0, 1>, keepdims = false} : (tensor<2x4xbf16>) -> tensor<f32>
+// CHECK: %[[B:.*]] = weft.broadcast_to %{{.*}} : tensor<1x1xf32> to tensor<2x4xf32>
+// CHECK-NEXT: %[[N:.*]] = weft.cast %[[B]] : tensor<2x4xf32> to tensor<2x4xbf16>
+// CHECK-NEXT: weft.cast %[[N]] : tensor<2x4xbf16> to tensor<2x4xf32>
+func.func @main(%x: tensor<2x4xf32>) -> tensor<f32> {
+  %w = weft.param "w" : tensor<2x4xf32>
+  %p = weft.mul %x, %w : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  %h = weft.cast %p : tensor<2x4xf32> to tensor<2x4xbf16>
+  %l = weft.reduce_sum %h {axes = array<i64: 0, 1>, keepdims = false} : (tensor<2x4xbf16>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
 // reduce_max routes the gradient to the positions equal to the maximum,
 // shared equally among ties; softmax_cross_entropy's scores get its
 // gradient, the labels none. With the default options result 0 is the loss

@@ -185,6 +185,13 @@ bool weft::alignsProducts(const CompileOptions &opts) {
   return align && opts.tp.value_or(1) == 1 && !opts.sequenceParallel;
 }
 
+/// An on|off flag whose GPU kernels have not run on a GPU yet: on when
+/// asked, and by default for every target but cuda.
+static bool onUntilCheckedOnGpu(const std::string &flag,
+                                const CompileOptions &opts) {
+  return flag == "on" || (flag.empty() && opts.target != "cuda");
+}
+
 void weft::addRankStepPasses(mlir::PassManager &pm, const CompileOptions &opts,
                              bool profile) {
   pm.addPass(createMergeSliceGrads());
@@ -194,9 +201,6 @@ void weft::addRankStepPasses(mlir::PassManager &pm, const CompileOptions &opts,
       (opts.fuse.empty() && opts.target == "cuda")) {
     FuseElementwiseOptions fuse;
     fuse.ignoreStage = profile;
-    // Its GPU kernel has not run yet: on for cuda only when asked.
-    fuse.foldNormCasts = opts.foldNormCasts == "on" ||
-                         (opts.foldNormCasts.empty() && opts.target != "cuda");
     pm.addPass(createFuseElementwise(fuse));
     // A gradient group recomputes what a forward group kept for it when
     // that moves fewer bytes (GELU's f32 intermediates, say).
@@ -206,6 +210,12 @@ void weft::addRankStepPasses(mlir::PassManager &pm, const CompileOptions &opts,
       pm.addPass(createRecomputeElementwise(recompute));
     }
   }
+  // Casts a layer norm or a sum beside them does themselves (after fusion:
+  // the narrowing casts have moved next to the layer norms by then).
+  FoldCastsOptions fold;
+  fold.ignoreStage = profile;
+  fold.foldNormCasts = onUntilCheckedOnGpu(opts.foldNormCasts, opts);
+  pm.addPass(createFoldCasts(fold));
 }
 
 void weft::addLoweringPasses(mlir::PassManager &pm, const CompileOptions &opts,
@@ -233,9 +243,7 @@ void weft::addLoweringPasses(mlir::PassManager &pm, const CompileOptions &opts,
                   (opts.fuseAttention.empty() && opts.target == "cuda"))) {
     pm.addPass(mlir::createCanonicalizerPass());
     FuseAttentionOptions attention;
-    attention.seqMajor =
-        opts.attentionSeqMajor == "on" ||
-        (opts.attentionSeqMajor.empty() && opts.target != "cuda");
+    attention.seqMajor = onUntilCheckedOnGpu(opts.attentionSeqMajor, opts);
     pm.addPass(createFuseAttention(attention));
   }
   // GPU GEMMs want 16-byte aligned rows: an odd vocabulary is padded (not

@@ -73,7 +73,7 @@ struct CompileOptions {
   /// H, D] instead of after the heads' transpose (default: on for cpu, off
   /// for cuda until its kernels are checked on a GPU).
   std::string attentionSeqMajor;
-  /// --fold-norm-casts on|off: where weftc fuses, a layer norm writes the
+  /// --fold-norm-casts on|off: weft-fold-casts lets a layer norm write the
   /// bf16/f16 its one reader, a cast, made of it (default: on for cpu, off
   /// for cuda until its kernel is checked on a GPU).
   std::string foldNormCasts;

@@ -413,6 +413,26 @@ func.func @layer_norm_to_f64(%x: tensor<2x8xf32>, %s: tensor<8xf32>) {
 
 // -----
 
+// Only a bf16 sum changes type, and only to f32; the other reductions
+// never do.
+func.func @reduce_sum_narrowed(%x: tensor<2x8xf32>) {
+  // expected-error @+2 {{'weft.reduce_sum' op inferred type(s) 'tensor<1x8xf32>' are incompatible with return type(s) of operation 'tensor<1x8xbf16>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = weft.reduce_sum %x {axes = array<i64: 0>} : (tensor<2x8xf32>) -> tensor<1x8xbf16>
+  return
+}
+
+// -----
+
+func.func @reduce_max_widened(%x: tensor<2x8xbf16>) {
+  // expected-error @+2 {{'weft.reduce_max' op inferred type(s) 'tensor<1x8xbf16>' are incompatible with return type(s) of operation 'tensor<1x8xf32>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = weft.reduce_max %x {axes = array<i64: 0>} : (tensor<2x8xbf16>) -> tensor<1x8xf32>
+  return
+}
+
+// -----
+
 func.func @softmax_negative_axis(%x: tensor<2x5xf32>) {
   // expected-error @+1 {{'weft.softmax' op axis -1 is out of range [0, 2)}}
   %0 = weft.softmax %x {axis = -1 : i64} : tensor<2x5xf32>

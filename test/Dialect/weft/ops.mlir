@@ -130,6 +130,10 @@ func.func @reductions(%t: tensor<2x5x8xf32>, %i: tensor<2x5xi64>) {
   %1 = weft.reduce_mean %t {axes = array<i64: 2>, keepdims = false} : (tensor<2x5x8xf32>) -> tensor<2x5xf32>
   // CHECK: weft.reduce_max %{{.*}} {axes = array<i64: 0, 1>, keepdims = false} : (tensor<2x5xi64>) -> tensor<i64>
   %2 = weft.reduce_max %i {axes = array<i64: 0, 1>, keepdims = false} : (tensor<2x5xi64>) -> tensor<i64>
+  // A sum of bf16 may give f32 (a folded widening).
+  // CHECK: weft.reduce_sum %{{.*}} {axes = array<i64: 0>} : (tensor<2x5xbf16>) -> tensor<1x5xf32>
+  %h = weft.cast %i : tensor<2x5xi64> to tensor<2x5xbf16>
+  %3 = weft.reduce_sum %h {axes = array<i64: 0>} : (tensor<2x5xbf16>) -> tensor<1x5xf32>
   return
 }
 

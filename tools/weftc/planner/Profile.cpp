@@ -217,10 +217,6 @@ void analyze(func::FuncOp main, int64_t units, TpProfile &out,
     auto cost = dyn_cast<CostOpInterface>(op);
     if (!cost)
       continue;
-    // No launch: its reduce reads the bf16 tensor (counted there).
-    if (auto c = dyn_cast<CastOp>(op);
-        c && castFoldsIntoReduce(c, /*ignoreStage=*/true))
-      continue;
     OpRecord r;
     r.unit = unit;
     r.phase = phase;
@@ -230,10 +226,6 @@ void analyze(func::FuncOp main, int64_t units, TpProfile &out,
     r.batch = batched;
     r.flops = static_cast<double>(cost.getFlops());
     r.bytes = static_cast<double>(cost.getBytesAccessed());
-    if (isa<ReduceSumOp>(op))
-      if (auto c = op.getOperand(0).getDefiningOp<CastOp>();
-          c && castFoldsIntoReduce(c, /*ignoreStage=*/true))
-        r.bytes -= bytesOf(c.getType()) - bytesOf(c.getInput().getType());
     if (auto mm = dyn_cast<MatMulOp>(op))
       setGemmDims(mm, batch, r);
     // Attention's products contract the head size (the scores) or run
