@@ -175,6 +175,10 @@ std::optional<APFloat> applyFloat(Unary kind, const APFloat &x) {
     return fromDouble(std::erf(v), semantics);
   case Unary::Sigmoid:
     return fromDouble(1.0 / (1.0 + std::exp(-v)), semantics);
+  case Unary::Sin:
+    return fromDouble(std::sin(v), semantics);
+  case Unary::Cos:
+    return fromDouble(std::cos(v), semantics);
   case Unary::Not:
     return std::nullopt;
   }

@@ -89,7 +89,19 @@ mlir::DenseElementsAttr buildElements(mlir::RankedTensorType type,
 // Scalar arithmetic
 //===----------------------------------------------------------------------===//
 
-enum class Unary { Neg, Sqrt, Exp, Log, Tanh, Erf, Relu, Sigmoid, Not };
+enum class Unary {
+  Neg,
+  Sqrt,
+  Exp,
+  Log,
+  Tanh,
+  Erf,
+  Relu,
+  Sigmoid,
+  Sin,
+  Cos,
+  Not
+};
 enum class Binary { Add, Sub, Mul, Div, Pow, Max, Min, And, Or };
 enum class Comparison { Equal, Less, Greater, LessEqual, GreaterEqual };
 

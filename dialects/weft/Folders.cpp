@@ -237,6 +237,8 @@ WEFT_FOLD_UNARY(LogOp, Log)
 WEFT_FOLD_UNARY(TanhOp, Tanh)
 WEFT_FOLD_UNARY(ErfOp, Erf)
 WEFT_FOLD_UNARY(SigmoidOp, Sigmoid)
+WEFT_FOLD_UNARY(SinOp, Sin)
+WEFT_FOLD_UNARY(CosOp, Cos)
 #undef WEFT_FOLD_UNARY
 
 #define WEFT_FOLD_BINARY(OP, KIND)                                             \

@@ -87,6 +87,30 @@ LogicalResult ErfOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads,
   return success();
 }
 
+// d sin(x) = cos(x).
+LogicalResult SinOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                    SmallVectorImpl<Value> &operandGrads) {
+  Location loc = getLoc();
+  if (Value g = singleResultGrad(*this, resultGrads, operandGrads)) {
+    Value x = getInput();
+    operandGrads[0] =
+        mul(b, loc, g, CosOp::create(b, loc, x.getType(), x).getResult());
+  }
+  return success();
+}
+
+// d cos(x) = -sin(x).
+LogicalResult CosOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                    SmallVectorImpl<Value> &operandGrads) {
+  Location loc = getLoc();
+  if (Value g = singleResultGrad(*this, resultGrads, operandGrads)) {
+    Value x = getInput();
+    Value sine = SinOp::create(b, loc, x.getType(), x);
+    operandGrads[0] = neg(b, loc, mul(b, loc, g, sine));
+  }
+  return success();
+}
+
 // The gradient passes where x > 0 (PyTorch: zero at x == 0).
 LogicalResult ReluOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads,
                                      SmallVectorImpl<Value> &operandGrads) {

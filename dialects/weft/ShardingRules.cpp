@@ -712,9 +712,9 @@ FailureOr<ShardingPlan> weft::planSharding(Operation *op,
               [&](Operation *o) { return elementwise(o, in, L::First); })
           .Case<NegOp, CastOp, BroadcastToOp>(
               [&](Operation *o) { return elementwise(o, in, L::Unary); })
-          .Case<SqrtOp, ExpOp, LogOp, TanhOp, ErfOp, ReluOp, SigmoidOp, NotOp,
-                PowOp, MaxOp, MinOp, AndOp, OrOp, EqualOp, LessOp, GreaterOp,
-                LessEqualOp, GreaterEqualOp, WhereOp>(
+          .Case<SqrtOp, ExpOp, LogOp, TanhOp, ErfOp, ReluOp, SigmoidOp, SinOp,
+                CosOp, NotOp, PowOp, MaxOp, MinOp, AndOp, OrOp, EqualOp, LessOp,
+                GreaterOp, LessEqualOp, GreaterEqualOp, WhereOp>(
               [&](Operation *o) { return elementwise(o, in, L::None); })
           .Case<AdamWUpdateOp, SgdUpdateOp>([&](Operation *o) {
             return elementwise(o, in, L::None, /*finest=*/true);

@@ -106,6 +106,12 @@ def Weft_ReluOp : Weft_UnaryOp<"relu", RankedTensorOf<[F32, F16, BF16, F64, I64,
 def Weft_SigmoidOp : Weft_UnaryOp<"sigmoid", Weft_FloatTensor, [Weft_Differentiable]> {
   let summary = "Elementwise 1/(1+e^-x)";
 }
+def Weft_SinOp : Weft_UnaryOp<"sin", Weft_FloatTensor, [Weft_Differentiable]> {
+  let summary = "Elementwise sine (radians)";
+}
+def Weft_CosOp : Weft_UnaryOp<"cos", Weft_FloatTensor, [Weft_Differentiable]> {
+  let summary = "Elementwise cosine (radians)";
+}
 def Weft_NotOp : Weft_UnaryOp<"not", Weft_BoolTensor> { let summary = "Logical not"; }
 
 // Binary ops broadcast their operands; both have one element type.

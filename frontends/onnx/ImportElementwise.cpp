@@ -150,6 +150,12 @@ LogicalResult onnx_import::importRelu(NodeImporter &imp) {
 LogicalResult onnx_import::importSigmoid(NodeImporter &imp) {
   return importUnary<SigmoidOp>(imp);
 }
+LogicalResult onnx_import::importSin(NodeImporter &imp) {
+  return importUnary<SinOp>(imp);
+}
+LogicalResult onnx_import::importCos(NodeImporter &imp) {
+  return importUnary<CosOp>(imp);
+}
 LogicalResult onnx_import::importNot(NodeImporter &imp) {
   return importUnary<NotOp>(imp);
 }

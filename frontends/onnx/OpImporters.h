@@ -38,6 +38,8 @@ mlir::LogicalResult importLessOrEqual(NodeImporter &imp);
 mlir::LogicalResult importGreaterOrEqual(NodeImporter &imp);
 mlir::LogicalResult importSqrt(NodeImporter &imp);
 mlir::LogicalResult importNeg(NodeImporter &imp);
+mlir::LogicalResult importSin(NodeImporter &imp);
+mlir::LogicalResult importCos(NodeImporter &imp);
 mlir::LogicalResult importExp(NodeImporter &imp);
 mlir::LogicalResult importLog(NodeImporter &imp);
 mlir::LogicalResult importTanh(NodeImporter &imp);
@@ -47,6 +49,25 @@ mlir::LogicalResult importSigmoid(NodeImporter &imp);
 mlir::LogicalResult importNot(NodeImporter &imp);
 mlir::LogicalResult importWhere(NodeImporter &imp);
 mlir::LogicalResult importCast(NodeImporter &imp);
+
+// ImportActivations.cpp
+mlir::LogicalResult importReciprocal(NodeImporter &imp);
+mlir::LogicalResult importAbs(NodeImporter &imp);
+mlir::LogicalResult importClip(NodeImporter &imp);
+mlir::LogicalResult importHardSigmoid(NodeImporter &imp);
+mlir::LogicalResult importHardSwish(NodeImporter &imp);
+mlir::LogicalResult importLeakyRelu(NodeImporter &imp);
+mlir::LogicalResult importPRelu(NodeImporter &imp);
+mlir::LogicalResult importElu(NodeImporter &imp);
+mlir::LogicalResult importSelu(NodeImporter &imp);
+mlir::LogicalResult importSoftplus(NodeImporter &imp);
+mlir::LogicalResult importMish(NodeImporter &imp);
+mlir::LogicalResult importGelu(NodeImporter &imp);
+mlir::LogicalResult importSum(NodeImporter &imp);
+mlir::LogicalResult importMean(NodeImporter &imp);
+
+// ImportEinsum.cpp
+mlir::LogicalResult importEinsum(NodeImporter &imp);
 
 // ImportLinalg.cpp
 mlir::LogicalResult importMatMul(NodeImporter &imp);
@@ -79,6 +100,8 @@ mlir::LogicalResult importSlice(NodeImporter &imp);
 mlir::LogicalResult importGather(NodeImporter &imp);
 mlir::LogicalResult importExpand(NodeImporter &imp);
 mlir::LogicalResult importTrilu(NodeImporter &imp);
+// ImportPad.cpp
+mlir::LogicalResult importPad(NodeImporter &imp);
 
 // ImportConstants.cpp
 mlir::LogicalResult importConstant(NodeImporter &imp);

@@ -476,8 +476,71 @@ def define_composites():
          conv_net, group=g)
 
 
+def define_import_composites():
+    """ONNX ops the importer builds from other weft ops (ImportActivations,
+    ImportPad, ImportEinsum)."""
+    g = "import"
+    unary = [
+        ("sin", "Sin", rand(2, 3, low=-3, high=3), {}, torch.sin),
+        ("cos", "Cos", rand(2, 3, low=-3, high=3), {}, torch.cos),
+        ("reciprocal", "Reciprocal", nonzero(2, 3, margin=0.5), {}, torch.reciprocal),
+        ("abs", "Abs", nonzero(2, 3), {}, torch.abs),
+        ("hardsigmoid", "HardSigmoid", rand(3, 4, low=-4, high=4), {"alpha": 0.3, "beta": 0.4},
+         lambda x: torch.clamp(0.3 * x + 0.4, 0, 1)),
+        ("hardswish", "HardSwish", rand(3, 4, low=-4, high=4), {}, F.hardswish),
+        ("leakyrelu", "LeakyRelu", nonzero(2, 3), {"alpha": 0.1}, lambda x: F.leaky_relu(x, 0.1)),
+        ("elu", "Elu", nonzero(3, 4, margin=0.1) * 2, {"alpha": 0.7}, lambda x: F.elu(x, 0.7)),
+        ("selu", "Selu", nonzero(3, 4, margin=0.1) * 2, {}, F.selu),
+        ("softplus", "Softplus", rand(3, 4, low=-5, high=25), {}, F.softplus),
+    ]
+    for name, op, x, attrs, fn in unary:
+        case(name, {"x": x}, [node(op, ["x"], "y", **attrs)], lambda e, fn=fn: fn(e["x"]), group=g)
+
+    lo, hi = np.array(-0.5, np.float32), np.array(0.7, np.float32)
+    case("clip", {"x": rand(3, 4, low=-2, high=2)}, [node("Clip", ["x", "frozen.lo", "frozen.hi"], "y")],
+         lambda e: torch.clamp(e["x"], -0.5, 0.7), consts={"frozen.lo": lo, "frozen.hi": hi}, group=g)
+    case("clip_max_only", {"x": rand(3, 4, low=-2, high=2)}, [node("Clip", ["x", "", "frozen.hi"], "y")],
+         lambda e: torch.clamp(e["x"], max=0.7), consts={"frozen.hi": hi}, group=g)
+    case("prelu_broadcast_slope", {"x": nonzero(2, 3, 4), "slope": rand(3, 1)},
+         [node("PRelu", ["x", "slope"], "y")],
+         lambda e: torch.where(e["x"] > 0, e["x"], e["x"] * e["slope"]), group=g)
+    case("sum_broadcast", {"a": rand(2, 3), "b": rand(3), "c": rand(2, 1)},
+         [node("Sum", ["a", "b", "c"], "y")], lambda e: e["a"] + e["b"] + e["c"], group=g)
+    case("mean_broadcast", {"a": rand(2, 3), "b": rand(3), "c": rand(2, 1)},
+         [node("Mean", ["a", "b", "c"], "y")], lambda e: (e["a"] + e["b"] + e["c"]) / 3, group=g)
+
+    einsums = [
+        ("einsum_matmul", "ij,jk->ik", [(3, 4), (4, 5)]),
+        ("einsum_batched_heads", "bhqd,bhkd->bhqk", [(2, 2, 3, 4), (2, 2, 5, 4)]),
+        ("einsum_outer", "i,j->ij", [(3,), (4,)]),
+        ("einsum_ellipsis_broadcast", "...ij,...jk->...ik", [(2, 3, 4), (4, 5)]),
+        ("einsum_implicit_output", "ij,jk", [(3, 4), (4, 2)]),
+        ("einsum_transpose_sum", "ijk->kj", [(2, 3, 4)]),
+        ("einsum_rowwise_dot", "ij,ij->i", [(3, 4), (3, 4)]),
+        ("einsum_three_operands", "ij,jk,kl->il", [(2, 3), (3, 4), (4, 2)]),
+        ("einsum_summed_free_label", "bij,bjk->bk", [(2, 3, 4), (2, 4, 5)]),
+    ]
+    for name, eq, shapes in einsums:
+        params = {"x%d" % i: rand(*shape) for i, shape in enumerate(shapes)}
+        names = sorted(params)
+        case(name, params, [node("Einsum", names, "y", equation=eq)],
+             lambda e, eq=eq, names=names: torch.einsum(eq, *[e[n] for n in names]), group=g)
+
+    case("pad_constant_crop", {"x": rand(3, 4)},
+         [node("Pad", ["x", "frozen.pads", "frozen.value"], "y", mode="constant")],
+         lambda e: F.pad(e["x"], (0, 2, 1, -1), value=0.5),
+         consts={"frozen.pads": i64([1, 0, -1, 2]), "frozen.value": np.array(0.5, np.float32)}, group=g)
+    for mode in ("reflect", "edge"):
+        def padded(e, mode=mode):
+            rows = torch.tensor(np.pad(np.arange(3), (2, 1), mode=mode))
+            cols = torch.tensor(np.pad(np.arange(4), (1, 3), mode=mode))
+            return e["x"].index_select(1, rows).index_select(2, cols)
+        case("pad_" + mode, {"x": rand(2, 3, 4)}, [node("Pad", ["x", "frozen.pads"], "y", mode=mode)],
+             padded, consts={"frozen.pads": i64([0, 2, 1, 0, 1, 3])}, group=g)
+
+
 for define in (define_elementwise, define_linalg, define_conv_pool, define_norm_loss,
-               define_reduce_movement, define_composites):
+               define_reduce_movement, define_composites, define_import_composites):
     define()
 
 

@@ -53,7 +53,7 @@ template <class T> T intPow(T base, T exp) {
 }
 
 void unaryF32(int64_t op, const float *x, float *y, int64_t n) {
-  if (op < WEFT_UNARY_NEG || op > WEFT_UNARY_SIGMOID)
+  if (op < WEFT_UNARY_NEG || op > WEFT_UNARY_COS || op == WEFT_UNARY_NOT)
     unsupportedUnary(op, WEFT_F32);
   const bool cheap =
       op == WEFT_UNARY_NEG || op == WEFT_UNARY_RELU || op == WEFT_UNARY_SQRT;
@@ -90,6 +90,12 @@ void unaryF64(int64_t op, const double *x, double *y, int64_t n) {
       return v >= 0 ? 1.0 / (1.0 + std::exp(-v))
                     : std::exp(v) / (1.0 + std::exp(v));
     });
+  case WEFT_UNARY_SIN:
+    return mapElements(x, y, n, kCostlyGrain,
+                       [](double v) { return std::sin(v); });
+  case WEFT_UNARY_COS:
+    return mapElements(x, y, n, kCostlyGrain,
+                       [](double v) { return std::cos(v); });
   default:
     unsupportedUnary(op, WEFT_F64);
   }

@@ -146,6 +146,14 @@ WEFT_ROW_OP bool unaryRow(int64_t op, const float *x, float *y, int64_t n) {
     for (int64_t i = 0; i < n; ++i)
       y[i] = fastSigmoid(x[i]);
     return true;
+  case WEFT_UNARY_SIN:
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = std::sin(x[i]);
+    return true;
+  case WEFT_UNARY_COS:
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = std::cos(x[i]);
+    return true;
   default:
     return false;
   }

@@ -58,6 +58,10 @@ void unaryFloat(int64_t op, const cpu::TensorArg &x, const cpu::TensorArg &y) {
     return runUnary<T, WEFT_UNARY_RELU>(x, y);
   case WEFT_UNARY_SIGMOID:
     return runUnary<T, WEFT_UNARY_SIGMOID>(x, y);
+  case WEFT_UNARY_SIN:
+    return runUnary<T, WEFT_UNARY_SIN>(x, y);
+  case WEFT_UNARY_COS:
+    return runUnary<T, WEFT_UNARY_COS>(x, y);
   default:
     unsupportedUnary(op, x.dtype);
   }

@@ -152,6 +152,10 @@ template <class T, int kOp> struct UnaryOp {
       return sqrt(v);
     } else if constexpr (kOp == WEFT_UNARY_LOG) {
       return log(v);
+    } else if constexpr (kOp == WEFT_UNARY_SIN) {
+      return sin(v);
+    } else if constexpr (kOp == WEFT_UNARY_COS) {
+      return cos(v);
     } else if constexpr (std::is_same_v<T, float>) {
       if constexpr (kOp == WEFT_UNARY_EXP)
         return fastExp(v);

@@ -64,6 +64,8 @@ enum WeftUnaryOp {
   WEFT_UNARY_RELU = 6,
   WEFT_UNARY_SIGMOID = 7,
   WEFT_UNARY_NOT = 8,
+  WEFT_UNARY_SIN = 9,
+  WEFT_UNARY_COS = 10,
 };
 
 /// Operation codes of weft_k_binary.

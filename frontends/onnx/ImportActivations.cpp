@@ -1,0 +1,264 @@
+//===- ImportActivations.cpp - ONNX ops built from weft's elementwise ops -===//
+//
+// Activations and small math ops that PyTorch exports (ReLU6 as Clip,
+// MobileNetV3's HardSigmoid/HardSwish, rsqrt as Reciprocal, ...) have no weft
+// op of their own: each becomes the few elementwise weft ops of its ONNX
+// definition, so folding, autodiff, sharding, fusion and every backend's
+// kernels apply to them unchanged. Selections are `weft.where`s on
+// comparisons rather than max/min, so gradients follow PyTorch's: clamp
+// passes the gradient at its bounds, leaky_relu gives alpha at 0, abs 0.
+// Branches a selection drops are kept finite (exp of min(x, 0)), so their
+// zeroed gradient cannot become 0 * inf.
+//
+//===----------------------------------------------------------------------===//
+#include "frontends/onnx/OpImporters.h"
+
+#include "dialects/weft/WeftOps.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace weft;
+using namespace weft::onnx_import;
+
+namespace {
+/// Builds elementwise expressions on one node, stopping at the first error
+/// (every builder passes a null operand through).
+class Expr {
+public:
+  explicit Expr(NodeImporter &imp) : imp(imp) {}
+
+  /// A rank-0 constant of `like`'s element type.
+  Value scalar(Value like, double value) {
+    return like ? imp.createScalar(getElementType(like), value) : Value();
+  }
+  template <typename OpTy> Value binary(Value lhs, Value rhs) {
+    return lhs && rhs ? imp.createInferred<OpTy>(lhs, rhs) : Value();
+  }
+  template <typename OpTy> Value unary(Value x) {
+    return x ? imp.create<OpTy>(x.getType(), x) : Value();
+  }
+  Value add(Value a, Value b) { return binary<AddOp>(a, b); }
+  Value sub(Value a, Value b) { return binary<SubOp>(a, b); }
+  Value mul(Value a, Value b) { return binary<MulOp>(a, b); }
+  Value div(Value a, Value b) { return binary<DivOp>(a, b); }
+  Value min(Value a, Value b) { return binary<MinOp>(a, b); }
+  Value less(Value a, Value b) { return binary<LessOp>(a, b); }
+  Value greater(Value a, Value b) { return binary<GreaterOp>(a, b); }
+  Value select(Value cond, Value x, Value y) {
+    return cond && x && y ? imp.createInferred<WhereOp>(cond, x, y) : Value();
+  }
+  Value mulScalar(Value x, double value) { return mul(x, scalar(x, value)); }
+  Value addScalar(Value x, double value) { return add(x, scalar(x, value)); }
+
+  /// `x` limited to [lo, hi] (either may be null: no bound). Where lo > hi
+  /// every element is hi, as in ONNX and numpy.
+  Value clip(Value x, Value lo, Value hi) {
+    if (lo)
+      x = select(less(x, lo), lo, x);
+    if (hi)
+      x = select(greater(x, hi), hi, x);
+    return x;
+  }
+  /// ln(1 + exp(x)), x itself above 20 (PyTorch's threshold), where the
+  /// difference is below f32's resolution and exp could overflow.
+  Value softplus(Value x) {
+    Value threshold = scalar(x, 20.0);
+    Value e = unary<ExpOp>(min(x, threshold));
+    return select(greater(x, threshold), x, unary<LogOp>(addScalar(e, 1.0)));
+  }
+  /// alpha * (exp(x) - 1) for x <= 0, x above.
+  Value elu(Value x, double alpha) {
+    Value zero = scalar(x, 0.0);
+    Value negative =
+        mulScalar(addScalar(unary<ExpOp>(min(x, zero)), -1.0), alpha);
+    return select(greater(x, zero), x, negative);
+  }
+  /// max(0, min(1, alpha * x + beta)).
+  Value hardSigmoid(Value x, double alpha, double beta) {
+    return clip(addScalar(mulScalar(x, alpha), beta), scalar(x, 0.0),
+                scalar(x, 1.0));
+  }
+
+private:
+  NodeImporter &imp;
+};
+} // namespace
+
+/// Input 0 ("X"), which must have a float element type.
+static Value getFloatInput(NodeImporter &imp, StringRef what = "X") {
+  Value x = imp.getInput(0, what);
+  if (x && !isa<FloatType>(getElementType(x))) {
+    (void)imp.emitError("input '" + what + "' has element type " +
+                        formatType(getElementType(x)) +
+                        "; this op takes float tensors");
+    return {};
+  }
+  return x;
+}
+
+static LogicalResult finish(NodeImporter &imp, Value result) {
+  if (!result)
+    return failure();
+  imp.setOutput(0, result);
+  return success();
+}
+
+LogicalResult onnx_import::importReciprocal(NodeImporter &imp) {
+  Expr e(imp);
+  Value x = getFloatInput(imp);
+  return finish(imp, e.div(e.scalar(x, 1.0), x));
+}
+
+LogicalResult onnx_import::importAbs(NodeImporter &imp) {
+  Expr e(imp);
+  Value x = imp.getInput(0, "X");
+  if (x && getElementType(x).isUnsignedInteger())
+    return finish(imp, x);
+  // relu(x) + relu(-x): exact (one term is 0), gradient sign(x) with 0 at 0.
+  return finish(imp,
+                e.add(e.unary<ReluOp>(x), e.unary<ReluOp>(e.unary<NegOp>(x))));
+}
+
+/// Clip (opset 11+): optional scalar inputs min and max.
+LogicalResult onnx_import::importClip(NodeImporter &imp) {
+  Expr e(imp);
+  Value x = imp.getInput(0, "input");
+  if (!x)
+    return failure();
+  Value bounds[2] = {imp.getOptionalInput(1), imp.getOptionalInput(2)};
+  const char *names[2] = {"min", "max"};
+  for (int i = 0; i < 2; ++i) {
+    Value bound = bounds[i];
+    if (!bound)
+      continue;
+    if (getRank(bound) != 0 &&
+        !(getRank(bound) == 1 && getShape(bound)[0] == 1))
+      return imp.emitError(std::string("input '") + names[i] +
+                           "' must be a scalar, not " +
+                           formatType(bound.getType()));
+    if (getElementType(bound) != getElementType(x))
+      return imp.emitError(std::string("input '") + names[i] + "' (" +
+                           formatType(bound.getType()) + ") and 'input' (" +
+                           formatType(x.getType()) +
+                           ") have different element types");
+    bounds[i] = imp.createReshape(bound, {});
+  }
+  return finish(imp, e.clip(x, bounds[0], bounds[1]));
+}
+
+LogicalResult onnx_import::importHardSigmoid(NodeImporter &imp) {
+  Expr e(imp);
+  Value x = getFloatInput(imp);
+  return finish(imp, e.hardSigmoid(x, imp.getFloatAttr("alpha", 0.2),
+                                   imp.getFloatAttr("beta", 0.5)));
+}
+
+/// x * max(0, min(1, x / 6 + 1 / 2)).
+LogicalResult onnx_import::importHardSwish(NodeImporter &imp) {
+  Expr e(imp);
+  Value x = getFloatInput(imp);
+  return finish(imp, e.mul(x, e.hardSigmoid(x, 1.0 / 6.0, 0.5)));
+}
+
+LogicalResult onnx_import::importLeakyRelu(NodeImporter &imp) {
+  Expr e(imp);
+  Value x = getFloatInput(imp);
+  double alpha = imp.getFloatAttr("alpha", 0.01);
+  return finish(
+      imp, e.select(e.greater(x, e.scalar(x, 0.0)), x, e.mulScalar(x, alpha)));
+}
+
+/// PRelu: slope broadcast to X (unidirectionally).
+LogicalResult onnx_import::importPRelu(NodeImporter &imp) {
+  Expr e(imp);
+  Value x = getFloatInput(imp);
+  Value slope = imp.getInput(1, "slope");
+  if (!x || !slope)
+    return failure();
+  if (getElementType(slope) != getElementType(x))
+    return imp.emitError("inputs 'X' (" + formatType(x.getType()) +
+                         ") and 'slope' (" + formatType(slope.getType()) +
+                         ") have different element types");
+  return finish(imp,
+                e.select(e.greater(x, e.scalar(x, 0.0)), x, e.mul(x, slope)));
+}
+
+LogicalResult onnx_import::importElu(NodeImporter &imp) {
+  Expr e(imp);
+  Value x = getFloatInput(imp);
+  return finish(imp, e.elu(x, imp.getFloatAttr("alpha", 1.0)));
+}
+
+LogicalResult onnx_import::importSelu(NodeImporter &imp) {
+  Expr e(imp);
+  Value x = getFloatInput(imp);
+  double alpha = imp.getFloatAttr("alpha", 1.67326319217681884765625);
+  double gamma = imp.getFloatAttr("gamma", 1.05070102214813232421875);
+  return finish(imp, e.mulScalar(e.elu(x, alpha), gamma));
+}
+
+LogicalResult onnx_import::importSoftplus(NodeImporter &imp) {
+  Expr e(imp);
+  return finish(imp, e.softplus(getFloatInput(imp)));
+}
+
+/// Mish (opset 18): x * tanh(softplus(x)).
+LogicalResult onnx_import::importMish(NodeImporter &imp) {
+  Expr e(imp);
+  Value x = getFloatInput(imp);
+  return finish(imp, e.mul(x, e.unary<TanhOp>(e.softplus(x))));
+}
+
+/// Gelu (opset 20): the erf form as PyTorch exports it before opset 20
+/// (x * (1 + erf(x / sqrt 2)) * 0.5), so the passes that know GELU see the
+/// same ops; approximate = "tanh" is 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715
+/// x^3))).
+LogicalResult onnx_import::importGelu(NodeImporter &imp) {
+  Expr e(imp);
+  Value x = getFloatInput(imp);
+  if (!x)
+    return failure();
+  std::string approximate = imp.getStringAttr("approximate", "none");
+  Value inner;
+  if (approximate == "none") {
+    inner = e.unary<ErfOp>(e.div(x, e.scalar(x, std::sqrt(2.0))));
+  } else if (approximate == "tanh") {
+    Value cube = e.mul(e.mul(x, x), x);
+    Value poly = e.add(x, e.mulScalar(cube, 0.044715));
+    inner = e.unary<TanhOp>(e.mulScalar(poly, std::sqrt(2.0 / M_PI)));
+  } else {
+    return imp.emitUnsupportedAttr("approximate", "'" + approximate + "'",
+                                   "ONNX defines 'none' and 'tanh'");
+  }
+  return finish(imp, e.mulScalar(e.mul(x, e.addScalar(inner, 1.0)), 0.5));
+}
+
+/// Sum and Mean: one or more inputs, broadcast together.
+static LogicalResult importSumOrMean(NodeImporter &imp, bool mean) {
+  Expr e(imp);
+  Value result = imp.getInput(0, "data_0");
+  for (unsigned i = 1, n = imp.getNumInputs(); result && i < n; ++i) {
+    Value next = imp.getInput(i, "data_" + std::to_string(i));
+    if (next && getElementType(next) != getElementType(result))
+      return imp.emitError("inputs 'data_0' (" + formatType(result.getType()) +
+                           ") and 'data_" + std::to_string(i) + "' (" +
+                           formatType(next.getType()) +
+                           ") have different element types");
+    result = e.add(result, next);
+  }
+  if (mean && result && imp.getNumInputs() > 1) {
+    if (!isa<FloatType>(getElementType(result)))
+      return imp.emitError("Mean takes float tensors, not " +
+                           formatType(getElementType(result)));
+    result = e.div(result, e.scalar(result, imp.getNumInputs()));
+  }
+  return finish(imp, result);
+}
+
+LogicalResult onnx_import::importSum(NodeImporter &imp) {
+  return importSumOrMean(imp, /*mean=*/false);
+}
+LogicalResult onnx_import::importMean(NodeImporter &imp) {
+  return importSumOrMean(imp, /*mean=*/true);
+}
