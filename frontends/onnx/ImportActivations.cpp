@@ -180,6 +180,17 @@ LogicalResult onnx_import::importPRelu(NodeImporter &imp) {
     return imp.emitError("inputs 'X' (" + formatType(x.getType()) +
                          ") and 'slope' (" + formatType(slope.getType()) +
                          ") have different element types");
+  // A 1-D slope of the channel count that does not broadcast is opset 6's
+  // per-channel form, which version converters carry over unchanged: it
+  // becomes [C, 1, ..., 1].
+  ArrayRef<int64_t> xShape = getShape(x), slopeShape = getShape(slope);
+  if (slopeShape.size() == 1 && xShape.size() > 2 &&
+      slopeShape[0] == xShape[1] && slopeShape[0] != xShape.back() &&
+      slopeShape[0] != 1) {
+    SmallVector<int64_t> channel(xShape.size() - 1, 1);
+    channel[0] = slopeShape[0];
+    slope = imp.createReshape(slope, channel);
+  }
   return finish(imp,
                 e.select(e.greater(x, e.scalar(x, 0.0)), x, e.mul(x, slope)));
 }

@@ -30,6 +30,13 @@ Models (all with random weights, torch.manual_seed(0) before building each):
                         vocab; forward(tokens, targets) -> F.cross_entropy (scalar);
                         batch 2 x seq 16
   causal_lm_logits      the same network returning the logits
+  mobilenet_v2          torchvision mobilenet_v2 (ReLU6 exported as Clip), BatchNorm
+                        randomized; batch 2 x 3 x 64 x 64
+  mobilenet_v3_small    torchvision mobilenet_v3_small (HardSwish, HardSigmoid in its
+                        squeeze-excite blocks), BatchNorm randomized; batch 2 x 3 x 64 x 64
+  densenet_small        torchvision DenseNet(growth_rate=8, block_config=(2, 2, 2),
+                        num_init_features=16, num_classes=10) (its transitions export
+                        Pad before AveragePool), BatchNorm randomized; batch 2 x 3 x 32 x 32
 """
 
 import argparse
@@ -45,7 +52,8 @@ import torch.nn.functional as F
 
 OPSET = 17
 MODEL_NAMES = ["resnet18", "vit_tiny", "encoder_postnorm_relu", "encoder_prenorm_gelu",
-               "mlp", "causal_lm_loss", "causal_lm_logits"]
+               "mlp", "causal_lm_loss", "causal_lm_logits", "mobilenet_v2", "mobilenet_v3_small",
+               "densenet_small"]
 
 
 def _randomize_batchnorm(model, gen):
@@ -79,6 +87,31 @@ def build_vit_tiny(args):
             p.copy_(0.1 * torch.randn_like(p))
     x = torch.randn(2, 3, 32, 32)
     return model, {"input": x}, ["logits"], "torchvision VisionTransformer 32/8, 2 layers, head randomized"
+
+
+def _torchvision_cnn(model, size, note):
+    _randomize_batchnorm(model, torch.Generator().manual_seed(1))
+    x = torch.randn(2, 3, size, size)
+    return model, {"input": x}, ["logits"], note
+
+
+def build_mobilenet_v2(args):
+    import torchvision
+    return _torchvision_cnn(torchvision.models.mobilenet_v2(weights=None), 64,
+                            "torchvision mobilenet_v2, random weights, 2x3x64x64")
+
+
+def build_mobilenet_v3_small(args):
+    import torchvision
+    return _torchvision_cnn(torchvision.models.mobilenet_v3_small(weights=None), 64,
+                            "torchvision mobilenet_v3_small, random weights, 2x3x64x64")
+
+
+def build_densenet_small(args):
+    import torchvision
+    model = torchvision.models.DenseNet(growth_rate=8, block_config=(2, 2, 2),
+                                        num_init_features=16, num_classes=10)
+    return _torchvision_cnn(model, 32, "torchvision DenseNet g8 (2,2,2), 2x3x32x32")
 
 
 class EncoderModel(nn.Module):

@@ -19,7 +19,7 @@ launch more per layer norm.
 
 usage: /usr/bin/python3 check_training.py MODEL OPTIMIZER WORKDIR [--resume-check]
            [--clip NORM] [--dtype bf16]
-  MODEL: mlp | causal_lm | cnn        OPTIMIZER: adamw | sgd
+  MODEL: mlp | causal_lm | cnn | llama | mobile_cnn       OPTIMIZER: adamw | sgd
 """
 import contextlib
 import copy
@@ -84,6 +84,81 @@ class Cnn(torch.nn.Module):
         return F.cross_entropy(self.fc(h), labels)
 
 
+class TinyLlama(torch.nn.Module):
+    """A LLaMA-style LM: RMSNorm (rsqrt: Sqrt + Reciprocal), rotary position
+    tables (Range, Einsum, Sin, Cos: folded at import), a SiLU-gated MLP,
+    no biases."""
+    VOCAB, SEQ, DIM, HEADS = 40, 8, 32, 4
+
+    class RmsNorm(torch.nn.Module):
+        def __init__(self, dim):
+            super().__init__()
+            self.weight = torch.nn.Parameter(torch.ones(dim))
+
+        def forward(self, x):
+            return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * self.weight
+
+    def __init__(self):
+        super().__init__()
+        d, f = self.DIM, 2 * self.DIM
+        self.embed = torch.nn.Embedding(self.VOCAB, d)
+        self.norm1, self.norm2, self.norm3 = (self.RmsNorm(d) for _ in range(3))
+        self.qkv = torch.nn.Linear(d, 3 * d, bias=False)
+        self.out = torch.nn.Linear(d, d, bias=False)
+        self.gate = torch.nn.Linear(d, f, bias=False)
+        self.up = torch.nn.Linear(d, f, bias=False)
+        self.down = torch.nn.Linear(f, d, bias=False)
+        self.head = torch.nn.Linear(d, self.VOCAB, bias=False)
+
+    def rope(self, x):
+        hd = x.shape[-1]
+        inv = 1.0 / (10000 ** (torch.arange(0, hd, 2, dtype=torch.float32) / hd))
+        angles = torch.einsum("i,j->ij", torch.arange(self.SEQ, dtype=torch.float32), inv)
+        angles = torch.cat((angles, angles), -1)
+        half = hd // 2
+        rotated = torch.cat((-x[..., half:], x[..., :half]), -1)
+        return x * angles.cos() + rotated * angles.sin()
+
+    def forward(self, tokens, targets):
+        b, s, d, h = tokens.shape[0], self.SEQ, self.DIM, self.HEADS
+        x = self.embed(tokens)
+        q, k, v = self.qkv(self.norm1(x)).view(b, s, 3, h, d // h).permute(2, 0, 3, 1, 4)
+        q, k = self.rope(q), self.rope(k)
+        mask = torch.triu(torch.full((s, s), float("-inf")), 1)
+        att = torch.softmax(q @ k.transpose(-1, -2) / (d // h) ** 0.5 + mask, -1) @ v
+        x = x + self.out(att.transpose(1, 2).reshape(b, s, d))
+        y = self.norm2(x)
+        x = x + self.down(F.silu(self.gate(y)) * self.up(y))
+        logits = self.head(self.norm3(x))
+        return F.cross_entropy(logits.reshape(-1, self.VOCAB), targets.reshape(-1))
+
+
+class MobileCnn(torch.nn.Module):
+    """The activations and padding of mobile CNNs: ReLU6 (Clip), a depthwise
+    convolution, reflect padding (Pad), HardSwish, a squeeze-excite gate
+    (HardSigmoid), LeakyReLU, ELU and Softplus."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.depthwise = torch.nn.Conv2d(8, 8, 3, groups=8)
+        self.pointwise = torch.nn.Conv2d(8, 12, 1)
+        self.se_down = torch.nn.Linear(12, 4)
+        self.se_up = torch.nn.Linear(4, 12)
+        self.fc1 = torch.nn.Linear(12, 16)
+        self.fc = torch.nn.Linear(16, 5)
+
+    def forward(self, x, labels):
+        h = F.relu6(self.stem(x) * 3)
+        h = self.depthwise(F.pad(h, (1, 1, 1, 1), mode="reflect"))
+        h = F.hardswish(self.pointwise(h))
+        pooled = torch.flatten(F.adaptive_avg_pool2d(h, 1), 1)
+        gate = F.hardsigmoid(self.se_up(F.leaky_relu(self.se_down(pooled), 0.1)))
+        h = h * gate[:, :, None, None]
+        h = torch.flatten(F.adaptive_avg_pool2d(h, 1), 1)
+        return F.cross_entropy(self.fc(F.softplus(F.elu(self.fc1(h)))), labels)
+
+
 def make_data(name, rng):
     """Inputs of N=20 rows (so steps wrap around) with a batch of 8."""
     n = 20
@@ -94,6 +169,13 @@ def make_data(name, rng):
         toks = rng.integers(0, CausalLm.VOCAB, (n, CausalLm.SEQ + 1))
         return CausalLm(), {"tokens": toks[:, :-1].astype(np.int64),
                             "targets": toks[:, 1:].astype(np.int64)}
+    if name == "llama":
+        toks = rng.integers(0, TinyLlama.VOCAB, (n, TinyLlama.SEQ + 1))
+        return TinyLlama(), {"tokens": toks[:, :-1].astype(np.int64),
+                             "targets": toks[:, 1:].astype(np.int64)}
+    if name == "mobile_cnn":
+        return MobileCnn(), {"x": rng.standard_normal((n, 3, 10, 10)).astype(np.float32),
+                             "labels": rng.integers(0, 5, n).astype(np.int64)}
     if name == "cnn":
         return Cnn(), {"x": rng.standard_normal((n, 3, 12, 12)).astype(np.float32),
                        "labels": rng.integers(0, 5, n).astype(np.int64)}
