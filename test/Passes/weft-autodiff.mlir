@@ -195,6 +195,26 @@ func.func @main(%x: tensor<2x4xf32>) -> tensor<f32> {
 
 // -----
 
+// d sin(x) = cos(x) and d cos(x) = -sin(x).
+// CHECK-LABEL: func.func @main
+// CHECK: %[[X:.*]] = weft.param "x"
+// CHECK: %[[S:.*]] = weft.sin %[[X]]
+// CHECK: %[[C:.*]] = weft.cos %[[S]]
+// CHECK: %[[SS:.*]] = weft.sin %[[S]]
+// CHECK: %[[GS:.*]] = weft.mul %{{.*}}, %[[SS]]
+// CHECK: %[[DS:.*]] = weft.neg %[[GS]]
+// CHECK: %[[CX:.*]] = weft.cos %[[X]]
+// CHECK: weft.mul %[[DS]], %[[CX]]
+func.func @main() -> tensor<f32> {
+  %x = weft.param "x" : tensor<3xf32>
+  %s = weft.sin %x : tensor<3xf32>
+  %c = weft.cos %s : tensor<3xf32>
+  %l = weft.reduce_sum %c {axes = array<i64: 0>, keepdims = false} : (tensor<3xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
 // reduce_max routes the gradient to the positions equal to the maximum,
 // shared equally among ties; softmax_cross_entropy's scores get its
 // gradient, the labels none. With the default options result 0 is the loss
@@ -237,3 +257,4 @@ func.func @main(%x: tensor<2x3xf32>, %labels: tensor<2xi64>) -> (tensor<f32>, te
   %l1 = weft.reduce_max %s {axes = array<i64: 0, 1>, keepdims = false} : (tensor<2x3xf32>) -> tensor<f32>
   return %l0, %l1 : tensor<f32>, tensor<f32>
 }
+

@@ -115,6 +115,21 @@ func.func @unary_float() -> (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor
 
 // -----
 
+// Sin and cos fold in double precision, rounded to the element type.
+// CHECK-LABEL: func.func @sin_cos
+// CHECK-DAG: weft.constant dense<[0.000000e+00, 1.000000e+00, -0.756802499]> : tensor<3xf32>
+// CHECK-DAG: weft.constant dense<[1.000000e+00, -4.37113883E-8, -0.653643608]> : tensor<3xf32>
+// CHECK-NOT: weft.sin
+// CHECK-NOT: weft.cos
+func.func @sin_cos() -> (tensor<3xf32>, tensor<3xf32>) {
+  %a = weft.constant dense<[0.0, 1.57079632679489661923, 4.0]> : tensor<3xf32>
+  %0 = weft.sin %a : tensor<3xf32>
+  %1 = weft.cos %a : tensor<3xf32>
+  return %0, %1 : tensor<3xf32>, tensor<3xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @unary_int_and_bool
 // CHECK-DAG: weft.constant dense<[-3, 5, -128]> : tensor<3xi8>
 // CHECK-DAG: weft.constant dense<[3, 0, 0]> : tensor<3xi8>

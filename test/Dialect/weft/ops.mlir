@@ -35,6 +35,10 @@ func.func @unary(%x: tensor<2x3xf32>, %i: tensor<4xi32>, %b: tensor<4xi1>) {
   %8 = weft.sigmoid %x : tensor<2x3xf32>
   // CHECK: weft.not %[[B]] : tensor<4xi1>
   %9 = weft.not %b : tensor<4xi1>
+  // CHECK: weft.sin %[[X]] : tensor<2x3xf32>
+  %10 = weft.sin %x : tensor<2x3xf32>
+  // CHECK: weft.cos %[[X]] : tensor<2x3xf32>
+  %11 = weft.cos %x : tensor<2x3xf32>
   return
 }
 

@@ -96,6 +96,76 @@ def elementwise():
 
 
 @group
+def composed():
+    """Ops the importer builds from weft's elementwise ops, Pad and Einsum."""
+    m = {}
+    x = [vi("x", F32, [2, 3])]
+    y = [vi("y", F32, None)]
+    m["sin"] = unary_model("Sin")
+    m["cos"] = unary_model("Cos")
+    m["reciprocal"] = unary_model("Reciprocal")
+    m["abs"] = unary_model("Abs")
+    m["clip"] = model([node("Clip", ["x", "lo", "hi"], ["y"])], x, y,
+                      inits=[numpy_helper.from_array(np.array(-1, np.float32), "lo"),
+                             numpy_helper.from_array(np.array(1, np.float32), "hi")])
+    m["clip_min_only"] = model([node("Clip", ["x", "lo"], ["y"])], x, y,
+                               inits=[numpy_helper.from_array(np.array(0, np.float32), "lo")])
+    m["clip_vector_bound"] = model([node("Clip", ["x", "lo"], ["y"])], x, y,
+                                   inits=[numpy_helper.from_array(np.zeros(3, np.float32), "lo")])
+    m["clip_int_bound"] = model([node("Clip", ["x", "lo"], ["y"])], x, y,
+                                inits=[numpy_helper.from_array(np.array(0, np.int64), "lo")])
+    m["hardsigmoid"] = unary_model("HardSigmoid", alpha=0.25, beta=0.5)
+    m["hardswish"] = unary_model("HardSwish")
+    m["hardswish_int"] = unary_model("HardSwish", dtype=I32)
+    m["leakyrelu"] = unary_model("LeakyRelu", alpha=0.1)
+    m["elu"] = unary_model("Elu", alpha=0.5)
+    m["softplus"] = unary_model("Softplus")
+    m["mish"] = unary_model("Mish", opset=18)
+    m["gelu"] = unary_model("Gelu", opset=20)
+    m["gelu_tanh"] = unary_model("Gelu", opset=20, approximate="tanh")
+    m["gelu_bad"] = unary_model("Gelu", opset=20, approximate="fast")
+    m["prelu_channel"] = model([node("PRelu", ["x", "slope"], ["y"])], [vi("x", F32, [2, 3, 4])], y,
+                               inits=[floats("slope", [3])])
+    m["mean"] = model([node("Mean", ["a", "b"], ["y"])], [vi("a", F32, [2, 3]), vi("b", F32, [3])], y)
+
+    def pad(mode, pads, shape=(3, 4), extra=(), opset=17, value=None):
+        inputs = ["x", "pads"] + (["value"] if value is not None else [])
+        inits = [ints("pads", pads)]
+        if value is not None:
+            inits.append(numpy_helper.from_array(np.array(value, np.float32), "value"))
+        inputs += list(extra)
+        return model([node("Pad", inputs, ["y"], mode=mode)], [vi("x", F32, list(shape))], y,
+                     inits=inits, opset=opset)
+    m["pad_constant"] = pad("constant", [1, -1, 0, 2], value=0.5)
+    m["pad_reflect"] = pad("reflect", [0, 2, 0, 1])
+    m["pad_edge"] = pad("edge", [1, 0, 0, 0])
+    m["pad_wrap"] = pad("wrap", [0, 5, 0, 0], opset=19)
+    m["pad_wrap_opset17"] = pad("wrap", [0, 1, 0, 0])
+    m["pad_bad_mode"] = pad("mirror", [0, 1, 0, 1])
+    m["pad_wrong_count"] = pad("constant", [1, 1, 1])
+    m["pad_crop_too_much"] = pad("constant", [-2, 0, -2, 0])
+    m["pad_reflect_too_wide"] = pad("reflect", [0, 4, 0, 0])
+    m["pad_axes"] = model([node("Pad", ["x", "pads", "", "axes"], ["y"])], [vi("x", F32, [3, 4])], y,
+                          inits=[ints("pads", [2, 1]), ints("axes", [-1])], opset=18)
+
+    def einsum(eq, *shapes, dtype=F32):
+        names = ["x%d" % i for i in range(len(shapes))]
+        return model([node("Einsum", names, ["y"], equation=eq)],
+                     [vi(n, dtype, list(s)) for n, s in zip(names, shapes)], y)
+    m["einsum_heads"] = einsum("bhqd,bhkd->bhqk", (2, 4, 5, 8), (2, 4, 6, 8))
+    m["einsum_implicit"] = einsum("ij,jk", (3, 4), (4, 5))
+    m["einsum_ellipsis"] = einsum("...ij,jk->...ik", (2, 3, 4), (4, 5))
+    m["einsum_diagonal"] = einsum("ii->i", (3, 3))
+    m["einsum_rank"] = einsum("ij->i", (3, 3, 3))
+    m["einsum_terms"] = einsum("ij,jk->ik", (3, 4))
+    m["einsum_unknown_label"] = einsum("ij->ik", (3, 4))
+    m["einsum_sizes"] = einsum("ij,jk->ik", (3, 4), (5, 6))
+    m["einsum_int"] = einsum("ij->ji", (3, 4), dtype=I64)
+    m["einsum_symbol"] = einsum("i$->i", (3, 4))
+    return m
+
+
+@group
 def linalg():
     m = {}
     m["matmul"] = model([node("MatMul", ["a", "w"], ["y"])], [vi("a", F32, [4, 8])],

@@ -54,6 +54,10 @@ TEST(Unary, F32MatchesLibm) {
       x, 1e-6, 1e-30);
   checkUnaryF(
       WEFT_UNARY_EXP, [](double v) { return std::exp(v); }, x, 3e-7, 1e-37);
+  checkUnaryF(
+      WEFT_UNARY_SIN, [](double v) { return std::sin(v); }, x, 2e-7, 1e-30);
+  checkUnaryF(
+      WEFT_UNARY_COS, [](double v) { return std::cos(v); }, x, 2e-7, 1e-30);
   HostTensor<float> pos = unaryInputs(true);
   checkUnaryF(
       WEFT_UNARY_SQRT, [](double v) { return std::sqrt(v); }, pos, 1e-7, 0);
@@ -93,6 +97,10 @@ TEST(Unary, F64AndIntegers) {
   checkUnaryF(
       WEFT_UNARY_SIGMOID, [](double v) { return 1.0 / (1.0 + std::exp(-v)); },
       x, 1e-14, 0);
+  checkUnaryF(
+      WEFT_UNARY_SIN, [](double v) { return std::sin(v); }, x, 0, 0);
+  checkUnaryF(
+      WEFT_UNARY_COS, [](double v) { return std::cos(v); }, x, 0, 0);
   HostTensor<int64_t> i({4}, {-3, 0, 7, std::numeric_limits<int64_t>::min()});
   HostTensor<int64_t> neg = runUnary(WEFT_UNARY_NEG, i);
   EXPECT_EQ(neg.data, (std::vector<int64_t>{
