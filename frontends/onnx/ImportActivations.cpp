@@ -273,3 +273,42 @@ LogicalResult onnx_import::importSum(NodeImporter &imp) {
 LogicalResult onnx_import::importMean(NodeImporter &imp) {
   return importSumOrMean(imp, /*mean=*/true);
 }
+
+/// Mod: fmod = 0 (integers only) takes the divisor's sign, as Python's %;
+/// fmod = 1 the dividend's, as C's fmod. Built as a - b * trunc(a / b) (integer
+/// division truncates; floats truncate through an i64 cast, so |a / b| must
+/// stay below 2^63), then, for fmod = 0, + b where the remainder is non-zero
+/// and its sign differs from b's. Constant operands (the shape arithmetic
+/// exporters emit) fold.
+LogicalResult onnx_import::importMod(NodeImporter &imp) {
+  Expr e(imp);
+  Value a = imp.getInput(0, "A");
+  Value b = imp.getInput(1, "B");
+  if (!a || !b)
+    return failure();
+  Type type = getElementType(a);
+  if (getElementType(b) != type)
+    return imp.emitError("inputs 'A' (" + formatType(a.getType()) +
+                         ") and 'B' (" + formatType(b.getType()) +
+                         ") have different element types");
+  bool fmod = imp.getIntAttr("fmod", 0) != 0;
+  bool isFloat = isa<FloatType>(type);
+  if (isFloat && !fmod)
+    return imp.emitUnsupportedAttr("fmod", "0",
+                                   "ONNX requires fmod = 1 for floats");
+  if (type.isInteger(1))
+    return imp.emitError("Mod takes numbers, not " + formatType(type));
+  Value quotient = e.div(a, b);
+  if (isFloat && quotient)
+    quotient = imp.createCast(
+        imp.createCast(quotient, imp.getBuilder().getI64Type()), type);
+  Value remainder = e.sub(a, e.mul(b, quotient));
+  if (fmod)
+    return finish(imp, remainder);
+  Value zero = e.scalar(remainder, 0.0);
+  Value nonZero = e.unary<NotOp>(e.binary<EqualOp>(remainder, zero));
+  Value signsDiffer = e.unary<NotOp>(
+      e.binary<EqualOp>(e.less(remainder, zero), e.less(b, zero)));
+  return finish(imp, e.select(e.binary<AndOp>(nonZero, signsDiffer),
+                              e.add(remainder, b), remainder));
+}

@@ -8,6 +8,7 @@
 #include "frontends/onnx/OnnxModelLoader.h"
 #include "frontends/onnx/OpImporters.h"
 
+#include "dialects/weft/ElementFolding.h"
 #include "dialects/weft/WeftOps.h"
 
 using namespace mlir;
@@ -228,4 +229,100 @@ LogicalResult onnx_import::importDropout(NodeImporter &imp) {
     imp.setOutput(1, mask);
   }
   return success();
+}
+
+/// ScatterND of constants (the masks exporters build from shapes, e.g. Swin's
+/// shifted windows): computed at import. weft has no scatter kernel for
+/// computed tensors.
+LogicalResult onnx_import::importScatterND(NodeImporter &imp) {
+  const StringRef why = "weft computes ScatterND at import time only";
+  std::optional<DenseElementsAttr> data = imp.getConstantInput(0, "data", why);
+  if (!data)
+    return failure();
+  std::optional<SmallVector<int64_t>> indices =
+      imp.getConstantInts(1, "indices", why);
+  if (!indices)
+    return failure();
+  std::optional<DenseElementsAttr> updates =
+      imp.getConstantInput(2, "updates", why);
+  if (!updates)
+    return failure();
+  std::string reduction = imp.getStringAttr("reduction", "none");
+  if (reduction != "none" && reduction != "add" && reduction != "mul" &&
+      reduction != "max" && reduction != "min")
+    return imp.emitUnsupportedAttr("reduction", "'" + reduction + "'",
+                                   "ONNX defines none, add, mul, max and min");
+  ArrayRef<int64_t> dataShape = data->getType().getShape();
+  ArrayRef<int64_t> indexShape = getShape(imp.getInput(1, "indices"));
+  ArrayRef<int64_t> updateShape = updates->getType().getShape();
+  int64_t k = indexShape.empty() ? 0 : indexShape.back();
+  if (indexShape.empty() || k < 1 || k > static_cast<int64_t>(dataShape.size()))
+    return imp.emitError("indices " + formatShape(indexShape) +
+                         " do not index data " + formatShape(dataShape));
+  SmallVector<int64_t> expected(indexShape.drop_back());
+  expected.append(dataShape.begin() + k, dataShape.end());
+  if (ArrayRef<int64_t>(expected) != updateShape)
+    return imp.emitError("updates " + formatShape(updateShape) +
+                         " should have shape " + formatShape(expected));
+  if (data->getElementType() != updates->getElementType())
+    return imp.emitError("data and updates have different element types");
+  int64_t slice = 1;
+  for (int64_t d : dataShape.drop_front(k))
+    slice *= d;
+  int64_t count = static_cast<int64_t>(indices->size()) / k;
+  // Each update slice n lands at the data offset its index tuple names;
+  // later updates of one element combine with `reduction`.
+  SmallVector<int64_t> target(count);
+  for (int64_t n = 0; n < count; ++n) {
+    int64_t offset = 0;
+    for (int64_t j = 0; j < k; ++j) {
+      int64_t dim = dataShape[j], index = (*indices)[n * k + j];
+      if (index < -dim || index >= dim)
+        return imp.emitError("index " + Twine(index) +
+                             " is out of range for dimension " + Twine(j) +
+                             " of data " + formatShape(dataShape));
+      offset = offset * dim + (index < 0 ? index + dim : index);
+    }
+    target[n] = offset * slice;
+  }
+  bool isUnsigned = folding::isUnsignedInt(data->getElementType());
+  auto combine = [&](auto &into, const auto &update) {
+    using T = std::decay_t<decltype(update)>;
+    if (reduction == "none") {
+      into = update;
+    } else if constexpr (std::is_same_v<T, APFloat>) {
+      if (reduction == "add")
+        into = into + update;
+      else if (reduction == "mul")
+        into = into * update;
+      else if (reduction == "max")
+        into = llvm::maximum(into, update);
+      else
+        into = llvm::minimum(into, update);
+    } else {
+      bool less = isUnsigned ? into.ult(update) : into.slt(update);
+      if (reduction == "add")
+        into = into + update;
+      else if (reduction == "mul")
+        into = into * update;
+      else if (reduction == "max")
+        into = less ? update : into;
+      else
+        into = less ? into : update;
+    }
+  };
+  auto scatter = [&](auto values, const auto &updateValues) {
+    using T = std::decay_t<decltype(values[0])>;
+    for (int64_t n = 0; n < count; ++n)
+      for (int64_t i = 0; i < slice; ++i)
+        combine(values[target[n] + i], updateValues[n * slice + i]);
+    return DenseElementsAttr::get(data->getType(), ArrayRef<T>(values));
+  };
+  DenseElementsAttr result =
+      isa<FloatType>(data->getElementType())
+          ? scatter(SmallVector<APFloat>(data->getValues<APFloat>()),
+                    SmallVector<APFloat>(updates->getValues<APFloat>()))
+          : scatter(SmallVector<APInt>(data->getValues<APInt>()),
+                    SmallVector<APInt>(updates->getValues<APInt>()));
+  return setResult(imp, imp.createConstant(result));
 }

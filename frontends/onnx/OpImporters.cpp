@@ -57,6 +57,7 @@ static const OpImporterEntry kOpImporters[] = {
     {"Gelu", importGelu},
     {"Sum", importSum},
     {"Mean", importMean},
+    {"Mod", importMod},
     // Matrix products, convolution, pooling (ImportLinalg.cpp)
     {"MatMul", importMatMul},
     {"Gemm", importGemm},
@@ -95,6 +96,7 @@ static const OpImporterEntry kOpImporters[] = {
     {"Range", importRange},
     {"Identity", importIdentity},
     {"Dropout", importDropout},
+    {"ScatterND", importScatterND},
 };
 
 OpImportFn weft::onnx_import::lookupOpImporter(llvm::StringRef opType) {

@@ -65,6 +65,7 @@ mlir::LogicalResult importMish(NodeImporter &imp);
 mlir::LogicalResult importGelu(NodeImporter &imp);
 mlir::LogicalResult importSum(NodeImporter &imp);
 mlir::LogicalResult importMean(NodeImporter &imp);
+mlir::LogicalResult importMod(NodeImporter &imp);
 
 // ImportEinsum.cpp
 mlir::LogicalResult importEinsum(NodeImporter &imp);
@@ -109,6 +110,7 @@ mlir::LogicalResult importConstantOfShape(NodeImporter &imp);
 mlir::LogicalResult importShape(NodeImporter &imp);
 mlir::LogicalResult importRange(NodeImporter &imp);
 mlir::LogicalResult importIdentity(NodeImporter &imp);
+mlir::LogicalResult importScatterND(NodeImporter &imp);
 mlir::LogicalResult importDropout(NodeImporter &imp);
 
 } // namespace weft::onnx_import

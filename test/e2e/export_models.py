@@ -37,6 +37,10 @@ Models (all with random weights, torch.manual_seed(0) before building each):
   densenet_small        torchvision DenseNet(growth_rate=8, block_config=(2, 2, 2),
                         num_init_features=16, num_classes=10) (its transitions export
                         Pad before AveragePool), BatchNorm randomized; batch 2 x 3 x 32 x 32
+  swin_tiny             torchvision SwinTransformer(patch 4, embed 16, depths (2, 2),
+                        heads (2, 4), window 4 x 4, 10 classes): shifted windows (the
+                        attention mask built with ScatterND, the padding with Mod and
+                        Pad); batch 2 x 3 x 40 x 40 (windows that need padding)
 """
 
 import argparse
@@ -53,7 +57,7 @@ import torch.nn.functional as F
 OPSET = 17
 MODEL_NAMES = ["resnet18", "vit_tiny", "encoder_postnorm_relu", "encoder_prenorm_gelu",
                "mlp", "causal_lm_loss", "causal_lm_logits", "mobilenet_v2", "mobilenet_v3_small",
-               "densenet_small"]
+               "densenet_small", "swin_tiny"]
 
 
 def _randomize_batchnorm(model, gen):
@@ -112,6 +116,16 @@ def build_densenet_small(args):
     model = torchvision.models.DenseNet(growth_rate=8, block_config=(2, 2, 2),
                                         num_init_features=16, num_classes=10)
     return _torchvision_cnn(model, 32, "torchvision DenseNet g8 (2,2,2), 2x3x32x32")
+
+
+def build_swin_tiny(args):
+    import torchvision
+    model = torchvision.models.SwinTransformer(
+        patch_size=[4, 4], embed_dim=16, depths=[2, 2], num_heads=[2, 4],
+        window_size=[4, 4], num_classes=10)
+    _perturb_all(model)
+    x = torch.randn(2, 3, 40, 40)
+    return model, {"input": x}, ["logits"], "torchvision SwinTransformer e16 d(2,2) w4, 2x3x40x40"
 
 
 class EncoderModel(nn.Module):

@@ -162,6 +162,26 @@ def composed():
     m["einsum_sizes"] = einsum("ij,jk->ik", (3, 4), (5, 6))
     m["einsum_int"] = einsum("ij->ji", (3, 4), dtype=I64)
     m["einsum_symbol"] = einsum("i$->i", (3, 4))
+
+    ab = [vi("a", I64, [4]), vi("b", I64, [4])]
+    m["mod_int"] = model([node("Mod", ["a", "b"], ["y"])], ab, [vi("y", I64, None)])
+    m["mod_folded"] = model([node("Mod", ["a", "b"], ["y"])], [], [vi("y", I64, None)],
+                            inits=[ints("a", [7, -7, 7, -7]), ints("b", [3, 3, -3, -3])])
+    m["mod_fmod_folded"] = model([node("Mod", ["a", "b"], ["y"], fmod=1)], [], [vi("y", I64, None)],
+                                 inits=[ints("a", [7, -7, 7, -7]), ints("b", [3, 3, -3, -3])])
+    m["mod_float_no_fmod"] = model([node("Mod", ["a", "b"], ["y"])],
+                                   [vi("a", F32, [4]), vi("b", F32, [4])], y)
+    m["scatternd"] = model([node("ScatterND", ["d", "i", "u"], ["y"])], [], y,
+                           inits=[numpy_helper.from_array(np.zeros((2, 3), np.float32), "d"),
+                                  ints("i", [[1, 2], [0, 0]]),
+                                  numpy_helper.from_array(np.array([5, 6], np.float32), "u")])
+    m["scatternd_computed"] = model([node("ScatterND", ["x", "i", "u"], ["y"])], x, y,
+                                    inits=[ints("i", [[1]]),
+                                           numpy_helper.from_array(np.ones((1, 3), np.float32), "u")])
+    m["scatternd_bad_reduction"] = model(
+        [node("ScatterND", ["d", "i", "u"], ["y"], reduction="sum")], [], y,
+        inits=[numpy_helper.from_array(np.zeros((2, 3), np.float32), "d"), ints("i", [[1]]),
+               numpy_helper.from_array(np.ones((1, 3), np.float32), "u")], opset=18)
     return m
 
 
