@@ -118,6 +118,27 @@ LogicalResult ConvOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads,
   return success();
 }
 
+// The transposed convolution is linear in each operand: its adjoint in
+// `grad` is the forward convolution, and its weight gradient is the forward
+// convolution's weight gradient with the roles of input and result gradient
+// taken by g and `grad`.
+LogicalResult
+ConvGradInputOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                SmallVectorImpl<Value> &operandGrads) {
+  Value g = singleResultGrad(*this, resultGrads, operandGrads);
+  if (!g)
+    return success();
+  Location loc = getLoc();
+  Value grad = getGrad(), weight = getWeight();
+  operandGrads[0] = ConvOp::create(b, loc, grad.getType(), g, weight, Value(),
+                                   getStridesAttr(), getPadsAttr(),
+                                   getDilationsAttr(), getGroupAttr());
+  operandGrads[1] = ConvGradWeightOp::create(
+      b, loc, weight.getType(), g, grad, getStridesAttr(), getPadsAttr(),
+      getDilationsAttr(), getGroupAttr());
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Pooling
 //===----------------------------------------------------------------------===//

@@ -554,9 +554,13 @@ Plan gather(GatherOp op, ArrayRef<TensorSharding> in) {
 }
 
 /// scatter_add(indices, updates) -> data-shaped sum: split updates rows
-/// scatter into partial sums of the whole result.
+/// scatter into partial sums of the whole result. The updates' other dims
+/// (the result's dims other than `axis`) keep their splits: a batch split
+/// before a gather along a spatial axis stays a batch split of its gradient.
 Plan scatterAdd(ScatterAddOp op, ArrayRef<TensorSharding> in) {
+  int64_t axis = op.getAxis();
   int64_t ri = op.getIndices().getType().getRank();
+  int64_t rank = op.getType().getRank();
   TensorSharding indices = in[0];
   TensorSharding updates = in[1];
   updates.partial.clear();
@@ -564,18 +568,24 @@ Plan scatterAdd(ScatterAddOp op, ArrayRef<TensorSharding> in) {
   for (int64_t d = 0; d < ri; ++d) {
     // Updates are [data[:axis], indices..., data[axis+1:]]; keep the index
     // dims' splits, which must agree between indices and updates.
-    int64_t ud = static_cast<int64_t>(op.getAxis()) + d;
+    int64_t ud = axis + d;
     if (indices.dims[d] != updates.dims[ud])
       indices.dims[d] = updates.dims[ud] = {};
     rowAxes.append(indices.dims[d].axes.begin(), indices.dims[d].axes.end());
   }
-  for (int64_t d = 0; d < static_cast<int64_t>(updates.dims.size()); ++d)
-    if (d < static_cast<int64_t>(op.getAxis()) ||
-        d >= static_cast<int64_t>(op.getAxis()) + ri)
-      updates.dims[d].clear();
+  // updates dim of result dim d (d != axis).
+  auto updateDim = [&](int64_t d) { return d < axis ? d : d + ri - 1; };
+  TensorSharding result = TensorSharding::replicated(rank);
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis)
+      result.dims[d] = updates.dims[updateDim(d)];
+  MeshAxes used = rowAxes;
+  dedupeAxes(result.dims, used);
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis)
+      updates.dims[updateDim(d)] = result.dims[d];
   Plan plan;
   plan.operands = {indices, updates};
-  TensorSharding result = TensorSharding::replicated(op.getType().getRank());
   result.partial = rowAxes;
   plan.results.push_back(result);
   return plan;

@@ -30,12 +30,14 @@ def Weft_ScatterAddOp : Weft_ComputeOp<"scatter_add"> {
   let hasVerifier = 1;
 }
 
-def Weft_ConvGradInputOp : Weft_ComputeOp<"conv_grad_input"> {
+def Weft_ConvGradInputOp : Weft_ComputeOp<"conv_grad_input", [Weft_Differentiable]> {
   let summary = "Gradient of weft.conv with respect to its input";
   let description = [{
     `grad` is the gradient of the convolution's result, `weight` its weight;
     the result has the shape of the convolution's input, which the attributes
     (those of the forward op) do not determine alone (strides drop rows).
+    It is also ONNX ConvTranspose (with `grad` its input X and `weight` its
+    W [C, M/group, K...]), so it has gradients of its own.
   }];
   let arguments = (ins Weft_FloatTensor:$grad, Weft_FloatTensor:$weight,
                    DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,

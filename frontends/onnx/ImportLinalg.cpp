@@ -209,6 +209,134 @@ LogicalResult onnx_import::importConv(NodeImporter &imp) {
   return success();
 }
 
+/// ConvTranspose is weft.conv_grad_input: the gradient of a convolution
+/// from [N, M, out...] to [N, C, in...] with the same attributes, read
+/// backwards (W is [C, M/group, K...] in both). out comes from the pads and
+/// output_padding, or from output_shape / auto_pad, which then set the pads
+/// (ONNX's rule: the odd element at the end for SAME_UPPER).
+LogicalResult onnx_import::importConvTranspose(NodeImporter &imp) {
+  Value input = getWindowedInput(imp);
+  Value weight = imp.getInput(1, "W");
+  Value bias = imp.getOptionalInput(2);
+  if (!input || !weight)
+    return failure();
+  ArrayRef<int64_t> inShape = getShape(input), wShape = getShape(weight);
+  if (wShape.size() != inShape.size())
+    return imp.emitError("weight W (" + formatType(weight.getType()) +
+                         ") must have the rank of X (" +
+                         formatType(input.getType()) + ")");
+  int64_t group = imp.getIntAttr("group", 1);
+  if (group < 1 || wShape[0] != inShape[1] || inShape[1] % group != 0)
+    return imp.emitError("weight W (" + formatType(weight.getType()) +
+                         ") does not fit X (" + formatType(input.getType()) +
+                         ") with group " + Twine(group) +
+                         ": W's first dimension must be X's channels, a "
+                         "multiple of group");
+  size_t spatial = inShape.size() - 2;
+  ArrayRef<int64_t> kernel = wShape.drop_front(2);
+  if (imp.hasAttr("kernel_shape") &&
+      imp.getIntsAttr("kernel_shape") != SmallVector<int64_t>(kernel))
+    return imp.emitError("attribute 'kernel_shape' = " +
+                         formatShape(imp.getIntsAttr("kernel_shape")) +
+                         " differs from the weight's kernel " +
+                         formatShape(kernel));
+  SmallVector<int64_t> ones(spatial, 1), zeros(spatial, 0);
+  SmallVector<int64_t> strides = imp.getIntsAttr("strides", ones);
+  SmallVector<int64_t> dilations = imp.getIntsAttr("dilations", ones);
+  SmallVector<int64_t> outputPadding = imp.getIntsAttr("output_padding", zeros);
+  SmallVector<int64_t> pads =
+      imp.getIntsAttr("pads", SmallVector<int64_t>(2 * spatial, 0));
+  for (auto [name, values, size] :
+       {std::make_tuple("strides", &strides, spatial),
+        std::make_tuple("dilations", &dilations, spatial),
+        std::make_tuple("output_padding", &outputPadding, spatial),
+        std::make_tuple("pads", &pads, 2 * spatial)}) {
+    int64_t min =
+        StringRef(name) == "strides" || StringRef(name) == "dilations" ? 1 : 0;
+    if (values->size() != size ||
+        llvm::any_of(*values, [&](int64_t v) { return v < min; }))
+      return imp.emitError("attribute '" + Twine(name) +
+                           "' = " + formatShape(*values) + " should hold " +
+                           Twine(size) + " values >= " + Twine(min));
+  }
+  for (size_t i = 0; i < spatial; ++i)
+    if (outputPadding[i] >= std::max(strides[i], dilations[i]))
+      return imp.emitError(
+          "attribute 'output_padding' = " + formatShape(outputPadding) +
+          " must be smaller than the stride or dilation");
+
+  std::string autoPad = imp.getStringAttr("auto_pad", "NOTSET");
+  if (autoPad != "NOTSET" && autoPad != "VALID" && autoPad != "SAME_UPPER" &&
+      autoPad != "SAME_LOWER")
+    return imp.emitUnsupportedAttr("auto_pad", "'" + autoPad + "'",
+                                   "expected NOTSET, VALID, SAME_UPPER or "
+                                   "SAME_LOWER");
+  if (autoPad == "VALID")
+    pads.assign(2 * spatial, 0);
+  SmallVector<int64_t> requested = imp.getIntsAttr("output_shape");
+  if (!requested.empty() && requested.size() != spatial &&
+      requested.size() != spatial + 2)
+    return imp.emitError(
+        "attribute 'output_shape' = " + formatShape(requested) +
+        " should hold " + Twine(spatial) + " spatial sizes");
+  if (requested.size() == spatial + 2)
+    requested.erase(requested.begin(), requested.begin() + 2);
+  if (requested.empty() && autoPad.rfind("SAME", 0) == 0)
+    for (size_t i = 0; i < spatial; ++i)
+      requested.push_back(inShape[2 + i] * strides[i]);
+
+  SmallVector<int64_t> outShape{inShape[0], wShape[1] * group};
+  for (size_t i = 0; i < spatial; ++i) {
+    int64_t extent = (kernel[i] - 1) * dilations[i] + 1;
+    int64_t full =
+        strides[i] * (inShape[2 + i] - 1) + outputPadding[i] + extent;
+    int64_t out;
+    if (!requested.empty()) {
+      // ONNX's split of the padding, halves rounded down.
+      int64_t total = full - requested[i];
+      int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+      int64_t begin = autoPad == "SAME_UPPER" ? half : total - half;
+      if (total < 0 && (begin != 0 || -total >= strides[i]))
+        return imp.emitError(
+            "output size " + Twine(requested[i]) + " of spatial dimension " +
+            Twine(i) + " is larger than ConvTranspose produces (" +
+            Twine(full) +
+            "); only rows added at the end, fewer than the stride, are "
+            "supported");
+      // A short negative padding at the end adds rows that no input reaches
+      // (as output_padding does).
+      pads[i] = std::max<int64_t>(begin, 0);
+      pads[spatial + i] = std::max<int64_t>(total - begin, 0);
+      out = requested[i];
+    } else {
+      out = full - pads[i] - pads[spatial + i];
+    }
+    if (out < 1)
+      return imp.emitError("pads " + formatShape(pads) +
+                           " leave no output in spatial dimension " + Twine(i));
+    outShape.push_back(out);
+  }
+  OpBuilder &builder = imp.getBuilder();
+  Value result = imp.create<ConvGradInputOp>(
+      getTensorType(input).clone(outShape), input, weight,
+      builder.getDenseI64ArrayAttr(strides), builder.getDenseI64ArrayAttr(pads),
+      builder.getDenseI64ArrayAttr(dilations),
+      builder.getI64IntegerAttr(group));
+  if (result && bias) {
+    if (getShape(bias) != ArrayRef<int64_t>{outShape[1]})
+      return imp.emitError("bias B (" + formatType(bias.getType()) +
+                           ") should have one value per output channel (" +
+                           Twine(outShape[1]) + ")");
+    SmallVector<int64_t> column(outShape.size() - 1, 1);
+    column[0] = outShape[1];
+    result = imp.createInferred<AddOp>(result, imp.createReshape(bias, column));
+  }
+  if (!result)
+    return failure();
+  imp.setOutput(0, result);
+  return success();
+}
+
 /// The kernel_shape attribute that pooling requires.
 static std::optional<SmallVector<int64_t>> getPoolKernel(NodeImporter &imp) {
   if (!imp.hasAttr("kernel_shape")) {

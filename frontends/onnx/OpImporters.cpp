@@ -63,6 +63,7 @@ static const OpImporterEntry kOpImporters[] = {
     {"Gemm", importGemm},
     {"Einsum", importEinsum},
     {"Conv", importConv},
+    {"ConvTranspose", importConvTranspose},
     {"MaxPool", importMaxPool},
     {"AveragePool", importAveragePool},
     {"GlobalAveragePool", importGlobalAveragePool},
@@ -89,6 +90,7 @@ static const OpImporterEntry kOpImporters[] = {
     {"Expand", importExpand},
     {"Trilu", importTrilu},
     {"Pad", importPad},
+    {"Resize", importResize},
     // Values known at import time, pass-throughs (ImportConstants.cpp)
     {"Constant", importConstant},
     {"ConstantOfShape", importConstantOfShape},

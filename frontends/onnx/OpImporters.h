@@ -74,6 +74,7 @@ mlir::LogicalResult importEinsum(NodeImporter &imp);
 mlir::LogicalResult importMatMul(NodeImporter &imp);
 mlir::LogicalResult importGemm(NodeImporter &imp);
 mlir::LogicalResult importConv(NodeImporter &imp);
+mlir::LogicalResult importConvTranspose(NodeImporter &imp);
 mlir::LogicalResult importMaxPool(NodeImporter &imp);
 mlir::LogicalResult importAveragePool(NodeImporter &imp);
 mlir::LogicalResult importGlobalAveragePool(NodeImporter &imp);
@@ -103,6 +104,8 @@ mlir::LogicalResult importExpand(NodeImporter &imp);
 mlir::LogicalResult importTrilu(NodeImporter &imp);
 // ImportPad.cpp
 mlir::LogicalResult importPad(NodeImporter &imp);
+// ImportResize.cpp
+mlir::LogicalResult importResize(NodeImporter &imp);
 
 // ImportConstants.cpp
 mlir::LogicalResult importConstant(NodeImporter &imp);

@@ -252,3 +252,25 @@ func.func @main(%x: tensor<3x4x8xf32> {weft.name = "x", weft.shard = {dims = [ar
   %5 = weft.reshape %3 : tensor<3x8x4xf32> to tensor<96xf32>
   return %4, %5 : tensor<12x8xf32>, tensor<96xf32>
 }
+
+// -----
+
+// A gather along a spatial axis (Pad's reflect, Resize) of a batch split
+// over dp, and its gradient: both stay split along the batch, with no
+// collective until the function's result is made whole (the scatter_add
+// keeps the updates' other dims' splits).
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3x4xf32>
+// CHECK-NOT: shard.
+// CHECK: %[[I:.*]] = weft.constant dense<[1, 0, 1, 2, 3, 2]> : tensor<6xi64>
+// CHECK: %[[Y:.*]] = weft.gather %[[X]], %[[I]] {axis = 2 : i64} : (tensor<2x3x4xf32>, tensor<6xi64>) -> tensor<2x3x6xf32>
+// CHECK: %[[G:.*]] = weft.scatter_add %[[I]], %[[Y]] {axis = 2 : i64} : (tensor<6xi64>, tensor<2x3x6xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: %[[W:.*]] = shard.all_gather %[[G]] on @mesh grid_axes = [0] gather_axis = 0 : tensor<2x3x4xf32> -> tensor<4x3x4xf32>
+// CHECK-NEXT: return %[[W]]
+shard.grid @mesh(shape = 2x1) {weft.mesh_axes = ["dp", "tp"]}
+func.func @main(%x: tensor<4x3x4xf32> {weft.name = "x", weft.shard = {dims = [array<i16: 0>, array<i16>, array<i16>], partial = array<i16>}}) -> (tensor<4x3x4xf32> {weft.name = "g"}) {
+  %i = weft.constant dense<[1, 0, 1, 2, 3, 2]> : tensor<6xi64>
+  %y = weft.gather %x, %i {axis = 2 : i64} : (tensor<4x3x4xf32>, tensor<6xi64>) -> tensor<4x3x6xf32>
+  %g = weft.scatter_add %i, %y {axis = 2 : i64} : (tensor<6xi64>, tensor<4x3x6xf32>) -> tensor<4x3x4xf32>
+  return %g : tensor<4x3x4xf32>
+}

@@ -526,6 +526,33 @@ def define_import_composites():
         case(name, params, [node("Einsum", names, "y", equation=eq)],
              lambda e, eq=eq, names=names: torch.einsum(eq, *[e[n] for n in names]), group=g)
 
+    case("conv_transpose_stride_pad_outpad", {"x": rand(2, 2, 3, 4), "w": rand(2, 3, 3, 3), "b": rand(3)},
+         [node("ConvTranspose", ["x", "w", "b"], "y", strides=[2, 2], pads=[1, 0, 0, 1],
+               output_padding=[1, 0])],
+         lambda e: F.conv_transpose2d(e["x"], e["w"], e["b"], stride=2, output_padding=(1, 0))[
+             :, :, 1:, :-1],
+         group=g)
+    case("conv_transpose_group_dilation", {"x": rand(1, 4, 3, 3), "w": rand(4, 1, 2, 2)},
+         [node("ConvTranspose", ["x", "w"], "y", group=2, dilations=[2, 1])],
+         lambda e: F.conv_transpose2d(e["x"], e["w"], groups=2, dilation=(2, 1)), group=g)
+    # Resize as PyTorch exports F.interpolate: nearest (asymmetric, floor),
+    # bilinear with and without align_corners, to sizes and by scales.
+    scales = np.array([1, 1, 2, 1.5], np.float32)
+    case("resize_nearest_scales", {"x": rand(1, 2, 3, 4)},
+         [node("Resize", ["x", "", "frozen.scales"], "y", mode="nearest",
+               coordinate_transformation_mode="asymmetric", nearest_mode="floor")],
+         lambda e: F.interpolate(e["x"], scale_factor=(2, 1.5), mode="nearest"),
+         consts={"frozen.scales": scales}, group=g)
+    case("resize_bilinear_half_pixel", {"x": rand(1, 2, 3, 4)},
+         [node("Resize", ["x", "", "", "frozen.sizes"], "y", mode="linear",
+               coordinate_transformation_mode="pytorch_half_pixel")],
+         lambda e: F.interpolate(e["x"], size=(5, 7), mode="bilinear", align_corners=False),
+         consts={"frozen.sizes": i64([1, 2, 5, 7])}, group=g)
+    case("resize_bilinear_align_corners", {"x": rand(1, 2, 4, 3)},
+         [node("Resize", ["x", "", "", "frozen.sizes"], "y", mode="linear",
+               coordinate_transformation_mode="align_corners")],
+         lambda e: F.interpolate(e["x"], size=(3, 6), mode="bilinear", align_corners=True),
+         consts={"frozen.sizes": i64([1, 2, 3, 6])}, group=g)
     case("pad_constant_crop", {"x": rand(3, 4)},
          [node("Pad", ["x", "frozen.pads", "frozen.value"], "y", mode="constant")],
          lambda e: F.pad(e["x"], (0, 2, 1, -1), value=0.5),

@@ -19,7 +19,7 @@ launch more per layer norm.
 
 usage: /usr/bin/python3 check_training.py MODEL OPTIMIZER WORKDIR [--resume-check]
            [--clip NORM] [--dtype bf16]
-  MODEL: mlp | causal_lm | cnn | llama | mobile_cnn       OPTIMIZER: adamw | sgd
+  MODEL: mlp | causal_lm | cnn | llama | mobile_cnn | unet       OPTIMIZER: adamw | sgd
 """
 import contextlib
 import copy
@@ -159,6 +159,28 @@ class MobileCnn(torch.nn.Module):
         return F.cross_entropy(self.fc(F.softplus(F.elu(self.fc1(h)))), labels)
 
 
+class TinyUnet(torch.nn.Module):
+    """A U-Net: a strided ConvTranspose and a bilinear upsampling (Resize)
+    back up, a skip connection, GroupNorm-free, MSE against a target."""
+
+    def __init__(self):
+        super().__init__()
+        self.enc = torch.nn.Conv2d(2, 6, 3, padding=1)
+        self.down = torch.nn.Conv2d(6, 8, 3, stride=2, padding=1)
+        self.up = torch.nn.ConvTranspose2d(8, 6, 3, stride=2, padding=1, output_padding=1)
+        self.mid = torch.nn.Conv2d(12, 4, 3, padding=1)
+        self.out = torch.nn.Conv2d(4, 2, 1)
+
+    def forward(self, x, target):
+        skip = F.silu(self.enc(x))
+        h = F.silu(self.down(skip))
+        h = torch.cat([F.silu(self.up(h)), skip], 1)
+        h = F.max_pool2d(F.silu(self.mid(h)), 2)
+        h = F.interpolate(h, scale_factor=2, mode="bilinear", align_corners=False)
+        h = h + F.interpolate(h, scale_factor=1, mode="nearest")
+        return torch.mean(torch.square(self.out(h) - target))
+
+
 def make_data(name, rng):
     """Inputs of N=20 rows (so steps wrap around) with a batch of 8."""
     n = 20
@@ -176,6 +198,9 @@ def make_data(name, rng):
     if name == "mobile_cnn":
         return MobileCnn(), {"x": rng.standard_normal((n, 3, 10, 10)).astype(np.float32),
                              "labels": rng.integers(0, 5, n).astype(np.int64)}
+    if name == "unet":
+        return TinyUnet(), {"x": rng.standard_normal((n, 2, 8, 8)).astype(np.float32),
+                            "target": rng.standard_normal((n, 2, 8, 8)).astype(np.float32)}
     if name == "cnn":
         return Cnn(), {"x": rng.standard_normal((n, 3, 12, 12)).astype(np.float32),
                        "labels": rng.integers(0, 5, n).astype(np.int64)}

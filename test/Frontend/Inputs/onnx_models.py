@@ -163,6 +163,26 @@ def composed():
     m["einsum_int"] = einsum("ij->ji", (3, 4), dtype=I64)
     m["einsum_symbol"] = einsum("i$->i", (3, 4))
 
+    def convt(shape=(1, 2, 3, 3), w=(2, 3, 3, 3), **attrs):
+        return model([node("ConvTranspose", ["x", "w"], ["y"], **attrs)], [vi("x", F32, list(shape))], y,
+                     inits=[floats("w", list(w))])
+    m["convtranspose"] = convt(strides=[2, 2], pads=[1, 1, 0, 0], output_padding=[1, 0])
+    m["convtranspose_output_shape"] = convt(strides=[2, 2], output_shape=[6, 6], auto_pad="SAME_UPPER")
+    m["convtranspose_bad_outpad"] = convt(strides=[2, 2], output_padding=[2, 0])
+    m["convtranspose_bad_weight"] = convt(w=(3, 3, 3, 3))
+
+    def resize(mode, extra_inputs, inits, **attrs):
+        return model([node("Resize", ["x"] + extra_inputs, ["y"], mode=mode, **attrs)],
+                     [vi("x", F32, [1, 1, 2, 3])], y, inits=inits)
+    sizes = ints("sizes", [1, 1, 4, 5])
+    scales = numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")
+    m["resize_nearest"] = resize("nearest", ["", "scales"], [scales],
+                                 coordinate_transformation_mode="asymmetric", nearest_mode="floor")
+    m["resize_linear"] = resize("linear", ["", "", "sizes"], [sizes],
+                                coordinate_transformation_mode="align_corners")
+    m["resize_cubic"] = resize("cubic", ["", "", "sizes"], [sizes])
+    m["resize_both"] = resize("linear", ["", "scales", "sizes"], [sizes, scales])
+
     ab = [vi("a", I64, [4]), vi("b", I64, [4])]
     m["mod_int"] = model([node("Mod", ["a", "b"], ["y"])], ab, [vi("y", I64, None)])
     m["mod_folded"] = model([node("Mod", ["a", "b"], ["y"])], [], [vi("y", I64, None)],
