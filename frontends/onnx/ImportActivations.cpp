@@ -11,6 +11,7 @@
 // zeroed gradient cannot become 0 * inf.
 //
 //===----------------------------------------------------------------------===//
+#include "frontends/onnx/ImportExpr.h"
 #include "frontends/onnx/OpImporters.h"
 
 #include "dialects/weft/WeftOps.h"
@@ -20,70 +21,6 @@
 using namespace mlir;
 using namespace weft;
 using namespace weft::onnx_import;
-
-namespace {
-/// Builds elementwise expressions on one node, stopping at the first error
-/// (every builder passes a null operand through).
-class Expr {
-public:
-  explicit Expr(NodeImporter &imp) : imp(imp) {}
-
-  /// A rank-0 constant of `like`'s element type.
-  Value scalar(Value like, double value) {
-    return like ? imp.createScalar(getElementType(like), value) : Value();
-  }
-  template <typename OpTy> Value binary(Value lhs, Value rhs) {
-    return lhs && rhs ? imp.createInferred<OpTy>(lhs, rhs) : Value();
-  }
-  template <typename OpTy> Value unary(Value x) {
-    return x ? imp.create<OpTy>(x.getType(), x) : Value();
-  }
-  Value add(Value a, Value b) { return binary<AddOp>(a, b); }
-  Value sub(Value a, Value b) { return binary<SubOp>(a, b); }
-  Value mul(Value a, Value b) { return binary<MulOp>(a, b); }
-  Value div(Value a, Value b) { return binary<DivOp>(a, b); }
-  Value min(Value a, Value b) { return binary<MinOp>(a, b); }
-  Value less(Value a, Value b) { return binary<LessOp>(a, b); }
-  Value greater(Value a, Value b) { return binary<GreaterOp>(a, b); }
-  Value select(Value cond, Value x, Value y) {
-    return cond && x && y ? imp.createInferred<WhereOp>(cond, x, y) : Value();
-  }
-  Value mulScalar(Value x, double value) { return mul(x, scalar(x, value)); }
-  Value addScalar(Value x, double value) { return add(x, scalar(x, value)); }
-
-  /// `x` limited to [lo, hi] (either may be null: no bound). Where lo > hi
-  /// every element is hi, as in ONNX and numpy.
-  Value clip(Value x, Value lo, Value hi) {
-    if (lo)
-      x = select(less(x, lo), lo, x);
-    if (hi)
-      x = select(greater(x, hi), hi, x);
-    return x;
-  }
-  /// ln(1 + exp(x)), x itself above 20 (PyTorch's threshold), where the
-  /// difference is below f32's resolution and exp could overflow.
-  Value softplus(Value x) {
-    Value threshold = scalar(x, 20.0);
-    Value e = unary<ExpOp>(min(x, threshold));
-    return select(greater(x, threshold), x, unary<LogOp>(addScalar(e, 1.0)));
-  }
-  /// alpha * (exp(x) - 1) for x <= 0, x above.
-  Value elu(Value x, double alpha) {
-    Value zero = scalar(x, 0.0);
-    Value negative =
-        mulScalar(addScalar(unary<ExpOp>(min(x, zero)), -1.0), alpha);
-    return select(greater(x, zero), x, negative);
-  }
-  /// max(0, min(1, alpha * x + beta)).
-  Value hardSigmoid(Value x, double alpha, double beta) {
-    return clip(addScalar(mulScalar(x, alpha), beta), scalar(x, 0.0),
-                scalar(x, 1.0));
-  }
-
-private:
-  NodeImporter &imp;
-};
-} // namespace
 
 /// Input 0 ("X"), which must have a float element type.
 static Value getFloatInput(NodeImporter &imp, StringRef what = "X") {
@@ -115,9 +52,7 @@ LogicalResult onnx_import::importAbs(NodeImporter &imp) {
   Value x = imp.getInput(0, "X");
   if (x && getElementType(x).isUnsignedInteger())
     return finish(imp, x);
-  // relu(x) + relu(-x): exact (one term is 0), gradient sign(x) with 0 at 0.
-  return finish(imp,
-                e.add(e.unary<ReluOp>(x), e.unary<ReluOp>(e.unary<NegOp>(x))));
+  return finish(imp, e.abs(x));
 }
 
 /// Clip (opset 11+): optional scalar inputs min and max.
@@ -212,6 +147,37 @@ LogicalResult onnx_import::importSelu(NodeImporter &imp) {
 LogicalResult onnx_import::importSoftplus(NodeImporter &imp) {
   Expr e(imp);
   return finish(imp, e.softplus(getFloatInput(imp)));
+}
+
+/// Softsign: x / (1 + |x|).
+LogicalResult onnx_import::importSoftsign(NodeImporter &imp) {
+  Expr e(imp);
+  Value x = getFloatInput(imp, "input");
+  return finish(imp, e.div(x, e.addScalar(e.abs(x), 1.0)));
+}
+
+/// ThresholdedRelu: x where x > alpha (default 1), else 0.
+LogicalResult onnx_import::importThresholdedRelu(NodeImporter &imp) {
+  Expr e(imp);
+  Value x = getFloatInput(imp);
+  double alpha = imp.getFloatAttr("alpha", 1.0);
+  return finish(
+      imp, e.select(e.greater(x, e.scalar(x, alpha)), x, e.scalar(x, 0.0)));
+}
+
+/// Sign: 1, 0 or -1 (NaN stays NaN); no gradient flows through it.
+LogicalResult onnx_import::importSign(NodeImporter &imp) {
+  Expr e(imp);
+  Value x = imp.getInput(0, "input");
+  if (!x)
+    return failure();
+  Value zero = e.scalar(x, 0.0);
+  Value sign = e.select(e.greater(x, zero), e.scalar(x, 1.0), zero);
+  if (!getElementType(x).isUnsignedInteger())
+    sign = e.select(e.less(x, zero), e.scalar(x, -1.0), sign);
+  if (isa<FloatType>(getElementType(x)))
+    sign = e.select(e.binary<EqualOp>(x, x), sign, x);
+  return finish(imp, sign);
 }
 
 /// Mish (opset 18): x * tanh(softplus(x)).

@@ -6,6 +6,7 @@
 // training-mode outputs of the normalizations).
 //
 //===----------------------------------------------------------------------===//
+#include "frontends/onnx/ImportExpr.h"
 #include "frontends/onnx/OpImporters.h"
 
 #include "dialects/weft/ShapeRules.h"
@@ -168,11 +169,14 @@ LogicalResult onnx_import::importSoftmaxCrossEntropyLoss(NodeImporter &imp) {
 // Reductions
 //===----------------------------------------------------------------------===//
 
-/// ReduceSum takes its axes as an input (opset 13+); ReduceMean and
-/// ReduceMax as an attribute before opset 18 and as an input from 18. Either
-/// form is accepted. Empty axes reduce everything, or nothing with
-/// noop_with_empty_axes (opset 18+, ReduceSum 13+).
-template <typename OpTy> static LogicalResult importReduce(NodeImporter &imp) {
+/// ReduceSum takes its axes as an input (opset 13+); the other reductions
+/// as an attribute before opset 18 and as an input from 18. Either form is
+/// accepted. Empty axes reduce everything, or nothing with
+/// noop_with_empty_axes (opset 18+, ReduceSum 13+). `build` makes the
+/// reduction of the input over the normalized axes.
+static LogicalResult importReduceWith(
+    NodeImporter &imp,
+    llvm::function_ref<Value(Value, ArrayRef<int64_t>, bool)> build) {
   Value input = imp.getInput(0, "data");
   if (!input)
     return failure();
@@ -207,14 +211,20 @@ template <typename OpTy> static LogicalResult importReduce(NodeImporter &imp) {
     imp.setOutput(0, input);
     return success();
   }
-  OpBuilder &builder = imp.getBuilder();
-  Value result =
-      imp.createInferred<OpTy>(input, builder.getDenseI64ArrayAttr(*normalized),
-                               builder.getBoolAttr(keepdims));
+  Value result = build(input, *normalized, keepdims);
   if (!result)
     return failure();
   imp.setOutput(0, result);
   return success();
+}
+
+template <typename OpTy> static LogicalResult importReduce(NodeImporter &imp) {
+  return importReduceWith(
+      imp, [&](Value input, ArrayRef<int64_t> axes, bool keepdims) {
+        OpBuilder &b = imp.getBuilder();
+        return imp.createInferred<OpTy>(input, b.getDenseI64ArrayAttr(axes),
+                                        b.getBoolAttr(keepdims));
+      });
 }
 
 LogicalResult onnx_import::importReduceMean(NodeImporter &imp) {
@@ -227,4 +237,205 @@ LogicalResult onnx_import::importReduceSum(NodeImporter &imp) {
 
 LogicalResult onnx_import::importReduceMax(NodeImporter &imp) {
   return importReduce<ReduceMaxOp>(imp);
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions built from the others
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Sums and maxima over `axes` for the composed reductions.
+struct Reducer {
+  NodeImporter &imp;
+  ArrayRef<int64_t> axes;
+  template <typename OpTy> Value reduce(Value x, bool keepdims) {
+    OpBuilder &b = imp.getBuilder();
+    return x ? imp.createInferred<OpTy>(x, b.getDenseI64ArrayAttr(axes),
+                                        b.getBoolAttr(keepdims))
+             : Value();
+  }
+  Value sum(Value x, bool keepdims) { return reduce<ReduceSumOp>(x, keepdims); }
+  Value max(Value x, bool keepdims) { return reduce<ReduceMaxOp>(x, keepdims); }
+};
+} // namespace
+
+static Value requireFloat(NodeImporter &imp, Value x) {
+  if (x && !isa<FloatType>(getElementType(x))) {
+    (void)imp.emitError("input 'data' has element type " +
+                        formatType(getElementType(x)) +
+                        "; this reduction takes float tensors");
+    return {};
+  }
+  return x;
+}
+
+/// min = -max(-x) (floats and signed integers).
+LogicalResult onnx_import::importReduceMin(NodeImporter &imp) {
+  return importReduceWith(
+      imp, [&](Value x, ArrayRef<int64_t> axes, bool keepdims) -> Value {
+        Type type = getElementType(x);
+        if (type.isUnsignedInteger() || type.isInteger(1) ||
+            type.isInteger(8)) {
+          (void)imp.emitError("ReduceMin of " + formatType(type) +
+                              " is not supported");
+          return {};
+        }
+        Expr e(imp);
+        return e.unary<NegOp>(
+            Reducer{imp, axes}.max(e.unary<NegOp>(x), keepdims));
+      });
+}
+
+LogicalResult onnx_import::importReduceSumSquare(NodeImporter &imp) {
+  return importReduceWith(
+      imp, [&](Value x, ArrayRef<int64_t> axes, bool keepdims) {
+        Expr e(imp);
+        return Reducer{imp, axes}.sum(e.mul(x, x), keepdims);
+      });
+}
+
+LogicalResult onnx_import::importReduceL1(NodeImporter &imp) {
+  return importReduceWith(
+      imp, [&](Value x, ArrayRef<int64_t> axes, bool keepdims) {
+        return Reducer{imp, axes}.sum(Expr(imp).abs(x), keepdims);
+      });
+}
+
+LogicalResult onnx_import::importReduceL2(NodeImporter &imp) {
+  return importReduceWith(
+      imp, [&](Value x, ArrayRef<int64_t> axes, bool keepdims) {
+        Expr e(imp);
+        return e.unary<SqrtOp>(
+            Reducer{imp, axes}.sum(e.mul(requireFloat(imp, x), x), keepdims));
+      });
+}
+
+LogicalResult onnx_import::importReduceLogSum(NodeImporter &imp) {
+  return importReduceWith(
+      imp, [&](Value x, ArrayRef<int64_t> axes, bool keepdims) {
+        return Expr(imp).unary<LogOp>(
+            Reducer{imp, axes}.sum(requireFloat(imp, x), keepdims));
+      });
+}
+
+/// log(sum(exp(x - m))) + m with m the maximum (finite where x has one).
+LogicalResult onnx_import::importReduceLogSumExp(NodeImporter &imp) {
+  return importReduceWith(imp, [&](Value x, ArrayRef<int64_t> axes,
+                                   bool keepdims) {
+    Expr e(imp);
+    Reducer r{imp, axes};
+    x = requireFloat(imp, x);
+    Value m = r.max(x, /*keepdims=*/true);
+    Value lse = e.add(
+        e.unary<LogOp>(r.sum(e.unary<ExpOp>(e.sub(x, m)), /*keepdims=*/true)),
+        m);
+    if (keepdims || !lse)
+      return lse;
+    SmallVector<int64_t> shape;
+    for (auto [d, size] : llvm::enumerate(getShape(x)))
+      if (!llvm::is_contained(axes, static_cast<int64_t>(d)))
+        shape.push_back(size);
+    return imp.createReshape(lse, shape);
+  });
+}
+
+/// ArgMax / ArgMin: the first (or, with select_last_index, the last)
+/// position of the extreme along `axis`, from a reduce_max and a comparison:
+/// positions that hold the extreme keep their index, the others an index
+/// past the end (or -1), and a reduction picks the first (last). A NaN is
+/// the extreme wherever one is (as in numpy and PyTorch).
+static LogicalResult importArgExtreme(NodeImporter &imp, bool isMax) {
+  Expr e(imp);
+  Value x = imp.getInput(0, "data");
+  if (!x)
+    return failure();
+  Type type = getElementType(x);
+  if (type.isUnsignedInteger() || type.isInteger(1))
+    return imp.emitError(Twine(isMax ? "ArgMax" : "ArgMin") + " of " +
+                         formatType(type) + " is not supported");
+  int64_t rank = getRank(x);
+  int64_t axisAttr = imp.getIntAttr("axis", 0);
+  std::optional<int64_t> axis = normalizeAxis(axisAttr, rank);
+  if (!axis)
+    return imp.emitError("attribute 'axis' = " + Twine(axisAttr) +
+                         " is out of range for " + formatType(x.getType()));
+  bool keepdims = imp.getIntAttr("keepdims", 1) != 0;
+  bool last = imp.getIntAttr("select_last_index", 0) != 0;
+  int64_t n = getShape(x)[*axis];
+  Reducer r{imp, ArrayRef<int64_t>(*axis)};
+  Value v = isMax ? x : e.unary<NegOp>(x);
+  Value extreme = r.max(v, /*keepdims=*/true);
+  Value hit = e.binary<EqualOp>(v, extreme);
+  if (isa<FloatType>(type))
+    hit = e.binary<OrOp>(hit, e.unary<NotOp>(e.binary<EqualOp>(v, v)));
+  SmallVector<int64_t> positionShape(rank, 1);
+  positionShape[*axis] = n;
+  SmallVector<int64_t> positions;
+  for (int64_t i = 0; i < n; ++i)
+    positions.push_back(last ? i : -i);
+  auto i64 = imp.getBuilder().getI64Type();
+  Value index = imp.createConstant(DenseElementsAttr::get(
+      RankedTensorType::get(positionShape, i64), ArrayRef(positions)));
+  // Largest of i (last) or of -i (first), the misses at -1 or -n.
+  Value miss = imp.createScalar(i64, last ? -1 : -n);
+  Value picked = r.max(e.select(hit, index, miss), keepdims);
+  if (!last)
+    picked = e.unary<NegOp>(picked);
+  if (!picked)
+    return failure();
+  imp.setOutput(0, picked);
+  return success();
+}
+
+LogicalResult onnx_import::importArgMax(NodeImporter &imp) {
+  return importArgExtreme(imp, /*isMax=*/true);
+}
+LogicalResult onnx_import::importArgMin(NodeImporter &imp) {
+  return importArgExtreme(imp, /*isMax=*/false);
+}
+
+/// InstanceNormalization: a layer norm of each (n, c)'s spatial values (the
+/// input seen as [N, C, S]) with unit scale, then the per-channel scale and
+/// bias. PyTorch exports GroupNorm this way too.
+LogicalResult onnx_import::importInstanceNormalization(NodeImporter &imp) {
+  Expr e(imp);
+  Value x = imp.getInput(0, "input");
+  Value scale = imp.getInput(1, "scale");
+  Value bias = imp.getInput(2, "B");
+  if (!x || !scale || !bias)
+    return failure();
+  ArrayRef<int64_t> shape = getShape(x);
+  if (shape.size() < 3)
+    return imp.emitError("input (" + formatType(x.getType()) +
+                         ") needs at least one spatial dimension (N, C, D...)");
+  int64_t channels = shape[1];
+  for (auto [name, v] :
+       {std::make_pair("scale", scale), std::make_pair("B", bias)})
+    if (getShape(v) != ArrayRef<int64_t>{channels})
+      return imp.emitError(
+          "input '" + Twine(name) + "' (" + formatType(v.getType()) +
+          ") should hold one value per channel (" + Twine(channels) + ")");
+  int64_t spatial = 1;
+  for (int64_t d : shape.drop_front(2))
+    spatial *= d;
+  Type type = getElementType(x);
+  auto unitType = RankedTensorType::get({spatial}, type);
+  Value ones = imp.createConstant(DenseElementsAttr::get(
+      unitType, imp.getBuilder().getFloatAttr(type, 1.0)));
+  Value rows = imp.createReshape(x, {shape[0], channels, spatial});
+  if (!ones || !rows)
+    return failure();
+  OpBuilder &b = imp.getBuilder();
+  Value normalized = imp.createInferred<LayerNormOp>(
+      rows, ones, Value(), b.getI64IntegerAttr(2),
+      b.getF64FloatAttr(imp.getFloatAttr("epsilon", 1e-5)));
+  SmallVector<int64_t> column(shape.size() - 1, 1);
+  column[0] = channels;
+  Value result = e.add(e.mul(imp.createReshape(normalized, shape),
+                             imp.createReshape(scale, column)),
+                       imp.createReshape(bias, column));
+  if (!result)
+    return failure();
+  imp.setOutput(0, result);
+  return success();
 }

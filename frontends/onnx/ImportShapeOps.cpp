@@ -414,3 +414,35 @@ LogicalResult onnx_import::importTrilu(NodeImporter &imp) {
                                             builder.getBoolAttr(upper),
                                             builder.getI64IntegerAttr(k)));
 }
+
+/// Tile: each dim d of size n repeated r times is the broadcast of
+/// [.., 1, n, ..] to [.., r, n, ..] reshaped to [.., r * n, ..].
+LogicalResult onnx_import::importTile(NodeImporter &imp) {
+  Value input = imp.getInput(0, "input");
+  if (!input)
+    return failure();
+  std::optional<SmallVector<int64_t>> repeats =
+      imp.getConstantInts(1, "repeats");
+  if (!repeats)
+    return failure();
+  ArrayRef<int64_t> shape = getShape(input);
+  if (repeats->size() != shape.size() ||
+      llvm::any_of(*repeats, [](int64_t r) { return r < 0; }))
+    return imp.emitError("input 'repeats' = " + formatShape(*repeats) +
+                         " should hold " + Twine(shape.size()) +
+                         " non-negative counts for " +
+                         formatType(input.getType()));
+  if (llvm::all_of(*repeats, [](int64_t r) { return r == 1; }))
+    return setResult(imp, input);
+  SmallVector<int64_t> split, wide, result;
+  for (auto [n, r] : llvm::zip(shape, *repeats)) {
+    split.append({1, n});
+    wide.append({r, n});
+    result.push_back(r * n);
+  }
+  Value value = imp.createReshape(input, split);
+  if (!value)
+    return failure();
+  value = imp.create<BroadcastToOp>(getTensorType(value).clone(wide), value);
+  return setResult(imp, imp.createReshape(value, result));
+}

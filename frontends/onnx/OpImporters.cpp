@@ -58,6 +58,9 @@ static const OpImporterEntry kOpImporters[] = {
     {"Sum", importSum},
     {"Mean", importMean},
     {"Mod", importMod},
+    {"Softsign", importSoftsign},
+    {"ThresholdedRelu", importThresholdedRelu},
+    {"Sign", importSign},
     // Matrix products, convolution, pooling (ImportLinalg.cpp)
     {"MatMul", importMatMul},
     {"Gemm", importGemm},
@@ -77,6 +80,15 @@ static const OpImporterEntry kOpImporters[] = {
     {"ReduceMean", importReduceMean},
     {"ReduceSum", importReduceSum},
     {"ReduceMax", importReduceMax},
+    {"ReduceMin", importReduceMin},
+    {"ReduceSumSquare", importReduceSumSquare},
+    {"ReduceL1", importReduceL1},
+    {"ReduceL2", importReduceL2},
+    {"ReduceLogSum", importReduceLogSum},
+    {"ReduceLogSumExp", importReduceLogSumExp},
+    {"ArgMax", importArgMax},
+    {"ArgMin", importArgMin},
+    {"InstanceNormalization", importInstanceNormalization},
     // Data movement (ImportShapeOps.cpp)
     {"Reshape", importReshape},
     {"Flatten", importFlatten},
@@ -89,6 +101,7 @@ static const OpImporterEntry kOpImporters[] = {
     {"Gather", importGather},
     {"Expand", importExpand},
     {"Trilu", importTrilu},
+    {"Tile", importTile},
     {"Pad", importPad},
     {"Resize", importResize},
     // Values known at import time, pass-throughs (ImportConstants.cpp)

@@ -66,6 +66,9 @@ mlir::LogicalResult importGelu(NodeImporter &imp);
 mlir::LogicalResult importSum(NodeImporter &imp);
 mlir::LogicalResult importMean(NodeImporter &imp);
 mlir::LogicalResult importMod(NodeImporter &imp);
+mlir::LogicalResult importSoftsign(NodeImporter &imp);
+mlir::LogicalResult importThresholdedRelu(NodeImporter &imp);
+mlir::LogicalResult importSign(NodeImporter &imp);
 
 // ImportEinsum.cpp
 mlir::LogicalResult importEinsum(NodeImporter &imp);
@@ -89,6 +92,15 @@ mlir::LogicalResult importSoftmaxCrossEntropyLoss(NodeImporter &imp);
 mlir::LogicalResult importReduceMean(NodeImporter &imp);
 mlir::LogicalResult importReduceSum(NodeImporter &imp);
 mlir::LogicalResult importReduceMax(NodeImporter &imp);
+mlir::LogicalResult importReduceMin(NodeImporter &imp);
+mlir::LogicalResult importReduceSumSquare(NodeImporter &imp);
+mlir::LogicalResult importReduceL1(NodeImporter &imp);
+mlir::LogicalResult importReduceL2(NodeImporter &imp);
+mlir::LogicalResult importReduceLogSum(NodeImporter &imp);
+mlir::LogicalResult importReduceLogSumExp(NodeImporter &imp);
+mlir::LogicalResult importArgMax(NodeImporter &imp);
+mlir::LogicalResult importArgMin(NodeImporter &imp);
+mlir::LogicalResult importInstanceNormalization(NodeImporter &imp);
 
 // ImportShapeOps.cpp
 mlir::LogicalResult importReshape(NodeImporter &imp);
@@ -102,6 +114,7 @@ mlir::LogicalResult importSlice(NodeImporter &imp);
 mlir::LogicalResult importGather(NodeImporter &imp);
 mlir::LogicalResult importExpand(NodeImporter &imp);
 mlir::LogicalResult importTrilu(NodeImporter &imp);
+mlir::LogicalResult importTile(NodeImporter &imp);
 // ImportPad.cpp
 mlir::LogicalResult importPad(NodeImporter &imp);
 // ImportResize.cpp

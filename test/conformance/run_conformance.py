@@ -241,7 +241,9 @@ SHAPE_OPERANDS = {
     "Reshape": (1,), "Expand": (1,), "Squeeze": (1,), "Unsqueeze": (1,), "Split": (1,),
     "Slice": (1, 2, 3, 4), "Trilu": (1,), "ReduceSum": (1,), "ReduceMean": (1,),
     "ReduceMax": (1,), "Dropout": (1, 2), "ConstantOfShape": (0,), "Range": (0, 1, 2),
-    "Pad": (1, 3), "ScatterND": (0, 1, 2), "Resize": (1, 2, 3),
+    "Pad": (1, 3), "ScatterND": (0, 1, 2), "Resize": (1, 2, 3), "Tile": (1,),
+    "ReduceMin": (1,), "ReduceSumSquare": (1,), "ReduceL1": (1,), "ReduceL2": (1,),
+    "ReduceLogSum": (1,), "ReduceLogSumExp": (1,),
 }
 NOT_CONSTANT_RE = re.compile(r"is not a constant", re.I)
 

@@ -553,6 +553,23 @@ def define_import_composites():
                coordinate_transformation_mode="align_corners")],
          lambda e: F.interpolate(e["x"], size=(3, 6), mode="bilinear", align_corners=True),
          consts={"frozen.sizes": i64([1, 2, 3, 6])}, group=g)
+    reductions = [
+        ("reduce_min", "ReduceMin", distinct(3, 4), lambda x: torch.amin(x, 1, keepdim=True)),
+        ("reduce_l2", "ReduceL2", nonzero(3, 4), lambda x: torch.linalg.vector_norm(x, dim=1, keepdim=True)),
+        ("reduce_l1", "ReduceL1", nonzero(3, 4), lambda x: x.abs().sum(1, keepdim=True)),
+        ("reduce_sum_square", "ReduceSumSquare", rand(3, 4), lambda x: (x * x).sum(1, keepdim=True)),
+        ("reduce_log_sum_exp", "ReduceLogSumExp", rand(3, 4, low=-3, high=3),
+         lambda x: torch.logsumexp(x, 1, keepdim=True)),
+    ]
+    for name, op, x, fn in reductions:
+        case(name, {"x": x}, [node(op, ["x"], "y", axes=[1])], lambda e, fn=fn: fn(e["x"]), group=g)
+    case("softsign", {"x": nonzero(2, 3)}, [node("Softsign", ["x"], "y")], lambda e: F.softsign(e["x"]),
+         group=g)
+    case("tile", {"x": rand(2, 3)}, [node("Tile", ["x", "frozen.reps"], "y")],
+         lambda e: e["x"].tile(2, 3), consts={"frozen.reps": i64([2, 3])}, group=g)
+    case("instance_norm", {"x": rand(2, 3, 4, 5), "s": rand(3), "b": rand(3)},
+         [node("InstanceNormalization", ["x", "s", "b"], "y", epsilon=1e-5)],
+         lambda e: F.instance_norm(e["x"], weight=e["s"], bias=e["b"], eps=1e-5), group=g)
     case("pad_constant_crop", {"x": rand(3, 4)},
          [node("Pad", ["x", "frozen.pads", "frozen.value"], "y", mode="constant")],
          lambda e: F.pad(e["x"], (0, 2, 1, -1), value=0.5),

@@ -160,19 +160,21 @@ class MobileCnn(torch.nn.Module):
 
 
 class TinyUnet(torch.nn.Module):
-    """A U-Net: a strided ConvTranspose and a bilinear upsampling (Resize)
-    back up, a skip connection, GroupNorm-free, MSE against a target."""
+    """A U-Net: GroupNorm (exported as InstanceNormalization), a strided
+    ConvTranspose and a bilinear upsampling (Resize) back up, a skip
+    connection, MSE against a target."""
 
     def __init__(self):
         super().__init__()
         self.enc = torch.nn.Conv2d(2, 6, 3, padding=1)
+        self.norm = torch.nn.GroupNorm(3, 6)
         self.down = torch.nn.Conv2d(6, 8, 3, stride=2, padding=1)
         self.up = torch.nn.ConvTranspose2d(8, 6, 3, stride=2, padding=1, output_padding=1)
         self.mid = torch.nn.Conv2d(12, 4, 3, padding=1)
         self.out = torch.nn.Conv2d(4, 2, 1)
 
     def forward(self, x, target):
-        skip = F.silu(self.enc(x))
+        skip = F.silu(self.norm(self.enc(x)))
         h = F.silu(self.down(skip))
         h = torch.cat([F.silu(self.up(h)), skip], 1)
         h = F.max_pool2d(F.silu(self.mid(h)), 2)

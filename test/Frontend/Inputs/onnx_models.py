@@ -183,6 +183,20 @@ def composed():
     m["resize_cubic"] = resize("cubic", ["", "", "sizes"], [sizes])
     m["resize_both"] = resize("linear", ["", "scales", "sizes"], [sizes, scales])
 
+    m["argmax"] = model([node("ArgMax", ["x"], ["y"], axis=1, keepdims=0)], x, [vi("y", I64, None)])
+    m["argmin_last"] = model([node("ArgMin", ["x"], ["y"], axis=1, select_last_index=1)], x,
+                             [vi("y", I64, None)])
+    m["argmax_bool"] = model([node("ArgMax", ["b"], ["y"])], [vi("b", BOOL, [3])], [vi("y", I64, None)])
+    m["reducemin"] = model([node("ReduceMin", ["x"], ["y"], axes=[1])], x, y)
+    m["reducelogsumexp"] = model([node("ReduceLogSumExp", ["x"], ["y"], axes=[1], keepdims=0)], x, y)
+    m["instancenorm"] = model([node("InstanceNormalization", ["x", "s", "b"], ["y"], epsilon=1e-3)],
+                              [vi("x", F32, [2, 3, 4, 5])], y, inits=[floats("s", [3]), floats("b", [3])])
+    m["instancenorm_bad_scale"] = model([node("InstanceNormalization", ["x", "s", "b"], ["y"])],
+                                        [vi("x", F32, [2, 3, 4])], y,
+                                        inits=[floats("s", [4]), floats("b", [3])])
+    m["tile"] = model([node("Tile", ["x", "r"], ["y"])], x, y, inits=[ints("r", [2, 1])])
+    m["tile_bad"] = model([node("Tile", ["x", "r"], ["y"])], x, y, inits=[ints("r", [2])])
+
     ab = [vi("a", I64, [4]), vi("b", I64, [4])]
     m["mod_int"] = model([node("Mod", ["a", "b"], ["y"])], ab, [vi("y", I64, None)])
     m["mod_folded"] = model([node("Mod", ["a", "b"], ["y"])], [], [vi("y", I64, None)],
