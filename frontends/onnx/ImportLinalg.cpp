@@ -177,24 +177,38 @@ static Value getWindowedInput(NodeImporter &imp) {
   return input;
 }
 
+/// The spatial kernel of weight W [M, C, K...] of Conv and ConvTranspose,
+/// checked against X's rank and the kernel_shape attribute.
+static std::optional<ArrayRef<int64_t>> getKernel(NodeImporter &imp,
+                                                  Value input, Value weight) {
+  if (!input || !weight)
+    return std::nullopt;
+  if (getRank(weight) != getRank(input)) {
+    (void)imp.emitError("weight W (" + formatType(weight.getType()) +
+                        ") must have the rank of X (" +
+                        formatType(input.getType()) + ")");
+    return std::nullopt;
+  }
+  ArrayRef<int64_t> kernel = getShape(weight).drop_front(2);
+  if (imp.hasAttr("kernel_shape") &&
+      imp.getIntsAttr("kernel_shape") != SmallVector<int64_t>(kernel)) {
+    (void)imp.emitError("attribute 'kernel_shape' = " +
+                        formatShape(imp.getIntsAttr("kernel_shape")) +
+                        " differs from the weight's kernel " +
+                        formatShape(kernel));
+    return std::nullopt;
+  }
+  return kernel;
+}
+
 LogicalResult onnx_import::importConv(NodeImporter &imp) {
   Value input = getWindowedInput(imp);
   Value weight = imp.getInput(1, "W");
   Value bias = imp.getOptionalInput(2);
-  if (!input || !weight)
+  std::optional<ArrayRef<int64_t>> kernel = getKernel(imp, input, weight);
+  if (!kernel)
     return failure();
-  if (getRank(weight) != getRank(input))
-    return imp.emitError("weight W (" + formatType(weight.getType()) +
-                         ") must have the rank of X (" +
-                         formatType(input.getType()) + ")");
-  ArrayRef<int64_t> kernel = getShape(weight).drop_front(2);
-  if (imp.hasAttr("kernel_shape") &&
-      imp.getIntsAttr("kernel_shape") != SmallVector<int64_t>(kernel))
-    return imp.emitError("attribute 'kernel_shape' = " +
-                         formatShape(imp.getIntsAttr("kernel_shape")) +
-                         " differs from the weight's kernel " +
-                         formatShape(kernel));
-  std::optional<Window> w = readWindow(imp, getShape(input), kernel);
+  std::optional<Window> w = readWindow(imp, getShape(input), *kernel);
   if (!w)
     return failure();
   OpBuilder &builder = imp.getBuilder();
@@ -218,13 +232,11 @@ LogicalResult onnx_import::importConvTranspose(NodeImporter &imp) {
   Value input = getWindowedInput(imp);
   Value weight = imp.getInput(1, "W");
   Value bias = imp.getOptionalInput(2);
-  if (!input || !weight)
+  std::optional<ArrayRef<int64_t>> kernelOr = getKernel(imp, input, weight);
+  if (!kernelOr)
     return failure();
+  ArrayRef<int64_t> kernel = *kernelOr;
   ArrayRef<int64_t> inShape = getShape(input), wShape = getShape(weight);
-  if (wShape.size() != inShape.size())
-    return imp.emitError("weight W (" + formatType(weight.getType()) +
-                         ") must have the rank of X (" +
-                         formatType(input.getType()) + ")");
   int64_t group = imp.getIntAttr("group", 1);
   if (group < 1 || wShape[0] != inShape[1] || inShape[1] % group != 0)
     return imp.emitError("weight W (" + formatType(weight.getType()) +
@@ -233,13 +245,6 @@ LogicalResult onnx_import::importConvTranspose(NodeImporter &imp) {
                          ": W's first dimension must be X's channels, a "
                          "multiple of group");
   size_t spatial = inShape.size() - 2;
-  ArrayRef<int64_t> kernel = wShape.drop_front(2);
-  if (imp.hasAttr("kernel_shape") &&
-      imp.getIntsAttr("kernel_shape") != SmallVector<int64_t>(kernel))
-    return imp.emitError("attribute 'kernel_shape' = " +
-                         formatShape(imp.getIntsAttr("kernel_shape")) +
-                         " differs from the weight's kernel " +
-                         formatShape(kernel));
   SmallVector<int64_t> ones(spatial, 1), zeros(spatial, 0);
   SmallVector<int64_t> strides = imp.getIntsAttr("strides", ones);
   SmallVector<int64_t> dilations = imp.getIntsAttr("dilations", ones);
