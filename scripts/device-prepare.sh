@@ -102,5 +102,25 @@ add_case gpt-seqmajor-bf16 "$work/gpt.onnx" 2e-2 "$gpt_args" --train \
   --dtype bf16 --fuse-attention on --attention-seq-major on \
   --fold-norm-casts on
 
+# Models built from the importer's composed ops (test/train/check_training.py's,
+# exported with its weights and rows): a U-Net (GroupNorm as a layer norm,
+# ConvTranspose as conv_grad_input and its gradients, Resize and reflect
+# padding as gathers and scatter_adds along spatial axes) and a LLaMA-style
+# LM (RMSNorm, rotary tables, weft.sin / weft.cos folded), 6 steps each.
+for name in unet llama; do
+  mkdir -p "$work/$name-train-data"
+  "$py" - "$root/test/train" "$name" "$work/$name-train-data" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+import check_training as ct
+ct.export_model(sys.argv[2], sys.argv[3])
+PY
+done
+add_case unet-train "$work/unet-train-data/unet.onnx" 1e-4 \
+  "--data x=@DATA@/x.npy --data target=@DATA@/target.npy --steps 6" --train
+add_case llama-train "$work/llama-train-data/llama.onnx" 1e-4 \
+  "--data tokens=@DATA@/tokens.npy --data targets=@DATA@/targets.npy --steps 6" \
+  --train
+
 echo "device-prepare: $(du -sh "$carry" | cut -f1) in $carry; carry it to the GPU" \
   "machine and run scripts/device-check.sh there"
