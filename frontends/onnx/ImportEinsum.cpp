@@ -272,13 +272,38 @@ contract(NodeImporter &imp, Term a, Term b,
   aOrder.append(inner.begin(), inner.end());
   bOrder.append(inner.begin(), inner.end());
   bOrder.append(cols.begin(), cols.end());
-  Value lhs = imp.createReshape(permute(imp, a, aOrder), aShape);
-  Value rhs = imp.createReshape(permute(imp, b, bOrder), bShape);
-  if (!lhs || !rhs)
-    return std::nullopt;
-  BoolAttr no = imp.getBuilder().getBoolAttr(false);
-  Value result = imp.createInferred<MatMulOp>(lhs, rhs, no, no);
-  result = imp.createReshape(result, outShape);
+  Value result;
+  if (inner.empty()) {
+    // Nothing to contract (outer and elementwise products): a broadcast
+    // multiply of [batch, rows, 1...] and [batch, 1..., cols], not a
+    // product with an inner dimension of 1.
+    SmallVector<int64_t> aWide, bWide;
+    for (int64_t label : batch) {
+      aWide.push_back(sizeOf(a, label));
+      bWide.push_back(sizeOf(b, label));
+    }
+    for (int64_t label : rows) {
+      aWide.push_back(sizeOf(a, label));
+      bWide.push_back(1);
+    }
+    for (int64_t label : cols) {
+      aWide.push_back(1);
+      bWide.push_back(sizeOf(b, label));
+    }
+    Value lhs = imp.createReshape(permute(imp, a, aOrder), aWide);
+    Value rhs = imp.createReshape(permute(imp, b, bOrder), bWide);
+    if (!lhs || !rhs)
+      return std::nullopt;
+    result = imp.createInferred<MulOp>(lhs, rhs);
+  } else {
+    Value lhs = imp.createReshape(permute(imp, a, aOrder), aShape);
+    Value rhs = imp.createReshape(permute(imp, b, bOrder), bShape);
+    if (!lhs || !rhs)
+      return std::nullopt;
+    BoolAttr no = imp.getBuilder().getBoolAttr(false);
+    result = imp.createInferred<MatMulOp>(lhs, rhs, no, no);
+    result = imp.createReshape(result, outShape);
+  }
   if (!result)
     return std::nullopt;
   return Term{result, outLabels};

@@ -519,6 +519,8 @@ def define_import_composites():
         ("einsum_rowwise_dot", "ij,ij->i", [(3, 4), (3, 4)]),
         ("einsum_three_operands", "ij,jk,kl->il", [(2, 3), (3, 4), (4, 2)]),
         ("einsum_summed_free_label", "bij,bjk->bk", [(2, 3, 4), (2, 4, 5)]),
+        ("einsum_hadamard", "ij,ij->ij", [(3, 4), (3, 4)]),
+        ("einsum_batched_outer", "bi,bj->bji", [(2, 3), (2, 4)]),
     ]
     for name, eq, shapes in einsums:
         params = {"x%d" % i: rand(*shape) for i, shape in enumerate(shapes)}

@@ -155,6 +155,7 @@ def composed():
     m["einsum_heads"] = einsum("bhqd,bhkd->bhqk", (2, 4, 5, 8), (2, 4, 6, 8))
     m["einsum_implicit"] = einsum("ij,jk", (3, 4), (4, 5))
     m["einsum_ellipsis"] = einsum("...ij,jk->...ik", (2, 3, 4), (4, 5))
+    m["einsum_outer"] = einsum("bi,bj->bij", (2, 3), (2, 4))
     m["einsum_diagonal"] = einsum("ii->i", (3, 3))
     m["einsum_rank"] = einsum("ij->i", (3, 3, 3))
     m["einsum_terms"] = einsum("ij,jk->ik", (3, 4))
