@@ -264,6 +264,11 @@ LogicalResult onnx_import::importMod(NodeImporter &imp) {
                                    "ONNX requires fmod = 1 for floats");
   if (type.isInteger(1))
     return imp.emitError("Mod takes numbers, not " + formatType(type));
+  if (std::optional<DenseElementsAttr> divisor = imp.matchConstant(b);
+      divisor && !isFloat &&
+      llvm::any_of(divisor->getValues<APInt>(),
+                   [](const APInt &v) { return v.isZero(); }))
+    return imp.emitError("integer Mod by zero (input 'B' holds a 0)");
   Value quotient = e.div(a, b);
   if (isFloat && quotient)
     quotient = imp.createCast(

@@ -362,6 +362,10 @@ static LogicalResult importArgExtreme(NodeImporter &imp, bool isMax) {
   bool keepdims = imp.getIntAttr("keepdims", 1) != 0;
   bool last = imp.getIntAttr("select_last_index", 0) != 0;
   int64_t n = getShape(x)[*axis];
+  if (n == 0)
+    return imp.emitError("axis " + Twine(*axis) + " of " +
+                         formatType(x.getType()) +
+                         " is empty: there is no extreme to point at");
   Reducer r{imp, ArrayRef<int64_t>(*axis)};
   Value v = isMax ? x : e.unary<NegOp>(x);
   Value extreme = r.max(v, /*keepdims=*/true);

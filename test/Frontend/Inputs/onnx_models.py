@@ -204,6 +204,10 @@ def composed():
                             inits=[ints("a", [7, -7, 7, -7]), ints("b", [3, 3, -3, -3])])
     m["mod_fmod_folded"] = model([node("Mod", ["a", "b"], ["y"], fmod=1)], [], [vi("y", I64, None)],
                                  inits=[ints("a", [7, -7, 7, -7]), ints("b", [3, 3, -3, -3])])
+    m["mod_by_zero"] = model([node("Mod", ["a", "b"], ["y"])], [vi("a", I64, [4])], [vi("y", I64, None)],
+                             inits=[ints("b", [3, 0, 1, 2])])
+    m["argmax_empty"] = model([node("ArgMax", ["e"], ["y"], axis=0)], [vi("e", F32, [0, 3])],
+                              [vi("y", I64, None)])
     m["mod_float_no_fmod"] = model([node("Mod", ["a", "b"], ["y"])],
                                    [vi("a", F32, [4]), vi("b", F32, [4])], y)
     m["scatternd"] = model([node("ScatterND", ["d", "i", "u"], ["y"])], [], y,
