@@ -179,6 +179,15 @@ std::optional<APFloat> applyFloat(Unary kind, const APFloat &x) {
     return fromDouble(std::sin(v), semantics);
   case Unary::Cos:
     return fromDouble(std::cos(v), semantics);
+  case Unary::Floor:
+  case Unary::Ceil:
+  case Unary::Round: {
+    APFloat r = x;
+    r.roundToIntegral(kind == Unary::Floor  ? APFloat::rmTowardNegative
+                      : kind == Unary::Ceil ? APFloat::rmTowardPositive
+                                            : APFloat::rmNearestTiesToEven);
+    return r;
+  }
   case Unary::Not:
     return std::nullopt;
   }

@@ -100,6 +100,9 @@ enum class Unary {
   Sigmoid,
   Sin,
   Cos,
+  Floor,
+  Ceil,
+  Round,
   Not
 };
 enum class Binary { Add, Sub, Mul, Div, Pow, Max, Min, And, Or };

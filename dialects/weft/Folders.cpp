@@ -239,6 +239,9 @@ WEFT_FOLD_UNARY(ErfOp, Erf)
 WEFT_FOLD_UNARY(SigmoidOp, Sigmoid)
 WEFT_FOLD_UNARY(SinOp, Sin)
 WEFT_FOLD_UNARY(CosOp, Cos)
+WEFT_FOLD_UNARY(FloorOp, Floor)
+WEFT_FOLD_UNARY(CeilOp, Ceil)
+WEFT_FOLD_UNARY(RoundOp, Round)
 #undef WEFT_FOLD_UNARY
 
 #define WEFT_FOLD_BINARY(OP, KIND)                                             \

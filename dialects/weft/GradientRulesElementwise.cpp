@@ -111,6 +111,19 @@ LogicalResult CosOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads,
   return success();
 }
 
+// Rounding is flat almost everywhere: no gradient reaches the input (as in
+// PyTorch).
+#define WEFT_ZERO_GRADIENT(OP)                                                 \
+  LogicalResult OP::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads,  \
+                                   SmallVectorImpl<Value> &operandGrads) {     \
+    (void)singleResultGrad(*this, resultGrads, operandGrads);                  \
+    return success();                                                          \
+  }
+WEFT_ZERO_GRADIENT(FloorOp)
+WEFT_ZERO_GRADIENT(CeilOp)
+WEFT_ZERO_GRADIENT(RoundOp)
+#undef WEFT_ZERO_GRADIENT
+
 // The gradient passes where x > 0 (PyTorch: zero at x == 0).
 LogicalResult ReluOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads,
                                      SmallVectorImpl<Value> &operandGrads) {

@@ -112,6 +112,15 @@ def Weft_SinOp : Weft_UnaryOp<"sin", Weft_FloatTensor, [Weft_Differentiable]> {
 def Weft_CosOp : Weft_UnaryOp<"cos", Weft_FloatTensor, [Weft_Differentiable]> {
   let summary = "Elementwise cosine (radians)";
 }
+def Weft_FloorOp : Weft_UnaryOp<"floor", Weft_FloatTensor, [Weft_Differentiable]> {
+  let summary = "Elementwise round toward -inf (zero gradient)";
+}
+def Weft_CeilOp : Weft_UnaryOp<"ceil", Weft_FloatTensor, [Weft_Differentiable]> {
+  let summary = "Elementwise round toward +inf (zero gradient)";
+}
+def Weft_RoundOp : Weft_UnaryOp<"round", Weft_FloatTensor, [Weft_Differentiable]> {
+  let summary = "Elementwise round to nearest, ties to even (zero gradient)";
+}
 def Weft_NotOp : Weft_UnaryOp<"not", Weft_BoolTensor> { let summary = "Logical not"; }
 
 // Binary ops broadcast their operands; both have one element type.

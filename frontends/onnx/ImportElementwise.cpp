@@ -156,6 +156,15 @@ LogicalResult onnx_import::importSin(NodeImporter &imp) {
 LogicalResult onnx_import::importCos(NodeImporter &imp) {
   return importUnary<CosOp>(imp);
 }
+LogicalResult onnx_import::importFloor(NodeImporter &imp) {
+  return importUnary<FloorOp>(imp);
+}
+LogicalResult onnx_import::importCeil(NodeImporter &imp) {
+  return importUnary<CeilOp>(imp);
+}
+LogicalResult onnx_import::importRound(NodeImporter &imp) {
+  return importUnary<RoundOp>(imp);
+}
 LogicalResult onnx_import::importNot(NodeImporter &imp) {
   return importUnary<NotOp>(imp);
 }

@@ -42,6 +42,9 @@ static const OpImporterEntry kOpImporters[] = {
     {"Cast", importCast},
     {"Sin", importSin},
     {"Cos", importCos},
+    {"Floor", importFloor},
+    {"Ceil", importCeil},
+    {"Round", importRound},
     // Built from the elementwise ops (ImportActivations.cpp)
     {"Reciprocal", importReciprocal},
     {"Abs", importAbs},

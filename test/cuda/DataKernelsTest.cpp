@@ -109,7 +109,7 @@ std::vector<int64_t> typesFor(size_t i) {
 
 void testUnary() {
   const Dims sizes[] = {{1}, {7, 13}, {3, 5, 11}, {(1 << 20) + 3}};
-  for (int op = WEFT_UNARY_NEG; op <= WEFT_UNARY_COS; ++op) {
+  for (int op = WEFT_UNARY_NEG; op <= WEFT_UNARY_ROUND; ++op) {
     if (op == WEFT_UNARY_NOT)
       continue;
     // Positive inputs for sqrt and log, a wide range for the rest.

@@ -565,6 +565,11 @@ def define_import_composites():
     ]
     for name, op, x, fn in reductions:
         case(name, {"x": x}, [node(op, ["x"], "y", axes=[1])], lambda e, fn=fn: fn(e["x"]), group=g)
+    # Rounding has no gradient: only the second factor's reaches x.
+    case("floor_ceil_round_times_x", {"x": rand(3, 4, low=-3, high=3)},
+         [node("Floor", ["x"], "f"), node("Ceil", ["x"], "c"), node("Round", ["x"], "r"),
+          node("Sum", ["f", "c", "r"], "s"), node("Mul", ["s", "x"], "y")],
+         lambda e: (torch.floor(e["x"]) + torch.ceil(e["x"]) + torch.round(e["x"])) * e["x"], group=g)
     case("softsign", {"x": nonzero(2, 3)}, [node("Softsign", ["x"], "y")], lambda e: F.softsign(e["x"]),
          group=g)
     case("tile", {"x": rand(2, 3)}, [node("Tile", ["x", "frozen.reps"], "y")],

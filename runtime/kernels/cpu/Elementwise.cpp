@@ -53,7 +53,7 @@ template <class T> T intPow(T base, T exp) {
 }
 
 void unaryF32(int64_t op, const float *x, float *y, int64_t n) {
-  if (op < WEFT_UNARY_NEG || op > WEFT_UNARY_COS || op == WEFT_UNARY_NOT)
+  if (op < WEFT_UNARY_NEG || op > WEFT_UNARY_ROUND || op == WEFT_UNARY_NOT)
     unsupportedUnary(op, WEFT_F32);
   const bool cheap =
       op == WEFT_UNARY_NEG || op == WEFT_UNARY_RELU || op == WEFT_UNARY_SQRT;
@@ -96,6 +96,15 @@ void unaryF64(int64_t op, const double *x, double *y, int64_t n) {
   case WEFT_UNARY_COS:
     return mapElements(x, y, n, kCostlyGrain,
                        [](double v) { return std::cos(v); });
+  case WEFT_UNARY_FLOOR:
+    return mapElements(x, y, n, kCheapGrain,
+                       [](double v) { return std::floor(v); });
+  case WEFT_UNARY_CEIL:
+    return mapElements(x, y, n, kCheapGrain,
+                       [](double v) { return std::ceil(v); });
+  case WEFT_UNARY_ROUND:
+    return mapElements(x, y, n, kCheapGrain,
+                       [](double v) { return std::nearbyint(v); });
   default:
     unsupportedUnary(op, WEFT_F64);
   }

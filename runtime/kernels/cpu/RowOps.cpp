@@ -154,6 +154,19 @@ WEFT_ROW_OP bool unaryRow(int64_t op, const float *x, float *y, int64_t n) {
     for (int64_t i = 0; i < n; ++i)
       y[i] = std::cos(x[i]);
     return true;
+  case WEFT_UNARY_FLOOR:
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = std::floor(x[i]);
+    return true;
+  case WEFT_UNARY_CEIL:
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = std::ceil(x[i]);
+    return true;
+  case WEFT_UNARY_ROUND:
+    // The default rounding mode: to nearest, ties to even (ONNX's Round).
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = std::nearbyint(x[i]);
+    return true;
   default:
     return false;
   }

@@ -62,6 +62,12 @@ void unaryFloat(int64_t op, const cpu::TensorArg &x, const cpu::TensorArg &y) {
     return runUnary<T, WEFT_UNARY_SIN>(x, y);
   case WEFT_UNARY_COS:
     return runUnary<T, WEFT_UNARY_COS>(x, y);
+  case WEFT_UNARY_FLOOR:
+    return runUnary<T, WEFT_UNARY_FLOOR>(x, y);
+  case WEFT_UNARY_CEIL:
+    return runUnary<T, WEFT_UNARY_CEIL>(x, y);
+  case WEFT_UNARY_ROUND:
+    return runUnary<T, WEFT_UNARY_ROUND>(x, y);
   default:
     unsupportedUnary(op, x.dtype);
   }

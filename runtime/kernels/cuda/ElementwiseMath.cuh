@@ -156,6 +156,12 @@ template <class T, int kOp> struct UnaryOp {
       return sin(v);
     } else if constexpr (kOp == WEFT_UNARY_COS) {
       return cos(v);
+    } else if constexpr (kOp == WEFT_UNARY_FLOOR) {
+      return floor(v);
+    } else if constexpr (kOp == WEFT_UNARY_CEIL) {
+      return ceil(v);
+    } else if constexpr (kOp == WEFT_UNARY_ROUND) {
+      return rint(v);
     } else if constexpr (std::is_same_v<T, float>) {
       if constexpr (kOp == WEFT_UNARY_EXP)
         return fastExp(v);

@@ -130,6 +130,23 @@ func.func @sin_cos() -> (tensor<3xf32>, tensor<3xf32>) {
 
 // -----
 
+// Rounding folds exactly: floor, ceil, and round with ties to even.
+// CHECK-LABEL: func.func @rounding
+// CHECK-DAG: weft.constant dense<[-3.000000e+00, 2.000000e+00, 2.000000e+00, -1.000000e+00]> : tensor<4xf32>
+// CHECK-DAG: weft.constant dense<[-2.000000e+00, 3.000000e+00, 3.000000e+00, -0.000000e+00]> : tensor<4xf32>
+// CHECK-DAG: weft.constant dense<[-2.000000e+00, 2.000000e+00, 2.000000e+00, -0.000000e+00]> : tensor<4xf32>
+// CHECK-NOT: weft.floor
+// CHECK-NOT: weft.round
+func.func @rounding() -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %a = weft.constant dense<[-2.5, 2.5, 2.25, -0.5]> : tensor<4xf32>
+  %0 = weft.floor %a : tensor<4xf32>
+  %1 = weft.ceil %a : tensor<4xf32>
+  %2 = weft.round %a : tensor<4xf32>
+  return %0, %1, %2 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @unary_int_and_bool
 // CHECK-DAG: weft.constant dense<[-3, 5, -128]> : tensor<3xi8>
 // CHECK-DAG: weft.constant dense<[3, 0, 0]> : tensor<3xi8>

@@ -39,6 +39,12 @@ func.func @unary(%x: tensor<2x3xf32>, %i: tensor<4xi32>, %b: tensor<4xi1>) {
   %10 = weft.sin %x : tensor<2x3xf32>
   // CHECK: weft.cos %[[X]] : tensor<2x3xf32>
   %11 = weft.cos %x : tensor<2x3xf32>
+  // CHECK: weft.floor %[[X]] : tensor<2x3xf32>
+  %12 = weft.floor %x : tensor<2x3xf32>
+  // CHECK: weft.ceil %[[X]] : tensor<2x3xf32>
+  %13 = weft.ceil %x : tensor<2x3xf32>
+  // CHECK: weft.round %[[X]] : tensor<2x3xf32>
+  %14 = weft.round %x : tensor<2x3xf32>
   return
 }
 

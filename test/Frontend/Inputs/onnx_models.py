@@ -103,6 +103,7 @@ def composed():
     y = [vi("y", F32, None)]
     m["sin"] = unary_model("Sin")
     m["cos"] = unary_model("Cos")
+    m["round"] = unary_model("Round")
     m["reciprocal"] = unary_model("Reciprocal")
     m["abs"] = unary_model("Abs")
     m["clip"] = model([node("Clip", ["x", "lo", "hi"], ["y"])], x, y,

@@ -58,6 +58,16 @@ TEST(Unary, F32MatchesLibm) {
       WEFT_UNARY_SIN, [](double v) { return std::sin(v); }, x, 2e-7, 1e-30);
   checkUnaryF(
       WEFT_UNARY_COS, [](double v) { return std::cos(v); }, x, 2e-7, 1e-30);
+  checkUnaryF(
+      WEFT_UNARY_FLOOR, [](double v) { return std::floor(v); }, x, 0, 0);
+  checkUnaryF(
+      WEFT_UNARY_CEIL, [](double v) { return std::ceil(v); }, x, 0, 0);
+  checkUnaryF(
+      WEFT_UNARY_ROUND, [](double v) { return std::nearbyint(v); }, x, 0, 0);
+  // Round's ties go to even.
+  HostTensor<float> ties({4}, {0.5f, 1.5f, -2.5f, 3.5f});
+  EXPECT_EQ(runUnary(WEFT_UNARY_ROUND, ties).data,
+            (std::vector<float>{0.0f, 2.0f, -2.0f, 4.0f}));
   HostTensor<float> pos = unaryInputs(true);
   checkUnaryF(
       WEFT_UNARY_SQRT, [](double v) { return std::sqrt(v); }, pos, 1e-7, 0);

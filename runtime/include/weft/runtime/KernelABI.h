@@ -66,6 +66,9 @@ enum WeftUnaryOp {
   WEFT_UNARY_NOT = 8,
   WEFT_UNARY_SIN = 9,
   WEFT_UNARY_COS = 10,
+  WEFT_UNARY_FLOOR = 11,
+  WEFT_UNARY_CEIL = 12,
+  WEFT_UNARY_ROUND = 13,
 };
 
 /// Operation codes of weft_k_binary.
