@@ -72,11 +72,8 @@ LogicalResult onnx_import::importClip(NodeImporter &imp) {
       return imp.emitError(std::string("input '") + names[i] +
                            "' must be a scalar, not " +
                            formatType(bound.getType()));
-    if (getElementType(bound) != getElementType(x))
-      return imp.emitError(std::string("input '") + names[i] + "' (" +
-                           formatType(bound.getType()) + ") and 'input' (" +
-                           formatType(x.getType()) +
-                           ") have different element types");
+    if (failed(imp.checkSameElementType(bound, x, names[i], "input")))
+      return failure();
     bounds[i] = imp.createReshape(bound, {});
   }
   return finish(imp, e.clip(x, bounds[0], bounds[1]));
@@ -109,12 +106,8 @@ LogicalResult onnx_import::importPRelu(NodeImporter &imp) {
   Expr e(imp);
   Value x = getFloatInput(imp);
   Value slope = imp.getInput(1, "slope");
-  if (!x || !slope)
+  if (!x || !slope || failed(imp.checkSameElementType(x, slope, "X", "slope")))
     return failure();
-  if (getElementType(slope) != getElementType(x))
-    return imp.emitError("inputs 'X' (" + formatType(x.getType()) +
-                         ") and 'slope' (" + formatType(slope.getType()) +
-                         ") have different element types");
   // A 1-D slope of the channel count that does not broadcast is opset 6's
   // per-channel form, which version converters carry over unchanged: it
   // becomes [C, 1, ..., 1].
@@ -211,35 +204,6 @@ LogicalResult onnx_import::importGelu(NodeImporter &imp) {
   return finish(imp, e.mulScalar(e.mul(x, e.addScalar(inner, 1.0)), 0.5));
 }
 
-/// Sum and Mean: one or more inputs, broadcast together.
-static LogicalResult importSumOrMean(NodeImporter &imp, bool mean) {
-  Expr e(imp);
-  Value result = imp.getInput(0, "data_0");
-  for (unsigned i = 1, n = imp.getNumInputs(); result && i < n; ++i) {
-    Value next = imp.getInput(i, "data_" + std::to_string(i));
-    if (next && getElementType(next) != getElementType(result))
-      return imp.emitError("inputs 'data_0' (" + formatType(result.getType()) +
-                           ") and 'data_" + std::to_string(i) + "' (" +
-                           formatType(next.getType()) +
-                           ") have different element types");
-    result = e.add(result, next);
-  }
-  if (mean && result && imp.getNumInputs() > 1) {
-    if (!isa<FloatType>(getElementType(result)))
-      return imp.emitError("Mean takes float tensors, not " +
-                           formatType(getElementType(result)));
-    result = e.div(result, e.scalar(result, imp.getNumInputs()));
-  }
-  return finish(imp, result);
-}
-
-LogicalResult onnx_import::importSum(NodeImporter &imp) {
-  return importSumOrMean(imp, /*mean=*/false);
-}
-LogicalResult onnx_import::importMean(NodeImporter &imp) {
-  return importSumOrMean(imp, /*mean=*/true);
-}
-
 /// Mod: fmod = 0 (integers only) takes the divisor's sign, as Python's %;
 /// fmod = 1 the dividend's, as C's fmod. Built as a - b * trunc(a / b) (integer
 /// division truncates; floats truncate through an i64 cast, so |a / b| must
@@ -250,13 +214,9 @@ LogicalResult onnx_import::importMod(NodeImporter &imp) {
   Expr e(imp);
   Value a = imp.getInput(0, "A");
   Value b = imp.getInput(1, "B");
-  if (!a || !b)
+  if (!a || !b || failed(imp.checkSameElementType(a, b, "A", "B")))
     return failure();
   Type type = getElementType(a);
-  if (getElementType(b) != type)
-    return imp.emitError("inputs 'A' (" + formatType(a.getType()) +
-                         ") and 'B' (" + formatType(b.getType()) +
-                         ") have different element types");
   bool fmod = imp.getIntAttr("fmod", 0) != 0;
   bool isFloat = isa<FloatType>(type);
   if (isFloat && !fmod)

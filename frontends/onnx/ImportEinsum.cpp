@@ -324,11 +324,9 @@ LogicalResult onnx_import::importEinsum(NodeImporter &imp) {
                            formatType(getElementType(input)) +
                            "; weft's Einsum takes float tensors");
     if (!terms.empty() &&
-        getElementType(input) != getElementType(terms.front().value))
-      return imp.emitError(
-          "inputs 0 (" + formatType(terms.front().value.getType()) + ") and " +
-          Twine(i) + " (" + formatType(input.getType()) +
-          ") have different element types");
+        failed(imp.checkSameElementType(terms.front().value, input, "0",
+                                        std::to_string(i))))
+      return failure();
     terms.push_back({input, {}});
     ranks.push_back(getRank(input));
   }

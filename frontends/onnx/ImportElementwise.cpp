@@ -14,22 +14,10 @@ using namespace mlir;
 using namespace weft;
 using namespace weft::onnx_import;
 
-/// Records an error unless `lhs` and `rhs` share an element type.
-static LogicalResult checkSameElementType(NodeImporter &imp, Value lhs,
-                                          Value rhs, StringRef lhsName,
-                                          StringRef rhsName) {
-  if (getElementType(lhs) == getElementType(rhs))
-    return success();
-  return imp.emitError("inputs '" + lhsName + "' (" +
-                       formatType(lhs.getType()) + ") and '" + rhsName + "' (" +
-                       formatType(rhs.getType()) +
-                       ") have different element types");
-}
-
 template <typename OpTy> static LogicalResult importBinary(NodeImporter &imp) {
   Value lhs = imp.getInput(0, "A");
   Value rhs = imp.getInput(1, "B");
-  if (!lhs || !rhs || failed(checkSameElementType(imp, lhs, rhs, "A", "B")))
+  if (!lhs || !rhs || failed(imp.checkSameElementType(lhs, rhs, "A", "B")))
     return failure();
   Value result = imp.createInferred<OpTy>(lhs, rhs);
   if (!result)
@@ -38,22 +26,24 @@ template <typename OpTy> static LogicalResult importBinary(NodeImporter &imp) {
   return success();
 }
 
-/// Max and Min take one or more inputs.
-template <typename OpTy>
-static LogicalResult importVariadic(NodeImporter &imp) {
+/// Max, Min and Sum take one or more inputs: a chain of binary ops.
+template <typename OpTy> static Value buildVariadic(NodeImporter &imp) {
   Value result = imp.getInput(0, "data_0");
-  if (!result)
-    return failure();
-  for (unsigned i = 1, e = imp.getNumInputs(); i < e; ++i) {
+  for (unsigned i = 1, e = imp.getNumInputs(); result && i < e; ++i) {
     std::string name = "data_" + std::to_string(i);
     Value next = imp.getInput(i, name);
-    if (!next ||
-        failed(checkSameElementType(imp, result, next, "data_0", name)))
-      return failure();
+    if (!next || failed(imp.checkSameElementType(result, next, "data_0", name)))
+      return {};
     result = imp.createInferred<OpTy>(result, next);
-    if (!result)
-      return failure();
   }
+  return result;
+}
+
+template <typename OpTy>
+static LogicalResult importVariadic(NodeImporter &imp) {
+  Value result = buildVariadic<OpTy>(imp);
+  if (!result)
+    return failure();
   imp.setOutput(0, result);
   return success();
 }
@@ -86,6 +76,26 @@ LogicalResult onnx_import::importMax(NodeImporter &imp) {
 }
 LogicalResult onnx_import::importMin(NodeImporter &imp) {
   return importVariadic<MinOp>(imp);
+}
+LogicalResult onnx_import::importSum(NodeImporter &imp) {
+  return importVariadic<AddOp>(imp);
+}
+/// Mean: the Sum chain divided by the input count.
+LogicalResult onnx_import::importMean(NodeImporter &imp) {
+  Value sum = buildVariadic<AddOp>(imp);
+  if (!sum)
+    return failure();
+  if (imp.getNumInputs() > 1) {
+    if (!isa<FloatType>(getElementType(sum)))
+      return imp.emitError("Mean takes float tensors, not " +
+                           formatType(getElementType(sum)));
+    Value count = imp.createScalar(getElementType(sum), imp.getNumInputs());
+    sum = count ? imp.createInferred<DivOp>(sum, count) : Value();
+    if (!sum)
+      return failure();
+  }
+  imp.setOutput(0, sum);
+  return success();
 }
 LogicalResult onnx_import::importAnd(NodeImporter &imp) {
   return importBinary<AndOp>(imp);
@@ -174,7 +184,7 @@ LogicalResult onnx_import::importWhere(NodeImporter &imp) {
   Value x = imp.getInput(1, "X");
   Value y = imp.getInput(2, "Y");
   if (!condition || !x || !y ||
-      failed(checkSameElementType(imp, x, y, "X", "Y")))
+      failed(imp.checkSameElementType(x, y, "X", "Y")))
     return failure();
   Value result = imp.createInferred<WhereOp>(condition, x, y);
   if (!result)

@@ -150,11 +150,9 @@ LogicalResult onnx_import::importPad(NodeImporter &imp) {
   Value value;
   if (mode == PadMode::Constant) {
     if (Value given = imp.getOptionalInput(2)) {
-      if (getElementType(given) != getElementType(data))
-        return imp.emitError("input 'constant_value' (" +
-                             formatType(given.getType()) + ") and 'data' (" +
-                             formatType(data.getType()) +
-                             ") have different element types");
+      if (failed(
+              imp.checkSameElementType(given, data, "constant_value", "data")))
+        return failure();
       if (getTensorType(given).getNumElements() != 1)
         return imp.emitError("input 'constant_value' must hold one value, "
                              "not " +

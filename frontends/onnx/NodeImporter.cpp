@@ -58,6 +58,16 @@ Value NodeImporter::getInput(unsigned i, StringRef what) {
   return getOptionalInput(i);
 }
 
+LogicalResult NodeImporter::checkSameElementType(Value lhs, Value rhs,
+                                                 StringRef lhsName,
+                                                 StringRef rhsName) {
+  if (getElementType(lhs) == getElementType(rhs))
+    return success();
+  return emitError("inputs '" + lhsName + "' (" + formatType(lhs.getType()) +
+                   ") and '" + rhsName + "' (" + formatType(rhs.getType()) +
+                   ") have different element types");
+}
+
 std::string onnx_import::describeUnloadedInitializer(llvm::StringRef name) {
   return "initializer '" + name.str() +
          "' is stored as external data, which a structure-only import does "

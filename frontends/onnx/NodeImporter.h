@@ -130,6 +130,11 @@ public:
                                           const llvm::Twine &value,
                                           const llvm::Twine &reason = "");
   bool hasError() const { return !state.error.empty(); }
+  /// Records "inputs 'lhsName' (type) and 'rhsName' (type) have different
+  /// element types" unless `lhs` and `rhs` share an element type.
+  mlir::LogicalResult checkSameElementType(mlir::Value lhs, mlir::Value rhs,
+                                           llvm::StringRef lhsName,
+                                           llvm::StringRef rhsName);
 
   //===--- Building ops --------------------------------------------------===//
   // Each creates the op at the end of the function, verifies it and folds
