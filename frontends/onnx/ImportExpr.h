@@ -82,6 +82,22 @@ public:
                 scalar(x, 1.0));
   }
 
+  /// The slices of `data` along `axis` at `indices`, fixed at import (a
+  /// weft.gather of an i64 constant).
+  mlir::Value gatherAt(mlir::Value data, int64_t axis,
+                       llvm::ArrayRef<int64_t> indices) {
+    if (!data)
+      return {};
+    auto type = mlir::RankedTensorType::get(
+        {static_cast<int64_t>(indices.size())}, imp.getBuilder().getI64Type());
+    mlir::Value index =
+        imp.createConstant(mlir::DenseElementsAttr::get(type, indices));
+    if (!index)
+      return {};
+    return imp.createInferred<GatherOp>(
+        data, index, imp.getBuilder().getI64IntegerAttr(axis));
+  }
+
   /// |x| = relu(x) + relu(-x): exact, and its gradient is 0 at 0.
   mlir::Value abs(mlir::Value x) {
     return add(unary<ReluOp>(x), unary<ReluOp>(unary<NegOp>(x)));

@@ -8,6 +8,7 @@
 // ops' rules (slices of the concat; a scatter-add of the gather).
 //
 //===----------------------------------------------------------------------===//
+#include "frontends/onnx/ImportExpr.h"
 #include "frontends/onnx/OpImporters.h"
 
 #include "dialects/weft/ShapeRules.h"
@@ -84,14 +85,7 @@ static Value padGather(NodeImporter &imp, Value data, int64_t axis,
   SmallVector<int64_t> indices;
   for (int64_t i = -before; i < n + after; ++i)
     indices.push_back(sourceIndex(mode, i, n));
-  auto type = RankedTensorType::get({static_cast<int64_t>(indices.size())},
-                                    imp.getBuilder().getI64Type());
-  Value index =
-      imp.createConstant(DenseElementsAttr::get(type, ArrayRef(indices)));
-  if (!index)
-    return {};
-  return imp.createInferred<GatherOp>(data, index,
-                                      imp.getBuilder().getI64IntegerAttr(axis));
+  return Expr(imp).gatherAt(data, axis, indices);
 }
 
 LogicalResult onnx_import::importPad(NodeImporter &imp) {

@@ -9,6 +9,7 @@
 // antialiasing and tf_crop_and_resize are refused by name.
 //
 //===----------------------------------------------------------------------===//
+#include "frontends/onnx/ImportExpr.h"
 #include "frontends/onnx/OpImporters.h"
 
 #include "dialects/weft/WeftOps.h"
@@ -51,21 +52,6 @@ static int64_t roundNearest(const std::string &mode, double v) {
   return static_cast<int64_t>(std::round(v));
 }
 
-static Value indexConstant(NodeImporter &imp, ArrayRef<int64_t> indices) {
-  auto type = RankedTensorType::get({static_cast<int64_t>(indices.size())},
-                                    imp.getBuilder().getI64Type());
-  return imp.createConstant(DenseElementsAttr::get(type, indices));
-}
-
-static Value gatherRows(NodeImporter &imp, Value data, int64_t axis,
-                        ArrayRef<int64_t> indices) {
-  Value index = indexConstant(imp, indices);
-  if (!index)
-    return {};
-  return imp.createInferred<GatherOp>(data, index,
-                                      imp.getBuilder().getI64IntegerAttr(axis));
-}
-
 /// `data` resized along `axis` to `out` elements.
 static Value resizeAxis(NodeImporter &imp, Value data, int64_t axis,
                         int64_t out, double scale, const ResizeOptions &o) {
@@ -76,7 +62,7 @@ static Value resizeAxis(NodeImporter &imp, Value data, int64_t axis,
       rows.push_back(std::clamp<int64_t>(
           roundNearest(o.nearest, sourceCoordinate(o, x, in, scale)), 0,
           in - 1));
-    return gatherRows(imp, data, axis, rows);
+    return Expr(imp).gatherAt(data, axis, rows);
   }
   // linear: y = x[i0] * (1 - t) + x[i1] * t, the coordinate clamped to the
   // input's range.
@@ -101,8 +87,8 @@ static Value resizeAxis(NodeImporter &imp, Value data, int64_t axis,
     Value w = imp.createConstant(DenseElementsAttr::get(f32, values));
     return w ? imp.createCast(w, getElementType(data)) : Value();
   };
-  Value a = gatherRows(imp, data, axis, lower);
-  Value b = gatherRows(imp, data, axis, upper);
+  Value a = Expr(imp).gatherAt(data, axis, lower);
+  Value b = Expr(imp).gatherAt(data, axis, upper);
   Value wa = weights(weightLower), wb = weights(weightUpper);
   if (!a || !b || !wa || !wb)
     return {};
