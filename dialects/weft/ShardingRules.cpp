@@ -92,9 +92,11 @@ void planPartials(Operation *op, ArrayRef<TensorSharding> in, Linearity lin,
     break;
   }
   }
+  // An operand that keeps its partial sums is taken as it is (rules that
+  // build their operands' shardings afresh, like matmul's, start with none):
+  // summing it first and passing its sums on too would count them twice.
   for (unsigned i = 0; i < in.size(); ++i)
-    if (!keep[i])
-      plan.operands[i].partial.clear();
+    plan.operands[i].partial = keep[i] ? in[i].partial : MeshAxes();
   for (TensorSharding &r : plan.results)
     r.partial = resultPartial;
 }

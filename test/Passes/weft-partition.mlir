@@ -274,3 +274,26 @@ func.func @main(%x: tensor<4x3x4xf32> {weft.name = "x", weft.shard = {dims = [ar
   %g = weft.scatter_add %i, %y {axis = 2 : i64} : (tensor<6xi64>, tensor<4x3x6xf32>) -> tensor<4x3x4xf32>
   return %g : tensor<4x3x4xf32>
 }
+
+// -----
+
+// A partial sum (a vocabulary-parallel embedding's rows, say) times a whole
+// weight: the product is linear in it, so the partial sum passes through the
+// matmul and one all_reduce completes the product. (The rule used to sum the
+// operand first and pass its partial sum on as well: two all_reduces, the
+// result counted twice.)
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: (%[[X:.*]]: tensor<6x4xf32>
+// CHECK-NOT: shard.
+// CHECK: %[[W:.*]] = weft.param "w"
+// CHECK-NOT: shard.
+// CHECK: %[[P:.*]] = weft.matmul %[[X]], %[[W]] {transpose_b = true} : (tensor<6x4xf32>, tensor<3x4xf32>) -> tensor<6x3xf32>
+// CHECK-NEXT: %[[S:.*]] = shard.all_reduce %[[P]] on @mesh grid_axes = [1] : tensor<6x3xf32> -> tensor<6x3xf32>
+// CHECK-NOT: shard.
+// CHECK: return %[[S]]
+shard.grid @mesh(shape = 1x2) {weft.mesh_axes = ["dp", "tp"]}
+func.func @main(%x: tensor<6x4xf32> {weft.name = "x", weft.shard = {dims = [array<i16>, array<i16>], partial = array<i16: 1>}}) -> (tensor<6x3xf32> {weft.name = "y"}) {
+  %w = weft.param "w" : tensor<3x4xf32>
+  %y = weft.matmul %x, %w {transpose_b = true} : (tensor<6x4xf32>, tensor<3x4xf32>) -> tensor<6x3xf32>
+  return %y : tensor<6x3xf32>
+}
