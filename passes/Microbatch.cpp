@@ -53,6 +53,8 @@ private:
   LogicalResult unrollArgs();
   LogicalResult unrollOp(Operation *op);
   FailureOr<Value> combine(Operation *op, ArrayRef<Value> clones);
+  LogicalResult sliceShared(shard::AllSliceOp op, ArrayRef<int16_t> rest,
+                            bool perMicrobatch);
   /// `axes` without the microbatch axis; whether it was there (last).
   bool dropAxis(ArrayRef<int16_t> axes, SmallVectorImpl<int16_t> &rest,
                 Operation *op, bool &bad);
@@ -183,6 +185,41 @@ FailureOr<Value> Unroller::combine(Operation *op, ArrayRef<Value> parts) {
   return op->emitError("has no form over microbatches");
 }
 
+/// An all_slice over "mb" of a value every microbatch shares (a state
+/// whole on every rank, sliced for a batch split): its slice over the other
+/// axes (the rank's block), of which microbatch m reads block m (the minor
+/// blocks are the microbatches').
+LogicalResult Unroller::sliceShared(shard::AllSliceOp op,
+                                    ArrayRef<int16_t> rest,
+                                    bool perMicrobatch) {
+  if (perMicrobatch)
+    return op->emitError("slices a value of each microbatch over the "
+                         "microbatch axis");
+  Location loc = op.getLoc();
+  int64_t axis = op.getSliceAxis().getSExtValue();
+  auto type = cast<RankedTensorType>(op.getType());
+  Value block = op.getOperand();
+  if (!rest.empty()) {
+    SmallVector<int64_t> shape(type.getShape());
+    shape[axis] *= count;
+    block = shard::AllSliceOp::create(b, loc, type.clone(shape), block,
+                                      op.getGrid(), rest, axis);
+  }
+  SmallVector<Value, 4> parts;
+  for (int64_t m = 0; m < count; ++m) {
+    SmallVector<int64_t> starts(type.getRank(), 0), steps(type.getRank(), 1);
+    starts[axis] = m * type.getDimSize(axis);
+    auto part =
+        SliceOp::create(b, loc, type, block, b.getDenseI64ArrayAttr(starts),
+                        b.getDenseI64ArrayAttr(steps));
+    part->setAttr("weft.microbatch", b.getI64IntegerAttr(m));
+    parts.push_back(part);
+  }
+  clones[op.getResult()] = parts;
+  originals.push_back(op);
+  return success();
+}
+
 LogicalResult Unroller::unrollOp(Operation *op) {
   b.setInsertionPoint(op);
   bool perMicrobatch = llvm::any_of(
@@ -208,6 +245,8 @@ LogicalResult Unroller::unrollOp(Operation *op) {
     if (bad)
       return failure();
     if (overMb) {
+      if (auto slice = dyn_cast<shard::AllSliceOp>(op))
+        return sliceShared(slice, rest, perMicrobatch);
       if (!isa<shard::AllReduceOp, shard::AllGatherOp>(op))
         return op->emitError("over the microbatch axis is not supported");
       if (!perMicrobatch)

@@ -47,3 +47,15 @@ func.func @main(%x: tensor<2x4xf32> {weft.shard = {dims = [array<i16: 2>, array<
   // expected-error @+1 {{returns a value of each microbatch; results must be complete over the batch}}
   return %0 : tensor<2x4xf32>
 }
+
+// -----
+
+shard.grid @mesh(shape = 1x1x2) {weft.mesh_axes = ["dp", "tp", "mb"]}
+func.func @main(%x: tensor<2x4xf32> {weft.shard = {dims = [array<i16: 2>, array<i16>], partial = array<i16>}}) -> tensor<f32> {
+  %0 = weft.exp %x : tensor<2x4xf32>
+  // expected-error @+1 {{slices a value of each microbatch over the microbatch axis}}
+  %1 = shard.all_slice %0 on @mesh grid_axes = [2] slice_axis = 1 : tensor<2x4xf32> -> tensor<2x2xf32>
+  %2 = weft.reduce_sum %1 {axes = array<i64: 0, 1>, keepdims = false} : (tensor<2x2xf32>) -> tensor<f32>
+  %3 = shard.all_reduce %2 on @mesh grid_axes = [2] : tensor<f32> -> tensor<f32>
+  return %3 : tensor<f32>
+}

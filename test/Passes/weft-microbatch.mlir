@@ -56,3 +56,27 @@ func.func @main(%x: tensor<2x3xf32> {weft.name = "x", weft.shard = {dims = [arra
   %1 = shard.all_gather %0 on @mesh grid_axes = [2] gather_axis = 0 : tensor<2x3xf32> -> tensor<6x3xf32>
   return %1 : tensor<6x3xf32>
 }
+
+// -----
+
+// A value every microbatch shares, sliced over [dp, mb] for the batch (a
+// recurrent op's initial state, whole on every rank): the slice over dp
+// gives the rank's block, and microbatch m reads block m of it.
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: %[[X:.*]]: tensor<4x3xf32>
+// CHECK: %[[H:.*]] = weft.param "h0" : tensor<8x3xf32>
+// CHECK: %[[B:.*]] = shard.all_slice %[[H]] on @mesh grid_axes = [0] slice_axis = 0 : tensor<8x3xf32> -> tensor<4x3xf32>
+// CHECK: %[[H0:.*]] = weft.slice %[[B]] {starts = array<i64: 0, 0>, steps = array<i64: 1, 1>, weft.microbatch = 0 : i64} : (tensor<4x3xf32>) -> tensor<2x3xf32>
+// CHECK: weft.add %{{.*}}, %[[H0]] {weft.microbatch = 0 : i64}
+// CHECK: %[[H1:.*]] = weft.slice %[[B]] {starts = array<i64: 2, 0>, steps = array<i64: 1, 1>, weft.microbatch = 1 : i64} : (tensor<4x3xf32>) -> tensor<2x3xf32>
+// CHECK: weft.add %{{.*}}, %[[H1]] {weft.microbatch = 1 : i64}
+// CHECK-NOT: shard.all_slice
+shard.grid @mesh(shape = 2x1x2) {weft.mesh_axes = ["dp", "tp", "mb"]}
+func.func @main(%x: tensor<2x3xf32> {weft.name = "x", weft.shard = {dims = [array<i16: 0, 2>, array<i16>], partial = array<i16>}}) -> (tensor<f32> {weft.name = "loss"}) {
+  %h = weft.param "h0" : tensor<8x3xf32>
+  %s = shard.all_slice %h on @mesh grid_axes = [0, 2] slice_axis = 0 : tensor<8x3xf32> -> tensor<2x3xf32>
+  %0 = weft.add %x, %s : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  %1 = weft.reduce_sum %0 {axes = array<i64: 0, 1>, keepdims = false} : (tensor<2x3xf32>) -> tensor<f32>
+  %2 = shard.all_reduce %1 on @mesh grid_axes = [0, 2] : tensor<f32> -> tensor<f32>
+  return %2 : tensor<f32>
+}
