@@ -112,26 +112,29 @@ struct AssignBuffersPass
     });
 
     int64_t arenaBytes = 0;
+    // The placed buffers by offset: a buffer takes the first gap, in offset
+    // order, between the placed buffers alive at the same time. (Kept sorted
+    // as they are placed rather than sorting each buffer's live set: a model
+    // unrolled over many steps has tens of thousands of buffers, most alive
+    // together.)
     std::vector<Lifetime *> placed;
     for (Lifetime *l : order) {
-      // Placed buffers alive at the same time, by offset.
-      std::vector<Lifetime *> live;
-      for (Lifetime *p : placed)
-        if (p->first <= l->last && l->first <= p->last &&
-            (p->stage < 0 || l->stage < 0 || p->stage == l->stage))
-          live.push_back(p);
-      llvm::sort(live, [](const Lifetime *a, const Lifetime *b) {
-        return a->offset < b->offset;
-      });
       int64_t offset = 0;
-      for (Lifetime *p : live) {
+      for (Lifetime *p : placed) {
+        if (p->first > l->last || l->first > p->last ||
+            (p->stage >= 0 && l->stage >= 0 && p->stage != l->stage))
+          continue;
         if (offset + l->bytes <= p->offset)
           break;
         offset = std::max(offset, p->offset + p->bytes);
       }
       l->offset = offset;
       arenaBytes = std::max(arenaBytes, offset + l->bytes);
-      placed.push_back(l);
+      auto at =
+          llvm::upper_bound(placed, offset, [](int64_t off, const Lifetime *p) {
+            return off < p->offset;
+          });
+      placed.insert(at, l);
     }
 
     for (Lifetime &l : buffers) {
