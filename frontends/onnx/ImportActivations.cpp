@@ -96,9 +96,7 @@ LogicalResult onnx_import::importHardSwish(NodeImporter &imp) {
 LogicalResult onnx_import::importLeakyRelu(NodeImporter &imp) {
   Expr e(imp);
   Value x = getFloatInput(imp);
-  double alpha = imp.getFloatAttr("alpha", 0.01);
-  return finish(
-      imp, e.select(e.greater(x, e.scalar(x, 0.0)), x, e.mulScalar(x, alpha)));
+  return finish(imp, e.leakyRelu(x, imp.getFloatAttr("alpha", 0.01)));
 }
 
 /// PRelu: slope broadcast to X (unidirectionally).
@@ -146,16 +144,14 @@ LogicalResult onnx_import::importSoftplus(NodeImporter &imp) {
 LogicalResult onnx_import::importSoftsign(NodeImporter &imp) {
   Expr e(imp);
   Value x = getFloatInput(imp, "input");
-  return finish(imp, e.div(x, e.addScalar(e.abs(x), 1.0)));
+  return finish(imp, e.softsign(x));
 }
 
 /// ThresholdedRelu: x where x > alpha (default 1), else 0.
 LogicalResult onnx_import::importThresholdedRelu(NodeImporter &imp) {
   Expr e(imp);
   Value x = getFloatInput(imp);
-  double alpha = imp.getFloatAttr("alpha", 1.0);
-  return finish(
-      imp, e.select(e.greater(x, e.scalar(x, alpha)), x, e.scalar(x, 0.0)));
+  return finish(imp, e.thresholdedRelu(x, imp.getFloatAttr("alpha", 1.0)));
 }
 
 /// Sign: 1, 0 or -1 (NaN stays NaN); no gradient flows through it.

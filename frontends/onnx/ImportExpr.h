@@ -102,6 +102,17 @@ public:
   mlir::Value abs(mlir::Value x) {
     return add(unary<ReluOp>(x), unary<ReluOp>(unary<NegOp>(x)));
   }
+  /// x above 0, alpha * x elsewhere (the gradient at 0 is alpha, as in
+  /// PyTorch's leaky_relu).
+  mlir::Value leakyRelu(mlir::Value x, double alpha) {
+    return select(greater(x, scalar(x, 0.0)), x, mulScalar(x, alpha));
+  }
+  /// x above alpha, 0 elsewhere.
+  mlir::Value thresholdedRelu(mlir::Value x, double alpha) {
+    return select(greater(x, scalar(x, alpha)), x, scalar(x, 0.0));
+  }
+  /// x / (1 + |x|).
+  mlir::Value softsign(mlir::Value x) { return div(x, addScalar(abs(x), 1.0)); }
 
 private:
   NodeImporter &imp;

@@ -248,6 +248,15 @@ SmallVector<float> NodeImporter::getFloatsAttr(StringRef name) {
   return SmallVector<float>(attr->floats().begin(), attr->floats().end());
 }
 
+SmallVector<std::string> NodeImporter::getStringsAttr(StringRef name) {
+  const onnx::AttributeProto *attr =
+      getTypedAttr(name, onnx::AttributeProto::STRINGS);
+  if (!attr)
+    return {};
+  return SmallVector<std::string>(attr->strings().begin(),
+                                  attr->strings().end());
+}
+
 const onnx::TensorProto *NodeImporter::getTensorAttr(StringRef name) {
   const onnx::AttributeProto *attr =
       getTypedAttr(name, onnx::AttributeProto::TENSOR);

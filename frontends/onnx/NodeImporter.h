@@ -119,6 +119,7 @@ public:
   llvm::SmallVector<int64_t>
   getIntsAttr(llvm::StringRef name, llvm::ArrayRef<int64_t> defaultValue = {});
   llvm::SmallVector<float> getFloatsAttr(llvm::StringRef name);
+  llvm::SmallVector<std::string> getStringsAttr(llvm::StringRef name);
   /// The tensor attribute `name`, or null when absent (or of another type).
   const onnx::TensorProto *getTensorAttr(llvm::StringRef name);
 

@@ -92,6 +92,10 @@ static const OpImporterEntry kOpImporters[] = {
     {"ArgMax", importArgMax},
     {"ArgMin", importArgMin},
     {"InstanceNormalization", importInstanceNormalization},
+    // Recurrent ops unrolled over the sequence (ImportRecurrent.cpp)
+    {"RNN", importRNN},
+    {"GRU", importGRU},
+    {"LSTM", importLSTM},
     // Data movement (ImportShapeOps.cpp)
     {"Reshape", importReshape},
     {"Flatten", importFlatten},

@@ -123,6 +123,11 @@ mlir::LogicalResult importPad(NodeImporter &imp);
 // ImportResize.cpp
 mlir::LogicalResult importResize(NodeImporter &imp);
 
+// ImportRecurrent.cpp
+mlir::LogicalResult importRNN(NodeImporter &imp);
+mlir::LogicalResult importGRU(NodeImporter &imp);
+mlir::LogicalResult importLSTM(NodeImporter &imp);
+
 // ImportConstants.cpp
 mlir::LogicalResult importConstant(NodeImporter &imp);
 mlir::LogicalResult importConstantOfShape(NodeImporter &imp);

@@ -41,6 +41,10 @@ Models (all with random weights, torch.manual_seed(0) before building each):
                         heads (2, 4), window 4 x 4, 10 classes): shifted windows (the
                         attention mask built with ScatterND, the padding with Mod and
                         Pad); batch 2 x 3 x 40 x 40 (windows that need padding)
+  recurrent_tagger      Embedding(vocab 40, 16) + 2-layer bidirectional nn.LSTM
+                        (batch_first, hidden 12) + nn.GRU (hidden 10, initial state from a
+                        learned parameter) + nn.RNN (ReLU, hidden 8) + Linear to 5 tags;
+                        batch 3 x seq 7
 """
 
 import argparse
@@ -57,7 +61,7 @@ import torch.nn.functional as F
 OPSET = 17
 MODEL_NAMES = ["resnet18", "vit_tiny", "encoder_postnorm_relu", "encoder_prenorm_gelu",
                "mlp", "causal_lm_loss", "causal_lm_logits", "mobilenet_v2", "mobilenet_v3_small",
-               "densenet_small", "swin_tiny"]
+               "densenet_small", "swin_tiny", "recurrent_tagger"]
 
 
 def _randomize_batchnorm(model, gen):
@@ -229,6 +233,31 @@ def build_causal_lm_logits(args):
     _perturb_all(model)
     tokens, _ = _lm_inputs()
     return model, {"tokens": tokens}, ["logits"], "causal LM (vocab 50, d64, 2 layers) -> logits"
+
+
+class RecurrentTagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(40, 16)
+        self.lstm = nn.LSTM(16, 12, num_layers=2, batch_first=True, bidirectional=True)
+        self.gru = nn.GRU(24, 10)
+        self.h0 = nn.Parameter(0.5 * torch.randn(1, 1, 10))
+        self.rnn = nn.RNN(10, 8, nonlinearity="relu")
+        self.head = nn.Linear(8, 5)
+
+    def forward(self, tokens):
+        h, _ = self.lstm(self.embed(tokens))             # [batch, seq, 24]
+        h = h.transpose(0, 1)                            # [seq, batch, 24]
+        h, _ = self.gru(h, self.h0.expand(1, h.shape[1], 10).contiguous())
+        h, _ = self.rnn(h)
+        return self.head(h).transpose(0, 1)              # [batch, seq, 5]
+
+
+def build_recurrent_tagger(args):
+    model = RecurrentTagger()
+    tokens = torch.randint(0, 40, (3, 7), generator=torch.Generator().manual_seed(5))
+    return (model, {"tokens": tokens}, ["tags"],
+            "embedding + 2-layer bidirectional LSTM + GRU + ReLU RNN + linear, 3x7")
 
 
 BUILDERS = {name: globals()["build_" + name] for name in MODEL_NAMES}

@@ -19,7 +19,8 @@ launch more per layer norm.
 
 usage: /usr/bin/python3 check_training.py MODEL OPTIMIZER WORKDIR [--resume-check]
            [--clip NORM] [--dtype bf16]
-  MODEL: mlp | causal_lm | cnn | llama | mobile_cnn | unet       OPTIMIZER: adamw | sgd
+  MODEL: mlp | causal_lm | cnn | llama | mobile_cnn | unet | rnn_lm
+  OPTIMIZER: adamw | sgd
 """
 import contextlib
 import copy
@@ -183,6 +184,27 @@ class TinyUnet(torch.nn.Module):
         return torch.mean(torch.square(self.out(h) - target))
 
 
+class RnnLm(torch.nn.Module):
+    """A recurrent LM: a bidirectional nn.LSTM (batch_first), an nn.GRU on
+    it (exported as ONNX LSTM and GRU, unrolled at import), cross-entropy
+    of the next token."""
+    VOCAB, SEQ, DIM, HIDDEN = 30, 6, 16, 12
+
+    def __init__(self):
+        super().__init__()
+        self.embed = torch.nn.Embedding(self.VOCAB, self.DIM)
+        self.lstm = torch.nn.LSTM(self.DIM, self.HIDDEN, batch_first=True,
+                                  bidirectional=True)
+        self.gru = torch.nn.GRU(2 * self.HIDDEN, self.HIDDEN, batch_first=True)
+        self.head = torch.nn.Linear(self.HIDDEN, self.VOCAB)
+
+    def forward(self, tokens, targets):
+        h, _ = self.lstm(self.embed(tokens))
+        h, _ = self.gru(h)
+        logits = self.head(h)
+        return F.cross_entropy(logits.reshape(-1, self.VOCAB), targets.reshape(-1))
+
+
 def make_data(name, rng):
     """Inputs of N=20 rows (so steps wrap around) with a batch of 8."""
     n = 20
@@ -197,6 +219,10 @@ def make_data(name, rng):
         toks = rng.integers(0, TinyLlama.VOCAB, (n, TinyLlama.SEQ + 1))
         return TinyLlama(), {"tokens": toks[:, :-1].astype(np.int64),
                              "targets": toks[:, 1:].astype(np.int64)}
+    if name == "rnn_lm":
+        toks = rng.integers(0, RnnLm.VOCAB, (n, RnnLm.SEQ + 1))
+        return RnnLm(), {"tokens": toks[:, :-1].astype(np.int64),
+                         "targets": toks[:, 1:].astype(np.int64)}
     if name == "mobile_cnn":
         return MobileCnn(), {"x": rng.standard_normal((n, 3, 10, 10)).astype(np.float32),
                              "labels": rng.integers(0, 5, n).astype(np.int64)}

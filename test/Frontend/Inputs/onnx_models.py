@@ -226,6 +226,61 @@ def composed():
 
 
 @group
+def recurrent():
+    """RNN, GRU and LSTM, unrolled at import (ImportRecurrent.cpp)."""
+    m = {}
+    T, B, I, H = 3, 2, 4, 5
+
+    def rnn(op, gates, d=1, x_shape=(T, B, I), inputs=("x", "w", "r", "b"), inits=None,
+            extra_inputs=(), outputs=("y", "y_h"), opset=17, **attrs):
+        inits = list(inits) if inits is not None else [
+            floats("w", [d, gates * H, I], 1), floats("r", [d, gates * H, H], 2),
+            floats("b", [d, 2 * gates * H], 3)]
+        graph_inputs = [vi("x", F32, list(x_shape))] + list(extra_inputs)
+        return model([node(op, list(inputs), list(outputs), name="rec", **attrs)], graph_inputs,
+                     [vi(o, F32, None) for o in outputs if o], inits=inits, opset=opset)
+    m["lstm"] = rnn("LSTM", 4, hidden_size=H, outputs=("y", "y_h", "y_c"))
+    m["lstm_peephole_layout1"] = rnn(
+        "LSTM", 4, x_shape=(B, T, I), inputs=("x", "w", "r", "b", "", "h0", "c0", "p"),
+        inits=[floats("w", [1, 4 * H, I], 1), floats("r", [1, 4 * H, H], 2),
+               floats("b", [1, 8 * H], 3), floats("p", [1, 3 * H], 4)],
+        extra_inputs=[vi("h0", F32, [B, 1, H]), vi("c0", F32, [B, 1, H])], outputs=("y",),
+        layout=1, opset=14)
+    m["gru"] = rnn("GRU", 3, outputs=("", "y_h"))
+    m["gru_lbr"] = rnn("GRU", 3, inputs=("x", "w", "r", "b", "", "h0"),
+                       extra_inputs=[vi("h0", F32, [1, B, H])], outputs=("", "y_h"),
+                       linear_before_reset=1)
+    m["rnn_bidirectional"] = rnn("RNN", 1, d=2, direction="bidirectional",
+                                 activations=["Relu", "LeakyRelu"], activation_alpha=[0.25])
+    m["rnn_seq_lens_full"] = rnn("RNN", 1, inputs=("x", "w", "r", "b", "lens"),
+                                 inits=[floats("w", [1, H, I], 1), floats("r", [1, H, H], 2),
+                                        floats("b", [1, 2 * H], 3),
+                                        numpy_helper.from_array(np.array([T, T], np.int32), "lens")])
+    # Errors, each naming the node.
+    m["lstm_seq_lens_short"] = rnn("LSTM", 4, inputs=("x", "w", "r", "b", "lens"),
+                                   inits=[floats("w", [1, 4 * H, I], 1), floats("r", [1, 4 * H, H], 2),
+                                          floats("b", [1, 8 * H], 3),
+                                          numpy_helper.from_array(np.array([3, 2], np.int32), "lens")])
+    m["lstm_seq_lens_input"] = rnn("LSTM", 4, inputs=("x", "w", "r", "b", "lens"),
+                                   extra_inputs=[vi("lens", I32, [B])])
+    m["lstm_input_forget"] = rnn("LSTM", 4, input_forget=1)
+    m["rnn_bad_activation"] = rnn("RNN", 1, activations=["Gelu"])
+    m["gru_activation_count"] = rnn("GRU", 3, activations=["Sigmoid"])
+    m["rnn_alpha_left_over"] = rnn("RNN", 1, activations=["Tanh"], activation_alpha=[0.5])
+    m["lstm_bad_direction"] = rnn("LSTM", 4, direction="both")
+    m["gru_bad_w"] = rnn("GRU", 3, inits=[floats("w", [1, 3 * H, I + 1], 1),
+                                          floats("r", [1, 3 * H, H], 2), floats("b", [1, 6 * H], 3)])
+    m["gru_hidden_mismatch"] = rnn("GRU", 3, hidden_size=H + 1)
+    m["rnn_bidirectional_one_w"] = rnn("RNN", 1, direction="bidirectional")
+    m["lstm_int"] = model([node("LSTM", ["x", "w", "r"], ["y"], name="rec")], [vi("x", I32, [T, B, I])],
+                          [vi("y", I32, None)], inits=[ints("w", np.zeros([1, 4 * H, I])),
+                                                       ints("r", np.zeros([1, 4 * H, H]))])
+    m["lstm_bad_h0"] = rnn("LSTM", 4, inputs=("x", "w", "r", "b", "", "h0"),
+                           extra_inputs=[vi("h0", F32, [1, B + 1, H])])
+    return m
+
+
+@group
 def linalg():
     m = {}
     m["matmul"] = model([node("MatMul", ["a", "w"], ["y"])], [vi("a", F32, [4, 8])],
