@@ -19,8 +19,9 @@ static void printUsage(llvm::raw_ostream &os) {
         "      import an ONNX model into the weft dialect and print it\n"
         "  compile MODEL.onnx -o BUNDLE [--target cpu|cuda] [--devices N] ...\n"
         "      compile a model into a bundle that `weft run` executes\n"
-        "  plan MODEL.onnx --devices N [--explain] [--json]\n"
-        "      search parallelization plans (not implemented yet)\n"
+        "  plan MODEL.onnx --devices N [--cluster C] [--train] [--explain] "
+        "[--json]\n"
+        "      rank parallelization plans by the cost model's step time\n"
         "Run `weftc <command> --help` for the options of a command.\n";
 }
 
