@@ -63,7 +63,7 @@ import numpy as np  # noqa: E402
 torch = None
 ct = None
 
-DEFAULT_MODELS = ["mlp", "causal_lm", "cnn", "mlp_wide", "causal_lm_d128"]
+DEFAULT_MODELS = ["mlp", "causal_lm", "cnn", "mlp_wide", "causal_lm_d128", "rnn_lm_h256"]
 
 
 def model_specs():
@@ -105,6 +105,17 @@ def model_specs():
                                            activation="gelu")
                 for _ in range(self.LAYERS)])
 
+    class RnnLmH256(ct.RnnLm):
+        """check_training's RnnLm (bidirectional LSTM, GRU, cross-entropy)
+        with vocabulary 1000, embedding 128, hidden 256, sequence 35."""
+        VOCAB, SEQ, DIM, HIDDEN = 1000, 35, 128, 256
+
+    def make_rnn_lm(rng):
+        n = 4 * 16
+        toks = rng.integers(0, RnnLmH256.VOCAB, (n, RnnLmH256.SEQ + 1))
+        return RnnLmH256(), {"tokens": toks[:, :-1].astype(np.int64),
+                             "targets": toks[:, 1:].astype(np.int64)}
+
     def make_mlp_wide(rng):
         n = 4 * 64
         return MlpWide(), {
@@ -127,6 +138,8 @@ def model_specs():
         "mlp_wide": ("Mlp 512-2048-512, GELU, MSE", 64, make_mlp_wide),
         "causal_lm_d128": ("CausalLm d=128, 4 heads, FF 512, 2 layers, seq 64, vocab 256", 16,
                            make_lm_d128),
+        "rnn_lm_h256": ("RnnLm: bidirectional LSTM + GRU, hidden 256, seq 35, vocab 1000", 16,
+                        make_rnn_lm),
     }
 
 
