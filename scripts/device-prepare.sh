@@ -106,8 +106,10 @@ add_case gpt-seqmajor-bf16 "$work/gpt.onnx" 2e-2 "$gpt_args" --train \
 # exported with its weights and rows): a U-Net (GroupNorm as a layer norm,
 # ConvTranspose as conv_grad_input and its gradients, Resize and reflect
 # padding as gathers and scatter_adds along spatial axes) and a LLaMA-style
-# LM (RMSNorm, rotary tables, weft.sin / weft.cos folded), 6 steps each.
-for name in unet llama; do
+# LM (RMSNorm, rotary tables, weft.sin / weft.cos folded), 6 steps each; and
+# a recurrent LM (a bidirectional LSTM and a GRU unrolled at import: many small
+# products, splits and concats, a split's gradient as a concat).
+for name in unet llama rnn_lm; do
   mkdir -p "$work/$name-train-data"
   "$py" - "$root/test/train" "$name" "$work/$name-train-data" <<'PY'
 import sys
@@ -119,6 +121,9 @@ done
 add_case unet-train "$work/unet-train-data/unet.onnx" 1e-4 \
   "--data x=@DATA@/x.npy --data target=@DATA@/target.npy --steps 6" --train
 add_case llama-train "$work/llama-train-data/llama.onnx" 1e-4 \
+  "--data tokens=@DATA@/tokens.npy --data targets=@DATA@/targets.npy --steps 6" \
+  --train
+add_case rnn_lm-train "$work/rnn_lm-train-data/rnn_lm.onnx" 1e-4 \
   "--data tokens=@DATA@/tokens.npy --data targets=@DATA@/targets.npy --steps 6" \
   --train
 
