@@ -14,8 +14,12 @@
 //  - the states are joined by weft.concat into Y, the last ones into Y_h and
 //    Y_c.
 // Autodiff, sharding (the batch dimension splits through every step), fusion
-// and both backends then apply unchanged. Sequences shorter than the input
-// (sequence_lens below T) and LSTM's input_forget are refused by name.
+// and both backends then apply unchanged. Rows shorter than the input
+// (sequence_lens, an input or a constant) are masked: at a step past its
+// length a row keeps its state and outputs zeros, so the forward direction's
+// last state is the one at its length and the reverse direction starts from
+// its last valid step, as ONNX defines. LSTM's input_forget is refused by
+// name.
 //
 //===----------------------------------------------------------------------===//
 #include "frontends/onnx/ImportExpr.h"
@@ -177,7 +181,10 @@ private:
   LogicalResult runDirection(bool reverse, ArrayRef<Value> steps, Value h,
                              Value c, Value r, Value rb, Value p,
                              ArrayRef<Activation> acts,
-                             SmallVectorImpl<Value> &states, Value &lastC);
+                             SmallVectorImpl<Value> &states, Value &lastH,
+                             Value &lastC);
+  /// masks from sequence_lens (none when every row has the full length).
+  LogicalResult buildMasks();
 
   NodeImporter &imp;
   Expr e;
@@ -185,6 +192,8 @@ private:
   int64_t seqLen = 0, batch = 0, hidden = 0;
   double clip = 0;
   bool linearBeforeReset = false;
+  /// Per step t, [batch, 1]: whether t is inside the row's sequence.
+  SmallVector<Value> masks;
 };
 } // namespace
 
@@ -259,7 +268,7 @@ LogicalResult Unroller::runDirection(bool reverse, ArrayRef<Value> steps,
                                      Value h, Value c, Value r, Value rb,
                                      Value p, ArrayRef<Activation> acts,
                                      SmallVectorImpl<Value> &states,
-                                     Value &lastC) {
+                                     Value &lastH, Value &lastC) {
   states.assign(seqLen, Value());
   int64_t H = hidden;
   // R cut for GRU's two products (z and r, then h) when the reset gate
@@ -281,6 +290,7 @@ LogicalResult Unroller::runDirection(bool reverse, ArrayRef<Value> steps,
   for (int64_t k = 0; k < seqLen; ++k) {
     int64_t t = reverse ? seqLen - 1 - k : k;
     Value x = steps[t];
+    Value hPrev = h, cPrev = c;
     if (cell == Cell::Rnn) {
       Value pre = h ? e.add(x, matmulT(h, r)) : x;
       if (rb)
@@ -338,9 +348,56 @@ LogicalResult Unroller::runDirection(bool reverse, ArrayRef<Value> steps,
     }
     if (!h || imp.hasError())
       return failure();
-    states[t] = h;
+    if (masks.empty()) {
+      states[t] = h;
+      continue;
+    }
+    // Past its length a row outputs zeros and keeps its state.
+    Value zero = e.scalar(h, 0.0);
+    states[t] = e.select(masks[t], h, zero);
+    h = e.select(masks[t], h, hPrev ? hPrev : zero);
+    if (cell == Cell::Lstm)
+      c = e.select(masks[t], c, cPrev ? cPrev : zero);
+    if (!h || imp.hasError())
+      return failure();
   }
+  lastH = h;
   lastC = c;
+  return success();
+}
+
+LogicalResult Unroller::buildMasks() {
+  if (!imp.hasInput(4))
+    return success();
+  Value lens = imp.getInput(4, "sequence_lens");
+  if (!lens)
+    return failure();
+  if (!isa<IntegerType>(getElementType(lens)) ||
+      getShape(lens) != ArrayRef<int64_t>{batch})
+    return imp.emitError(
+        "input 'sequence_lens' has type " + formatType(lens.getType()) +
+        "; expected one integer per batch row, [" + Twine(batch) + "]");
+  if (auto known = imp.matchConstant(lens)) {
+    SmallVector<int64_t> values;
+    for (const APInt &v : known->getValues<APInt>())
+      values.push_back(v.getSExtValue());
+    if (llvm::any_of(values, [&](int64_t n) { return n < 0 || n > seqLen; }))
+      return imp.emitError("input 'sequence_lens' = " + formatShape(values) +
+                           " has lengths outside [0, " + Twine(seqLen) +
+                           "], the sequence's");
+    if (llvm::all_of(values, [&](int64_t n) { return n == seqLen; }))
+      return success(); // every row has the full length: nothing to mask
+  } else if (imp.hasError()) {
+    return failure();
+  }
+  // Step t is inside row b's sequence where t < sequence_lens[b] (lengths
+  // given at run time beyond [0, T] act as 0 or T).
+  for (int64_t t = 0; t < seqLen; ++t) {
+    Value inside = e.less(imp.createScalar(getElementType(lens), t), lens);
+    masks.push_back(inside ? imp.createReshape(inside, {batch, 1}) : Value());
+    if (!masks.back())
+      return failure();
+  }
   return success();
 }
 
@@ -451,21 +508,8 @@ LogicalResult Unroller::run() {
   if (seqLen == 0 || batch == 0)
     return imp.emitError("input 'X' has type " + formatType(x.getType()) +
                          "; the sequence and the batch must not be empty");
-  if (imp.hasInput(4)) {
-    std::optional<SmallVector<int64_t>> lens = imp.getConstantInts(
-        4, "sequence_lens", NodeImporter::kNeedsImportTimeValue);
-    if (!lens)
-      return failure();
-    if (static_cast<int64_t>(lens->size()) != batch)
-      return imp.emitError("input 'sequence_lens' has " + Twine(lens->size()) +
-                           " values for a batch of " + Twine(batch));
-    if (llvm::any_of(*lens, [&](int64_t n) { return n != seqLen; }))
-      return imp.emitError(
-          "input 'sequence_lens' = " + formatShape(*lens) +
-          " is not the sequence length " + Twine(seqLen) +
-          " for every batch row; weft imports recurrent ops whose sequences "
-          "all have the full length");
-  }
+  if (failed(buildMasks()))
+    return failure();
 
   SmallVector<Value> ws = perDirection(w), rs = perDirection(r);
   SmallVector<Value> bs = perDirection(b), hs = perDirection(h0);
@@ -498,13 +542,13 @@ LogicalResult Unroller::run() {
     if (imp.hasError())
       return failure();
     bool reverse = direction == "reverse" || d == 1;
-    Value c;
+    Value h, c;
     if (failed(
             runDirection(reverse, steps, hs[d], cs[d], rs[d], rb, ps[d],
                          ArrayRef<Activation>(*acts).slice(d * perDir, perDir),
-                         states[d], c)))
+                         states[d], h, c)))
       return failure();
-    lastH.push_back(states[d][reverse ? 0 : seqLen - 1]);
+    lastH.push_back(h);
     lastC.push_back(c);
   }
 

@@ -45,6 +45,10 @@ Models (all with random weights, torch.manual_seed(0) before building each):
                         (batch_first, hidden 12) + nn.GRU (hidden 10, initial state from a
                         learned parameter) + nn.RNN (ReLU, hidden 8) + Linear to 5 tags;
                         batch 3 x seq 7
+  packed_tagger         Embedding(vocab 40, 16) + pack_padded_sequence (sorted lengths
+                        7, 5, 2 given as an input) + bidirectional nn.LSTM (hidden 12) +
+                        pad_packed_sequence + Linear to 5 tags: ONNX LSTM with sequence_lens
+                        from the graph input; batch 3 x seq 7
 """
 
 import argparse
@@ -61,7 +65,7 @@ import torch.nn.functional as F
 OPSET = 17
 MODEL_NAMES = ["resnet18", "vit_tiny", "encoder_postnorm_relu", "encoder_prenorm_gelu",
                "mlp", "causal_lm_loss", "causal_lm_logits", "mobilenet_v2", "mobilenet_v3_small",
-               "densenet_small", "swin_tiny", "recurrent_tagger"]
+               "densenet_small", "swin_tiny", "recurrent_tagger", "packed_tagger"]
 
 
 def _randomize_batchnorm(model, gen):
@@ -258,6 +262,30 @@ def build_recurrent_tagger(args):
     tokens = torch.randint(0, 40, (3, 7), generator=torch.Generator().manual_seed(5))
     return (model, {"tokens": tokens}, ["tags"],
             "embedding + 2-layer bidirectional LSTM + GRU + ReLU RNN + linear, 3x7")
+
+
+class PackedTagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(40, 16)
+        self.lstm = nn.LSTM(16, 12, batch_first=True, bidirectional=True)
+        self.head = nn.Linear(24, 5)
+
+    def forward(self, tokens, lengths):
+        packed = nn.utils.rnn.pack_padded_sequence(self.embed(tokens), lengths,
+                                                   batch_first=True, enforce_sorted=True)
+        h, _ = self.lstm(packed)
+        h, _ = nn.utils.rnn.pad_packed_sequence(h, batch_first=True,
+                                                total_length=tokens.shape[1])
+        return self.head(h)
+
+
+def build_packed_tagger(args):
+    model = PackedTagger()
+    tokens = torch.randint(0, 40, (3, 7), generator=torch.Generator().manual_seed(6))
+    lengths = torch.tensor([7, 5, 2])
+    return (model, {"tokens": tokens, "lengths": lengths}, ["tags"],
+            "embedding + packed (lengths 7, 5, 2) bidirectional LSTM + linear, 3x7")
 
 
 BUILDERS = {name: globals()["build_" + name] for name in MODEL_NAMES}

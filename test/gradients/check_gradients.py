@@ -591,9 +591,11 @@ def define_import_composites():
 
 
 def onnx_recurrent(cell, x, w, r, b=None, h0=None, c0=None, p=None, direction="forward",
-                   layout=0, linear_before_reset=0, clip=None):
+                   layout=0, linear_before_reset=0, clip=None, lens=None):
     """ONNX's RNN / GRU / LSTM equations in PyTorch (default activations);
-    returns Y, Y_h, Y_c in the op's layout."""
+    returns Y, Y_h, Y_c in the op's layout. With lens, row i runs its first
+    lens[i] steps (the reverse direction from step lens[i] - 1 down), Y is
+    zero past them and Y_h / Y_c are its states after them."""
     if layout == 1:
         x = x.transpose(0, 1)
         h0 = None if h0 is None else h0.transpose(0, 1)
@@ -614,6 +616,7 @@ def onnx_recurrent(cell, x, w, r, b=None, h0=None, c0=None, p=None, direction="f
         reverse = direction == "reverse" or d == 1
         out = [None] * steps
         for t in (reversed(range(steps)) if reverse else range(steps)):
+            h_prev, c_prev = h, c
             xw = x[t] @ w[d].T + wb
             if cell == "RNN":
                 h = torch.tanh(cl(xw + h @ r[d].T + rb))
@@ -637,6 +640,12 @@ def onnx_recurrent(cell, x, w, r, b=None, h0=None, c0=None, p=None, direction="f
                 else:
                     hh = torch.tanh(cl(xh + (rt * h) @ rh.T + bh))
                 h = (1 - z) * hh + z * h
+            if lens is not None:
+                inside = (t < torch.as_tensor(lens)).reshape(-1, 1)
+                out[t] = torch.where(inside, h, torch.zeros_like(h))
+                h = torch.where(inside, h, h_prev)
+                c = torch.where(inside, c, c_prev)
+                continue
             out[t] = h
         ys.append(torch.stack(out))
         hs.append(h)
@@ -666,9 +675,9 @@ def define_recurrent():
             ps["p"] = rand(d, 3 * H)
         return ps
 
-    def rec(name, cell, ps, output, **attrs):
-        names = ["x", "w", "r", "b", "", "h0", "c0", "p"]
-        inputs = [n if n in ps else "" for n in names]
+    def rec(name, cell, ps, output, lens=None, **attrs):
+        names = ["x", "w", "r", "b", "lens", "h0", "c0", "p"]
+        inputs = [n if n in ps or (n == "lens" and lens is not None) else "" for n in names]
         while inputs[-1] == "":
             inputs.pop()
         outputs = ["", "", ""]
@@ -679,8 +688,11 @@ def define_recurrent():
         def forward(e):
             return onnx_recurrent(cell, e["x"], e["w"], e["r"], e.get("b"), e.get("h0"), e.get("c0"),
                                   e.get("p"), attrs.get("direction", "forward"), attrs.get("layout", 0),
-                                  attrs.get("linear_before_reset", 0), attrs.get("clip"))[output]
-        case(name, ps, [node(cell, inputs, outputs, hidden_size=H, **attrs)], forward, group=g)
+                                  attrs.get("linear_before_reset", 0), attrs.get("clip"),
+                                  lens)[output]
+        consts = {"lens": np.array(lens, np.int32)} if lens is not None else None
+        case(name, ps, [node(cell, inputs, outputs, hidden_size=H, **attrs)], forward, consts=consts,
+             group=g)
 
     rec("lstm_peephole_initial_states", "LSTM",
         params(4, initial=True, cell_state=True, peephole=True), 0)
@@ -692,6 +704,14 @@ def define_recurrent():
     rec("gru_no_bias_last_state", "GRU", params(3, bias=False), 1)
     rec("rnn_reverse_last_state", "RNN", params(1, initial=True), 1, direction="reverse")
     rec("lstm_clip", "LSTM", params(4), 0, clip=0.6)
+    # Rows of lengths 3 and 1 (of 3): past its length a row keeps its state
+    # (so the reverse direction starts at its last step) and outputs zeros.
+    rec("lstm_bidirectional_lengths", "LSTM", params(4, d=2, initial=True, cell_state=True), 0,
+        lens=[3, 1], direction="bidirectional")
+    rec("lstm_lengths_cell_state", "LSTM", params(4, initial=True, cell_state=True), 2, lens=[1, 3])
+    rec("gru_reverse_lengths_last_state", "GRU", params(3), 1, lens=[2, 3], direction="reverse",
+        linear_before_reset=1)
+    rec("rnn_lengths_zero_row", "RNN", params(1, initial=True), 0, lens=[0, 2])
 
 
 for define in (define_elementwise, define_linalg, define_conv_pool, define_norm_loss,

@@ -19,7 +19,7 @@ launch more per layer norm.
 
 usage: /usr/bin/python3 check_training.py MODEL OPTIMIZER WORKDIR [--resume-check]
            [--clip NORM] [--dtype bf16]
-  MODEL: mlp | causal_lm | cnn | llama | mobile_cnn | unet | rnn_lm
+  MODEL: mlp | causal_lm | cnn | llama | mobile_cnn | unet | rnn_lm | packed_lm
   OPTIMIZER: adamw | sgd
 """
 import contextlib
@@ -205,6 +205,23 @@ class RnnLm(torch.nn.Module):
         return F.cross_entropy(logits.reshape(-1, self.VOCAB), targets.reshape(-1))
 
 
+class PackedLm(RnnLm):
+    """RnnLm over packed sequences: each row's length is an input, and the
+    LSTM runs pack_padded_sequence (exported as ONNX LSTM's sequence_lens;
+    sorted by length only while exporting, which PyTorch requires there)."""
+
+    def forward(self, tokens, lengths, targets):
+        packed = torch.nn.utils.rnn.pack_padded_sequence(
+            self.embed(tokens), lengths, batch_first=True,
+            enforce_sorted=torch.onnx.is_in_onnx_export())
+        h, _ = self.lstm(packed)
+        h, _ = torch.nn.utils.rnn.pad_packed_sequence(
+            h, batch_first=True, total_length=self.SEQ)
+        h, _ = self.gru(h)
+        logits = self.head(h)
+        return F.cross_entropy(logits.reshape(-1, self.VOCAB), targets.reshape(-1))
+
+
 def make_data(name, rng):
     """Inputs of N=20 rows (so steps wrap around) with a batch of 8."""
     n = 20
@@ -223,6 +240,14 @@ def make_data(name, rng):
         toks = rng.integers(0, RnnLm.VOCAB, (n, RnnLm.SEQ + 1))
         return RnnLm(), {"tokens": toks[:, :-1].astype(np.int64),
                          "targets": toks[:, 1:].astype(np.int64)}
+    if name == "packed_lm":
+        toks = rng.integers(0, RnnLm.VOCAB, (n, RnnLm.SEQ + 1))
+        # Rows 0-7 (step 0's batch, which the export traces) by decreasing
+        # length; the others in any order.
+        lengths = np.concatenate([[6, 6, 5, 4, 4, 3, 2, 1], rng.integers(1, 7, n - 8)])
+        return PackedLm(), {"tokens": toks[:, :-1].astype(np.int64),
+                            "lengths": lengths.astype(np.int64),
+                            "targets": toks[:, 1:].astype(np.int64)}
     if name == "mobile_cnn":
         return MobileCnn(), {"x": rng.standard_normal((n, 3, 10, 10)).astype(np.float32),
                              "labels": rng.integers(0, 5, n).astype(np.int64)}

@@ -263,6 +263,14 @@ def recurrent():
                                           numpy_helper.from_array(np.array([3, 2], np.int32), "lens")])
     m["lstm_seq_lens_input"] = rnn("LSTM", 4, inputs=("x", "w", "r", "b", "lens"),
                                    extra_inputs=[vi("lens", I32, [B])])
+    m["lstm_seq_lens_float"] = rnn("LSTM", 4, inputs=("x", "w", "r", "b", "lens"),
+                                   extra_inputs=[vi("lens", F32, [B])])
+    m["lstm_seq_lens_shape"] = rnn("LSTM", 4, inputs=("x", "w", "r", "b", "lens"),
+                                   extra_inputs=[vi("lens", I32, [B + 1])])
+    m["lstm_seq_lens_too_long"] = rnn(
+        "LSTM", 4, inputs=("x", "w", "r", "b", "lens"),
+        inits=[floats("w", [1, 4 * H, I], 1), floats("r", [1, 4 * H, H], 2),
+               floats("b", [1, 8 * H], 3), numpy_helper.from_array(np.array([4, 2], np.int32), "lens")])
     m["lstm_input_forget"] = rnn("LSTM", 4, input_forget=1)
     m["rnn_bad_activation"] = rnn("RNN", 1, activations=["Gelu"])
     m["gru_activation_count"] = rnn("GRU", 3, activations=["Sigmoid"])
