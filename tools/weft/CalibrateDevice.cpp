@@ -421,44 +421,66 @@ void useAllCpus() {
   (void)pthread_setaffinity_np(pthread_self(), sizeof set, &set);
 }
 
-/// Stream::traffic() per second of `threads` threads at once, each calling
-/// its own stream of `elems` elements (made by `make`) `calls` times per
-/// trial: total traffic over the slowest thread's time, median of `trials`
-/// (after one that touches the pages).
-template <class Make>
-double streamRate(int threads, int64_t elems, Make make, int trials,
-                  int calls) {
-  std::vector<std::unique_ptr<Stream>> streams;
+/// One trial of `streams` at once, one thread each, `calls` calls each:
+/// their total Stream::traffic() over the slowest thread's time.
+double streamTrial(std::vector<std::unique_ptr<Stream>> &streams, int calls) {
+  const int threads = static_cast<int>(streams.size());
+  std::atomic<int> ready(0);
+  std::atomic<bool> go(false);
+  std::vector<double> elapsed(static_cast<size_t>(threads), 0.0);
+  std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t)
-    streams.push_back(make(elems));
-  std::vector<double> rates;
-  for (int trial = 0; trial < trials + 1; ++trial) {
-    std::atomic<int> ready(0);
-    std::atomic<bool> go(false);
-    std::vector<double> elapsed(static_cast<size_t>(threads), 0.0);
-    std::vector<std::thread> pool;
+    pool.emplace_back([&, t] {
+      useAllCpus();
+      ready.fetch_add(1);
+      while (!go.load())
+        std::this_thread::yield();
+      Stream &stream = *streams[static_cast<size_t>(t)];
+      double t0 = now();
+      for (int i = 0; i < calls; ++i)
+        stream();
+      elapsed[static_cast<size_t>(t)] = now() - t0;
+    });
+  while (ready.load() < threads)
+    std::this_thread::yield();
+  go.store(true);
+  for (std::thread &th : pool)
+    th.join();
+  double slowest = *std::max_element(elapsed.begin(), elapsed.end());
+  return calls * streams[0]->traffic() * threads / slowest;
+}
+
+using MakeStream = std::function<std::unique_ptr<Stream>(int64_t)>;
+
+/// The rates of several kernels, each run by `threads` threads at once on
+/// streams of `elems` elements (made by its `makes` entry), `calls` calls a
+/// trial. The kernels take turns: round r runs one trial of each, so a slow
+/// spell of a shared machine hits them alike; each rate is the median of
+/// its `trials` rounds (after one round that touches the pages).
+std::vector<double> streamRatesInTurns(int threads, int64_t elems,
+                                       const std::vector<MakeStream> &makes,
+                                       int trials, int calls) {
+  std::vector<std::vector<std::unique_ptr<Stream>>> streams(makes.size());
+  for (size_t k = 0; k < makes.size(); ++k)
     for (int t = 0; t < threads; ++t)
-      pool.emplace_back([&, t] {
-        useAllCpus();
-        ready.fetch_add(1);
-        while (!go.load())
-          std::this_thread::yield();
-        Stream &stream = *streams[static_cast<size_t>(t)];
-        double t0 = now();
-        for (int i = 0; i < calls; ++i)
-          stream();
-        elapsed[static_cast<size_t>(t)] = now() - t0;
-      });
-    while (ready.load() < threads)
-      std::this_thread::yield();
-    go.store(true);
-    for (std::thread &th : pool)
-      th.join();
-    double slowest = *std::max_element(elapsed.begin(), elapsed.end());
-    if (trial > 0)
-      rates.push_back(calls * streams[0]->traffic() * threads / slowest);
-  }
-  return median(rates);
+      streams[k].push_back(makes[k](elems));
+  std::vector<std::vector<double>> rates(makes.size());
+  for (int round = 0; round < trials + 1; ++round)
+    for (size_t k = 0; k < makes.size(); ++k) {
+      double rate = streamTrial(streams[k], calls);
+      if (round > 0)
+        rates[k].push_back(rate);
+    }
+  std::vector<double> medians;
+  for (const std::vector<double> &r : rates)
+    medians.push_back(median(r));
+  return medians;
+}
+
+/// One kernel's rate as streamRatesInTurns measures it.
+double streamRate(int threads, int64_t elems, const MakeStream &make,
+                  int trials, int calls) {
+  return streamRatesInTurns(threads, elems, {make}, trials, calls).front();
 }
 
 /// Parses a CPU list of sysfs ("0-3,8,10-11") into its CPU count.
@@ -715,13 +737,19 @@ DeviceFigures measureDevice(bool quick) {
     d.copyBandwidth = 4.0 * static_cast<double>(streamFloats) /
                       timePerCall(copy, quick ? 0.03 : 0.08, 3);
   }
-  auto makeAdd = [](int64_t n) { return std::make_unique<AddCall>(n); };
-  auto makeAdamw = [](int64_t n) { return std::make_unique<AdamwCall>(n); };
+  MakeStream makeAdd = [](int64_t n) -> std::unique_ptr<Stream> {
+    return std::make_unique<AddCall>(n);
+  };
+  MakeStream makeAdamw = [](int64_t n) -> std::unique_ptr<Stream> {
+    return std::make_unique<AdamwCall>(n);
+  };
   const int streamTrials = quick ? 2 : 7, streamCalls = quick ? 2 : 4;
-  d.memoryBandwidth = streamRate(d.nodeThreads, streamFloats / d.nodeThreads,
-                                 makeAdd, streamTrials, streamCalls);
-  d.adamwBandwidth = streamRate(d.nodeThreads, streamFloats / d.nodeThreads,
-                                makeAdamw, streamTrials, streamCalls);
+  // In turns, so that a slow spell of a shared machine hits both alike.
+  std::vector<double> streamed =
+      streamRatesInTurns(d.nodeThreads, streamFloats / d.nodeThreads,
+                         {makeAdd, makeAdamw}, streamTrials, streamCalls);
+  d.memoryBandwidth = streamed[0];
+  d.adamwBandwidth = streamed[1];
   // The other kernels' own rates, every thread at once on tensors of
   // kKernelElems elements each (cache-sized, as a rank's activations
   // mostly are; the cost model caps them by the memory's bandwidth for
