@@ -57,7 +57,9 @@ bool weft::emitObjectFile(mlir::ModuleOp module, const std::string &objectPath,
   // a function's size: a recurrent model unrolled over 256 steps (one
   // function of about 30k kernel calls) took 24 s to compile that way and
   // 0.3 s at CodeGenOptLevel::None, with the same step time (a 2-layer LSTM
-  // LM, 35 x 20 tokens: 7.65 and 7.66 ms fastest of 300 runs).
+  // LM, 35 x 20 tokens: 7.65 and 7.66 ms fastest of 300 runs). The price is
+  // a stack slot per value: weft_model_run's frame was 150 KB for the 30k
+  // calls, on the main thread's stack (the executor runs it there).
   TargetOptions options;
   std::unique_ptr<TargetMachine> machine(
       target->createTargetMachine(triple, "generic", "", options, Reloc::PIC_,
