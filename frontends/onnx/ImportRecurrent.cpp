@@ -116,9 +116,9 @@ readActivations(NodeImporter &imp, Cell cell, int64_t directions) {
     }
     Activation act{lower, kind->alpha, kind->beta};
     if (kind->params >= 1 && nextAlpha < alphas.size())
-      act.alpha = alphas[nextAlpha++];
+      act.alpha = widenFloat(alphas[nextAlpha++]);
     if (kind->params >= 2 && nextBeta < betas.size())
-      act.beta = betas[nextBeta++];
+      act.beta = widenFloat(betas[nextBeta++]);
     result.push_back(act);
   }
   auto leftOver = [&](StringRef attr, size_t given, size_t taken) {

@@ -205,8 +205,7 @@ int64_t NodeImporter::getIntAttr(StringRef name, int64_t defaultValue) {
   return attr ? attr->i() : defaultValue;
 }
 
-/// The shortest decimal that reads back as `f`, as a double.
-static double widenFloat(float f) {
+double onnx_import::widenFloat(float f) {
   if (!std::isfinite(f))
     return f;
   char buffer[32];

@@ -211,6 +211,9 @@ inline int64_t getRank(mlir::Value value) {
 inline mlir::Type getElementType(mlir::Value value) {
   return getTensorType(value).getElementType();
 }
+/// An ONNX float attribute (an f32) as the double of the shortest decimal
+/// that reads back as it: 1e-5f gives 1e-5, not 9.99999974e-6.
+double widenFloat(float f);
 /// "2x3xf32"-style text for messages.
 std::string formatType(mlir::Type type);
 std::string formatShape(llvm::ArrayRef<int64_t> shape);
