@@ -63,13 +63,12 @@ extern "C" void weft_k_adamw(void *const *bufs, const int64_t *desc) {
   const float stepSize = static_cast<float>(lr / correction1);
   const float correction2Sqrt = static_cast<float>(std::sqrt(correction2));
   const float epsF = static_cast<float>(eps);
-  parallelFor(args.tensor(0).numel, 1 << 14, [&](int64_t b, int64_t e) {
-  // Element i reads and writes index i only, so the in-place results
+  // ivdep: element i reads and writes index i only, so the in-place results
   // (paramOut == param, ...) carry nothing from one element to the next;
-  // without this the compiler assumes they might and runs the loop one
-  // element at a time (scalar sqrt and two divisions: about half the
-  // memory's speed). Vector sqrt and division round as the scalar ones,
-  // so the results are the same bits.
+  // without it the compiler assumes they might and runs the loop one element
+  // at a time (scalar sqrt and two divisions: about half the memory's speed).
+  // Vector sqrt and division round as the scalar ones: the same bits.
+  parallelFor(args.tensor(0).numel, 1 << 14, [&](int64_t b, int64_t e) {
 #pragma GCC ivdep
     for (int64_t i = b; i < e; ++i) {
       float p = param[i] * decay;
