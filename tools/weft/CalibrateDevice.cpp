@@ -79,12 +79,16 @@ class Arrays {
 public:
   Arrays(int64_t n, std::initializer_list<float> values) : n_(n) {
     size_t total = static_cast<size_t>(n) * values.size();
+    size_t bytes = std::max<size_t>(total, 1) * sizeof(float);
     void *p = nullptr;
-    if (posix_memalign(&p, 64, std::max<size_t>(total, 1) * sizeof(float)) != 0)
-      p = nullptr;
+    if (posix_memalign(&p, 64, bytes) != 0) {
+      std::fprintf(stderr,
+                   "weft calibrate: cannot allocate %zu bytes for a "
+                   "streaming test\n",
+                   bytes);
+      std::exit(2);
+    }
     base_.reset(static_cast<float *>(p));
-    if (!base_)
-      return;
     size_t k = 0;
     for (float v : values)
       std::fill_n(base_.get() + k++ * static_cast<size_t>(n),
