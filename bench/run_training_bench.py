@@ -304,9 +304,12 @@ def bench_model(name, spec, work, args, env, configs):
     bundle = os.path.join(work, name + ".bundle")
     shutil.rmtree(bundle, ignore_errors=True)
     comp = weft_tools.compile_bundle(os.path.join(work, name + ".onnx"), bundle,
-                                     extra_args=["--train", "--optimizer", "adamw"],
+                                     extra_args=["--train", "--optimizer", "adamw",
+                                                 *args.weftc_arg],
                                      timeout=args.timeout)
     row["weft_compile_s"] = comp.seconds
+    if args.weftc_arg:
+        row["weftc_args"] = list(args.weftc_arg)
     if not comp.ok:
         row["weft_error"] = "weftc exit %d: %s" % (comp.returncode, comp.message(400))
 
@@ -382,6 +385,9 @@ def main(argv=None):
                     help="exported models, data and bundles (default bench/results/tmp/training)")
     ap.add_argument("--json", default=os.path.join(HERE, "results", "training-cpu.json"))
     ap.add_argument("--timeout", type=float, default=600)
+    ap.add_argument("--weftc-arg", action="append", default=[], metavar="ARG",
+                    help="one more weftc compile argument (repeatable), e.g. "
+                         "--weftc-arg=--merge-products --weftc-arg=off")
     ap.add_argument("--torch-worker", metavar="MODEL", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.warmup >= args.steps:

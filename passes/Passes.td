@@ -546,4 +546,26 @@ def MergeSliceGrads : Pass<"weft-merge-slice-grads", "mlir::ModuleOp"> {
   }];
 }
 
+def MergeProducts : Pass<"weft-merge-products", "mlir::ModuleOp"> {
+  let summary = "Sum 2-D products as one product of their joined operands";
+  let description = [{
+    A tree of weft.add of one result type whose leaves include two or more
+    2-D weft.matmul of that type (the same transposes and operand element
+    types, each read only by the sum, all at the sum's place in the step)
+    becomes one weft.matmul of their operands joined along the contracted
+    dims, plus the other leaves. The gradient of a weight used at every step
+    of an unrolled recurrence is such a sum: one product per step of a few
+    rows each. Applied only where the joined operands move at most twice
+    the bytes of the sums they replace. The value is the same sum, in
+    another order. Run on the per-rank program (weftc does, after
+    partitioning: every operand is then this rank's). Under ignore-stage
+    weft.stage is not compared (the planner's profile, where every forward
+    op is its own unit); the new ops take the sum's place.
+  }];
+  let options = [
+    Option<"ignoreStage", "ignore-stage", "bool", "false",
+           "Merge products whatever their weft.stage (the planner's profile)">,
+  ];
+}
+
 #endif // WEFT_PASSES_TD

@@ -218,6 +218,11 @@ std::optional<APFloat> applyFloat(Binary kind, const APFloat &a,
     return a * b;
   case Binary::Div:
     return a / b;
+  case Binary::Rem: {
+    APFloat r = a; // IEEE fmod: exact, with the dividend's sign
+    r.mod(b);
+    return r;
+  }
   case Binary::Pow:
     return fromDouble(std::pow(toDouble(a), toDouble(b)), a.getSemantics());
   case Binary::Max:
@@ -266,6 +271,11 @@ std::optional<APInt> applyInt(Binary kind, const APInt &a, const APInt &b,
     if (b.isZero())
       return std::nullopt;
     return isUnsigned ? a.udiv(b) : a.sdiv(b);
+  case Binary::Rem:
+    // As Div; srem gives 0 for INT_MIN % -1 like the runtime.
+    if (b.isZero())
+      return std::nullopt;
+    return isUnsigned ? a.urem(b) : a.srem(b);
   case Binary::Pow:
     return intPower(a, b, isUnsigned);
   case Binary::Max:

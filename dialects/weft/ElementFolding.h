@@ -105,7 +105,7 @@ enum class Unary {
   Round,
   Not
 };
-enum class Binary { Add, Sub, Mul, Div, Pow, Max, Min, And, Or };
+enum class Binary { Add, Sub, Mul, Div, Rem, Pow, Max, Min, And, Or };
 enum class Comparison { Equal, Less, Greater, LessEqual, GreaterEqual };
 
 double toDouble(const llvm::APFloat &value);

@@ -123,6 +123,7 @@ static OpFoldResult foldBinaryIdentity(Binary kind, Value lhs, Value rhs,
     neutral = 0;
     absorbing = 1;
     break;
+  case Binary::Rem:
   case Binary::Max:
   case Binary::Min:
     break;
@@ -253,6 +254,7 @@ WEFT_FOLD_BINARY(AddOp, Add)
 WEFT_FOLD_BINARY(SubOp, Sub)
 WEFT_FOLD_BINARY(MulOp, Mul)
 WEFT_FOLD_BINARY(DivOp, Div)
+WEFT_FOLD_BINARY(RemOp, Rem)
 WEFT_FOLD_BINARY(PowOp, Pow)
 WEFT_FOLD_BINARY(MaxOp, Max)
 WEFT_FOLD_BINARY(MinOp, Min)

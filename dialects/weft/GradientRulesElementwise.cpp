@@ -200,6 +200,27 @@ LogicalResult DivOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads,
   return success();
 }
 
+// y = a - b trunc(a / b): da = g, db = -g trunc(a / b) (torch.fmod's
+// gradients; the quotient is piecewise constant).
+LogicalResult RemOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                    SmallVectorImpl<Value> &operandGrads) {
+  Location loc = getLoc();
+  if (Value g = singleResultGrad(*this, resultGrads, operandGrads)) {
+    operandGrads[0] = toOperand(b, loc, g, getLhs());
+    Value quotient = div(b, loc, getLhs(), getRhs());
+    Value negative =
+        LessOp::create(b, loc, getType().clone(b.getI1Type()), quotient,
+                       scalarLike(b, loc, quotient, 0.0));
+    Value truncated =
+        WhereOp::create(b, loc, quotient.getType(), negative,
+                        CeilOp::create(b, loc, quotient.getType(), quotient),
+                        FloorOp::create(b, loc, quotient.getType(), quotient));
+    if (Value rhs = toOperand(b, loc, mul(b, loc, g, truncated), getRhs()))
+      operandGrads[1] = neg(b, loc, rhs);
+  }
+  return success();
+}
+
 // y = a^b: da = g b a^(b-1), db = g y log(a) (NaN for a < 0, as in PyTorch;
 // an exponent that is a constant has no gradient to compute).
 LogicalResult PowOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads,

@@ -725,8 +725,8 @@ FailureOr<ShardingPlan> weft::planSharding(Operation *op,
           .Case<NegOp, CastOp, BroadcastToOp>(
               [&](Operation *o) { return elementwise(o, in, L::Unary); })
           .Case<SqrtOp, ExpOp, LogOp, TanhOp, ErfOp, ReluOp, SigmoidOp, SinOp,
-                CosOp, FloorOp, CeilOp, RoundOp, NotOp, PowOp, MaxOp, MinOp,
-                AndOp, OrOp, EqualOp, LessOp, GreaterOp, LessEqualOp,
+                CosOp, FloorOp, CeilOp, RoundOp, NotOp, PowOp, RemOp, MaxOp,
+                MinOp, AndOp, OrOp, EqualOp, LessOp, GreaterOp, LessEqualOp,
                 GreaterEqualOp, WhereOp>(
               [&](Operation *o) { return elementwise(o, in, L::None); })
           .Case<AdamWUpdateOp, SgdUpdateOp>([&](Operation *o) {

@@ -150,6 +150,15 @@ def Weft_DivOp : Weft_BinaryOp<"div", Weft_Tensor, [Weft_Differentiable]> {
 def Weft_PowOp : Weft_BinaryOp<"pow", Weft_Tensor, [Weft_Differentiable]> {
   let summary = "Elementwise power with broadcasting";
 }
+def Weft_RemOp : Weft_BinaryOp<"rem", Weft_Tensor, [Weft_Differentiable]> {
+  let summary = "Elementwise remainder of truncated division with broadcasting";
+  let description = [{
+    lhs - rhs * trunc(lhs / rhs) computed exactly: C's fmod for floats
+    (the result takes the dividend's sign; fmod(x, inf) = x, fmod(x, 0) and
+    fmod(inf, y) are NaN) and C's % for integers (a zero divisor stops the
+    run with an error).
+  }];
+}
 def Weft_MaxOp : Weft_BinaryOp<"max", Weft_Tensor, [Commutative, Weft_Differentiable]> {
   let summary = "Elementwise maximum with broadcasting";
   let description = [{

@@ -200,12 +200,11 @@ LogicalResult onnx_import::importGelu(NodeImporter &imp) {
   return finish(imp, e.mulScalar(e.mul(x, e.addScalar(inner, 1.0)), 0.5));
 }
 
-/// Mod: fmod = 0 (integers only) takes the divisor's sign, as Python's %;
-/// fmod = 1 the dividend's, as C's fmod. Built as a - b * trunc(a / b) (integer
-/// division truncates; floats truncate through an i64 cast, so |a / b| must
-/// stay below 2^63), then, for fmod = 0, + b where the remainder is non-zero
-/// and its sign differs from b's. Constant operands (the shape arithmetic
-/// exporters emit) fold.
+/// Mod: fmod = 1 takes the dividend's sign, as C's fmod (floats require it);
+/// fmod = 0 (integers only) the divisor's, as Python's %. Both start from
+/// weft.rem, the exact truncated remainder; fmod = 0 then adds b where the
+/// remainder is non-zero and its sign differs from b's. Constant operands
+/// (the shape arithmetic exporters emit) fold.
 LogicalResult onnx_import::importMod(NodeImporter &imp) {
   Expr e(imp);
   Value a = imp.getInput(0, "A");
@@ -225,11 +224,7 @@ LogicalResult onnx_import::importMod(NodeImporter &imp) {
       llvm::any_of(divisor->getValues<APInt>(),
                    [](const APInt &v) { return v.isZero(); }))
     return imp.emitError("integer Mod by zero (input 'B' holds a 0)");
-  Value quotient = e.div(a, b);
-  if (isFloat && quotient)
-    quotient = imp.createCast(
-        imp.createCast(quotient, imp.getBuilder().getI64Type()), type);
-  Value remainder = e.sub(a, e.mul(b, quotient));
+  Value remainder = imp.createInferred<RemOp>(a, b);
   if (fmod)
     return finish(imp, remainder);
   Value zero = e.scalar(remainder, 0.0);

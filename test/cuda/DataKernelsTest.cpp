@@ -202,6 +202,24 @@ void testBinary() {
           c.rtol = 2e-6;
         expect(c);
       }
+  // The remainder, against the CPU's fmod and %.
+  for (int64_t dtype : {WEFT_F32, WEFT_F64, WEFT_I64, WEFT_I32})
+    for (const Shapes &s : kBroadcasts) {
+      KernelCase c;
+      c.name =
+          name("binary", dtype, "rem " + dimsName(s.a) + " " + dimsName(s.b));
+      c.cpu = weft_k_binary;
+      c.gpu = weft_cuda_k_binary;
+      if (isFloat(dtype))
+        c.operands = {input(dtype, s.a, -1e6, 1e6, 26),
+                      input(dtype, s.b, 0.1, 7, 27)};
+      else
+        c.operands = {smallInts(dtype, s.a, -1000, 1000, 26),
+                      nonZeroInts(dtype, s.b, -7, 8, 27)};
+      c.results = {zeroTensor(dtype, s.c)};
+      c.attrs = {WEFT_BINARY_REM};
+      expect(c);
+    }
   // Pow by a scalar takes the CPU's shortcuts for these exponents.
   for (int64_t dtype : {WEFT_F32, WEFT_F64})
     for (double e : {2.0, 1.0, 3.0, 0.5, -1.0, 1.7, 0.0}) {

@@ -202,6 +202,15 @@ def define_elementwise():
         case(name, {"a": a, "b": b}, [node(op, ["a", "b"], "y")],
              lambda e, fn=fn: fn(e["a"], e["b"]), group=g)
 
+    # fmod: quotients kept 0.2 or more from an integer, where the remainder
+    # jumps; da = g, db = -g trunc(a / b) (b broadcast: summed).
+    # (Its own generator: the cases after it keep their values.)
+    fmod_rng = np.random.RandomState(11)
+    fmod_b = (fmod_rng.choice([-1, 1], 3) * fmod_rng.uniform(0.5, 1.5, 3)).astype(np.float32)
+    fmod_q = (fmod_rng.randint(-4, 5, (2, 3))
+              + fmod_rng.choice([-1, 1], (2, 3)) * fmod_rng.uniform(0.2, 0.8, (2, 3)))
+    case("mod_fmod_broadcast", {"a": (fmod_q * fmod_b).astype(np.float32), "b": fmod_b},
+         [node("Mod", ["a", "b"], "y", fmod=1)], lambda e: torch.fmod(e["a"], e["b"]), group=g)
     # A constant exponent: only the base is differentiated (the exponent's
     # log(base) for negative bases is never computed into a result).
     case("pow_constant_exponent", {"a": rand(2, 3)}, [node("Pow", ["a", "frozen.e"], "y")],

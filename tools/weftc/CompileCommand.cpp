@@ -195,6 +195,12 @@ static bool onUntilCheckedOnGpu(const std::string &flag,
 void weft::addRankStepPasses(mlir::PassManager &pm, const CompileOptions &opts,
                              bool profile) {
   pm.addPass(createMergeSliceGrads());
+  // A recurrence's per-step weight-gradient products as one product.
+  if (opts.mergeProducts != "off") {
+    MergeProductsOptions merge;
+    merge.ignoreStage = profile;
+    pm.addPass(createMergeProducts(merge));
+  }
   // Chains of elementwise ops run as one kernel each: one pass over memory
   // where a GPU would otherwise make one per op.
   if (opts.fuse == "elementwise" ||

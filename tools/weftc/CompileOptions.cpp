@@ -30,6 +30,7 @@ const char *const weft::kCompileUsage =
     "          [--fuse elementwise|none] [--align-products on|off]\n"
     "          [--fuse-attention on|off] [--fuse-recompute on|off]\n"
     "          [--attention-seq-major on|off] [--fold-norm-casts on|off]\n"
+    "          [--merge-products on|off]\n"
     "          [--input-shape NAME=D0xD1x...]... [--mlir-print-ir-after-all] "
     "...\n"
     "debugging aid: --emit-gradients [--freeze GLOB]... compiles the "
@@ -189,6 +190,7 @@ bool weft::parseCompileOptions(int argc, char **argv, CompileOptions &opts,
       {"--fuse-recompute", oneOf(opts.fuseRecompute, {"on", "off"})},
       {"--attention-seq-major", oneOf(opts.attentionSeqMajor, {"on", "off"})},
       {"--fold-norm-casts", oneOf(opts.foldNormCasts, {"on", "off"})},
+      {"--merge-products", oneOf(opts.mergeProducts, {"on", "off"})},
       {"--bucket-mb",
        [&](const std::string &v) {
          double mb;

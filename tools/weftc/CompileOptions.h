@@ -77,6 +77,10 @@ struct CompileOptions {
   /// bf16/f16 its one reader, a cast, made of it (default: on for cpu, off
   /// for cuda until its kernel is checked on a GPU).
   std::string foldNormCasts;
+  /// --merge-products on|off: weft-merge-products joins a sum of 2-D
+  /// products (a recurrent weight's per-step gradients) into one product
+  /// (default: on).
+  std::string mergeProducts;
   /// Gradient all_reduce buckets, in MiB (weft-bucket-collectives).
   double bucketMb = 25.0;
   /// Activations split along the sequence over the tensor-parallel ranks.

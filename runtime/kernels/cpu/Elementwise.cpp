@@ -32,6 +32,13 @@ template <class T> T intDiv(T a, T b) {
   return b == -1 ? wrapNeg(a) : static_cast<T>(a / b);
 }
 
+template <class T> T intRem(T a, T b) {
+  if (b == 0)
+    fatal(kExitBadInput, "kernel binary: integer remainder by zero");
+  // MIN % -1 overflows (and traps on x86); its remainder is 0.
+  return b == -1 ? T(0) : static_cast<T>(a % b);
+}
+
 template <class T> T intPow(T base, T exp) {
   if (exp < 0) // 1 / base^-exp, truncated toward zero
     return base == 1 ? 1 : base == -1 ? ((exp & 1) ? -1 : 1) : 0;
@@ -159,6 +166,13 @@ void binaryArith(int64_t op, int64_t dtype, const BroadcastPlan<2> &plan,
     else
       return mapBroadcast2(plan, a, b, c, kCheapGrain,
                            [](T x, T y) { return x / y; });
+  case WEFT_BINARY_REM:
+    if constexpr (std::is_integral_v<T>)
+      return mapBroadcast2(plan, a, b, c, kCostlyGrain,
+                           [](T x, T y) { return intRem(x, y); });
+    else
+      return mapBroadcast2(plan, a, b, c, kCostlyGrain,
+                           [](T x, T y) { return std::fmod(x, y); });
   case WEFT_BINARY_POW:
     if constexpr (std::is_integral_v<T>) {
       return mapBroadcast2(plan, a, b, c, kCostlyGrain,

@@ -115,6 +115,22 @@ template <class T> struct IntDivOp {
   }
 };
 
+/// C's % (MIN % -1 is 0); a zero divisor records an error like IntDivOp.
+template <class T> struct IntRemOp {
+  int *error;
+  int code;
+  __device__ T operator()(T a, T b) const {
+    if (b == 0) {
+      reportDeviceError(error, code);
+      return T(0);
+    }
+    return b == T(-1) ? T(0) : static_cast<T>(a % b);
+  }
+};
+template <class T> struct FloatRemOp {
+  __device__ T operator()(T a, T b) const { return fmod(a, b); }
+};
+
 template <class T> struct IntPowOp {
   __device__ T operator()(T base, T exp) const {
     if (exp < 0) // 1 / base^-exp, truncated toward zero
@@ -175,6 +191,15 @@ void binaryArith(int64_t op, const cpu::BroadcastPlan<2> &plan,
                           "binary");
     } else {
       return launchBinary(plan, a, b, c, FloatDivOp<T>{}, "binary");
+    }
+  case WEFT_BINARY_REM:
+    if constexpr (std::is_integral_v<T>) {
+      static const int code =
+          registerDeviceError("kernel binary: integer remainder by zero");
+      return launchBinary(plan, a, b, c, IntRemOp<T>{errorWord(), code},
+                          "binary");
+    } else {
+      return launchBinary(plan, a, b, c, FloatRemOp<T>{}, "binary");
     }
   case WEFT_BINARY_POW:
     if constexpr (std::is_integral_v<T>) {

@@ -229,6 +229,36 @@ func.func @binary_int() -> (tensor<2x3xi64>, tensor<4xi64>, tensor<4xi64>, tenso
 
 // -----
 
+// weft.rem is the truncated remainder, exact: C's % and fmod.
+// CHECK-LABEL: func.func @remainder
+// CHECK-DAG: weft.constant dense<[1, -1, 1, -1, 0]> : tensor<5xi64>
+// CHECK-DAG: weft.constant dense<[1.500000e+00, -1.500000e+00, 1.000000e+00, 3.000000e+00, -0.000000e+00]> : tensor<5xf32>
+// CHECK-DAG: weft.constant dense<0x7FC00000> : tensor<2xf32>
+// CHECK-DAG: %[[N:.*]] = weft.constant dense<[4, 5]> : tensor<2xi64>
+// CHECK-DAG: %[[D:.*]] = weft.constant dense<[2, 0]> : tensor<2xi64>
+// CHECK: weft.rem %[[N]], %[[D]]
+// CHECK-NOT: weft.rem
+func.func @remainder() -> (tensor<5xi64>, tensor<5xf32>, tensor<2xf32>, tensor<2xi64>) {
+  %n = weft.constant dense<[7, -7, 7, -7, -9223372036854775808]> : tensor<5xi64>
+  %d = weft.constant dense<[3, 3, -3, -3, -1]> : tensor<5xi64>
+  %0 = weft.rem %n, %d : (tensor<5xi64>, tensor<5xi64>) -> tensor<5xi64>
+  // 1e10 = 3 * 3333333333 + 1; fmod(x, inf) = x; the dividend's sign.
+  %a = weft.constant dense<[7.5, -7.5, 1.0e10, 3.0, -4.0]> : tensor<5xf32>
+  %b = weft.constant dense<[2.0, 2.0, 3.0, 0x7F800000, 2.0]> : tensor<5xf32>
+  %1 = weft.rem %a, %b : (tensor<5xf32>, tensor<5xf32>) -> tensor<5xf32>
+  // fmod(inf, y) and fmod(x, 0) are NaN.
+  %c = weft.constant dense<[0x7F800000, 1.0]> : tensor<2xf32>
+  %e = weft.constant dense<[2.0, 0.0]> : tensor<2xf32>
+  %2 = weft.rem %c, %e : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  // Integer remainder by zero is left for the runtime to report.
+  %m = weft.constant dense<[4, 5]> : tensor<2xi64>
+  %z = weft.constant dense<[2, 0]> : tensor<2xi64>
+  %3 = weft.rem %m, %z : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64>
+  return %0, %1, %2, %3 : tensor<5xi64>, tensor<5xf32>, tensor<2xf32>, tensor<2xi64>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @binary_float
 // CHECK-DAG: weft.constant dense<[1.500000e+00, 4.500000e+00]> : tensor<2xf32>
 // CHECK-DAG: weft.constant dense<[5.000000e-01, 0x7F800000]> : tensor<2xf32>

@@ -44,6 +44,15 @@ func.func @binary_no_broadcast(%a: tensor<2x3xf32>, %b: tensor<2xf32>) {
 
 // -----
 
+func.func @rem_no_broadcast(%a: tensor<2x3xi64>, %b: tensor<2xi64>) {
+  // expected-error @+2 {{'weft.rem' op operand shapes [2, 3] and [2] do not broadcast}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = weft.rem %a, %b : (tensor<2x3xi64>, tensor<2xi64>) -> tensor<2x3xi64>
+  return
+}
+
+// -----
+
 func.func @binary_wrong_result(%a: tensor<2x3xf32>, %b: tensor<3xf32>) {
   // expected-error @+2 {{'weft.sub' op inferred type(s) 'tensor<2x3xf32>' are incompatible with return type(s) of operation 'tensor<3xf32>'}}
   // expected-error @+1 {{failed to infer returned types}}

@@ -69,6 +69,10 @@ func.func @binary(%a: tensor<2x3xf32>, %v: tensor<3xf32>, %i: tensor<4xi64>, %b:
   %7 = weft.and %b, %b : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
   // CHECK: weft.or %[[B]], %[[B]] : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
   %8 = weft.or %b, %b : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+  // CHECK: weft.rem %[[A]], %[[V]] : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %9 = weft.rem %a, %v : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  // CHECK: weft.rem %[[I]], %[[I]] : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+  %10 = weft.rem %i, %i : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
   return
 }
 

@@ -205,6 +205,14 @@ def composed():
                             inits=[ints("a", [7, -7, 7, -7]), ints("b", [3, 3, -3, -3])])
     m["mod_fmod_folded"] = model([node("Mod", ["a", "b"], ["y"], fmod=1)], [], [vi("y", I64, None)],
                                  inits=[ints("a", [7, -7, 7, -7]), ints("b", [3, 3, -3, -3])])
+    m["mod_float"] = model([node("Mod", ["a", "b"], ["y"], fmod=1)],
+                           [vi("a", F32, [8]), vi("b", F32, [8])], [vi("y", F32, None)])
+    m["mod_float_folded"] = model(
+        [node("Constant", [], ["a"], value=numpy_helper.from_array(
+            np.array([7.5, -7.5, 1e10, 3.0], np.float32))),
+         node("Constant", [], ["b"], value=numpy_helper.from_array(
+             np.array([2.0, 2.0, 3.0, np.inf], np.float32))),
+         node("Mod", ["a", "b"], ["y"], fmod=1)], [], [vi("y", F32, None)])
     m["mod_by_zero"] = model([node("Mod", ["a", "b"], ["y"])], [vi("a", I64, [4])], [vi("y", I64, None)],
                              inits=[ints("b", [3, 0, 1, 2])])
     m["argmax_empty"] = model([node("ArgMax", ["e"], ["y"], axis=0)], [vi("e", F32, [0, 3])],

@@ -245,6 +245,51 @@ TEST(Binary, IntegerDivTruncatesAndPow) {
             (std::vector<int32_t>{5, 3, 100, 3}));
 }
 
+// The remainder is exact where a - b * trunc(a / b) is not: large
+// quotients, infinite divisors, signed zeros.
+TEST(Binary, FloatRemainderIsExact) {
+  const float inf = std::numeric_limits<float>::infinity();
+  HostTensor<float> a({8}, {7.5f, -7.5f, 7.5f, 1e10f, 3.0f, -0.0f, inf, 5.0f});
+  HostTensor<float> b({8}, {2.0f, 2.0f, -2.0f, 3.0f, inf, 2.0f, 2.0f, 0.0f});
+  auto c = runBinary(WEFT_BINARY_REM, a, b, a.dims);
+  EXPECT_EQ(c.data[0], 1.5f);
+  EXPECT_EQ(c.data[1], -1.5f);
+  EXPECT_EQ(c.data[2], 1.5f);
+  EXPECT_EQ(c.data[3], 1.0f); // 1e10f = 10000000000 = 3 * 3333333333 + 1
+  EXPECT_EQ(c.data[4], 3.0f);
+  EXPECT_EQ(c.data[5], 0.0f);
+  EXPECT_TRUE(std::signbit(c.data[5]));
+  EXPECT_TRUE(std::isnan(c.data[6]));
+  EXPECT_TRUE(std::isnan(c.data[7]));
+  HostTensor<double> x({2}, {1e300, -5.25});
+  HostTensor<double> y({}, {7.0});
+  EXPECT_EQ(runBinary(WEFT_BINARY_REM, x, y, x.dims).data,
+            (std::vector<double>{std::fmod(1e300, 7.0), -5.25}));
+}
+
+TEST(Binary, IntegerRemainderTruncates) {
+  HostTensor<int64_t> a({6},
+                        {7, -7, 7, -7, std::numeric_limits<int64_t>::min(), 9});
+  HostTensor<int64_t> b({6}, {3, 3, -3, -3, -1, 1});
+  EXPECT_EQ(runBinary(WEFT_BINARY_REM, a, b, a.dims).data,
+            (std::vector<int64_t>{1, -1, 1, -1, 0, 0}));
+  HostTensor<int32_t> c({3}, {5, -5, 100});
+  HostTensor<int32_t> d({}, {3});
+  EXPECT_EQ(runBinary(WEFT_BINARY_REM, c, d, c.dims).data,
+            (std::vector<int32_t>{2, -2, 1}));
+}
+
+TEST(BinaryDeath, IntegerRemainderByZero) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        HostTensor<int32_t> a({2}, {1, 2});
+        HostTensor<int32_t> b({2}, {1, 0});
+        runBinary(WEFT_BINARY_REM, a, b, a.dims);
+      },
+      testing::ExitedWithCode(2), "remainder by zero");
+}
+
 TEST(Binary, I64AllOpsBroadcasting) {
   for (const ShapeCase &sc : broadcastCases()) {
     auto a = randomTensor<int64_t>(sc.a, -50, 50);

@@ -82,6 +82,7 @@ enum WeftBinaryOp {
   WEFT_BINARY_MIN = 6,
   WEFT_BINARY_AND = 7,
   WEFT_BINARY_OR = 8,
+  WEFT_BINARY_REM = 9, // truncated remainder: C's fmod and %
 };
 
 /// Operation codes of weft_k_compare.
