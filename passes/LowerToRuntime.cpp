@@ -49,8 +49,8 @@ bool cpuSupports(Operation *op, Type elementType) {
       return code == WEFT_BOOL;
     return arithmetic;
   }
-  if (kernel == "compare")
-    return arithmetic || code == WEFT_BOOL;
+  if (kernel == "compare" || kernel == "topk")
+    return arithmetic || (kernel == "compare" && code == WEFT_BOOL);
   // bf16 products and the sums of their gradients (the kernels widen to f32,
   // accumulate there and round the result once).
   bool bf16 = code == WEFT_BF16;

@@ -248,7 +248,10 @@ LogicalResult Unroller::unrollOp(Operation *op) {
       if (auto slice = dyn_cast<shard::AllSliceOp>(op))
         return sliceShared(slice, rest, perMicrobatch);
       if (!isa<shard::AllReduceOp, shard::AllGatherOp>(op))
-        return op->emitError("over the microbatch axis is not supported");
+        return op->emitError(
+            "over the microbatch axis is not supported: the op needs the "
+            "whole batch at once (rows of one microbatch come from others, "
+            "as when the batch is sorted); compile with --microbatches 1");
       if (!perMicrobatch)
         return op->emitError("combines microbatches of a value every "
                              "microbatch shares");

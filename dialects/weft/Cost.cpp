@@ -172,6 +172,11 @@ int64_t ReduceMaxOp::getFlops() { return elements(getInput()); }
 int64_t TransposeOp::getFlops() { return 0; }
 int64_t ConcatOp::getFlops() { return 0; }
 int64_t SplitOp::getFlops() { return 0; }
+// The kernels compare each element with the others of its row.
+int64_t TopKOp::getFlops() {
+  return getInput().getType().getNumElements() *
+         getInput().getType().getDimSize(getAxis());
+}
 int64_t SliceOp::getFlops() { return 0; }
 int64_t GatherOp::getFlops() { return 0; }
 int64_t BroadcastToOp::getFlops() { return 0; }

@@ -15,9 +15,16 @@ bool gradient::isFloatTensor(Type type) {
 
 Value gradient::splat(OpBuilder &b, Location loc, RankedTensorType type,
                       double value) {
-  auto element = cast<FloatType>(type.getElementType());
-  APFloat v = FloatAttr::get(element, value).getValue();
-  auto attr = DenseElementsAttr::get(type, ArrayRef<APFloat>(v));
+  DenseElementsAttr attr;
+  if (auto integer = dyn_cast<IntegerType>(type.getElementType())) {
+    APInt v(integer.getWidth(), static_cast<int64_t>(value),
+            /*isSigned=*/true);
+    attr = DenseElementsAttr::get(type, ArrayRef<APInt>(v));
+  } else {
+    auto element = cast<FloatType>(type.getElementType());
+    APFloat v = FloatAttr::get(element, value).getValue();
+    attr = DenseElementsAttr::get(type, ArrayRef<APFloat>(v));
+  }
   return ConstantOp::create(b, loc, cast<ElementsAttr>(attr));
 }
 

@@ -19,7 +19,8 @@ namespace gradient {
 /// Whether `type` is a ranked tensor of floats: only those carry gradients.
 bool isFloatTensor(mlir::Type type);
 
-/// A splat weft.constant of `type` (a float tensor) holding `value`.
+/// A splat weft.constant of `type` (a float or integer tensor) holding
+/// `value`.
 mlir::Value splat(mlir::OpBuilder &b, mlir::Location loc,
                   mlir::RankedTensorType type, double value);
 /// A rank-0 weft.constant of `elementType` holding `value`; broadcasting

@@ -102,6 +102,56 @@ LogicalResult GatherOp::buildGradients(OpBuilder &b,
   return success();
 }
 
+// TopK: each value's gradient goes back to the input element it came from.
+// The positions are flattened (a constant offset per result element for
+// the dims other than the axis, plus index * the axis' stride) so that one
+// weft.scatter_add over the flattened input places them; the indices of a
+// row are distinct, so nothing sums. scatter_add is f32: other float types
+// go through casts.
+LogicalResult TopKOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                     SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(1, Value());
+  auto inputType = getInput().getType();
+  Value g = resultGrads.empty() ? Value() : resultGrads[0];
+  if (!g || !isFloatTensor(inputType))
+    return success();
+  Location loc = getLoc();
+  ArrayRef<int64_t> inShape = inputType.getShape();
+  auto resultType = cast<RankedTensorType>(getValues().getType());
+  const int64_t rank = inputType.getRank(), axis = getAxis();
+  SmallVector<int64_t> strides(rank, 1);
+  for (int64_t d = rank - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * inShape[d + 1];
+  const int64_t count = resultType.getNumElements();
+  SmallVector<int64_t> base(count, 0);
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t rest = i;
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      const int64_t c = rest % resultType.getDimSize(d);
+      rest /= resultType.getDimSize(d);
+      if (d != axis)
+        base[i] += c * strides[d];
+    }
+  }
+  auto indexType = cast<RankedTensorType>(getIndices().getType());
+  Value offsets = ConstantOp::create(
+      b, loc, indexType,
+      DenseElementsAttr::get(indexType, ArrayRef<int64_t>(base)));
+  Value along =
+      mul(b, loc, getIndices(),
+          scalar(b, loc, b.getI64Type(), static_cast<double>(strides[axis])));
+  Value flat = reshape(b, loc, add(b, loc, offsets, along), {count});
+  Type f32 = b.getF32Type(), element = inputType.getElementType();
+  Value updates =
+      reshape(b, loc, element == f32 ? g : castTo(b, loc, g, f32), {count});
+  Value scattered = ScatterAddOp::create(
+      b, loc, RankedTensorType::get({inputType.getNumElements()}, f32), flat,
+      updates, b.getI64IntegerAttr(0));
+  Value grad = reshape(b, loc, scattered, inShape);
+  operandGrads[0] = element == f32 ? grad : castTo(b, loc, grad, element);
+  return success();
+}
+
 LogicalResult
 BroadcastToOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads,
                               SmallVectorImpl<Value> &operandGrads) {

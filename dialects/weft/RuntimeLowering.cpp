@@ -167,6 +167,12 @@ void GatherOp::getKernelAttributes(SmallVectorImpl<int64_t> &attrs) {
   attrs.push_back(getAxis());
 }
 
+StringRef TopKOp::getKernelName() { return "topk"; }
+void TopKOp::getKernelAttributes(SmallVectorImpl<int64_t> &attrs) {
+  attrs.push_back(getAxis());
+  attrs.push_back(getLargest() ? 1 : 0);
+}
+
 StringRef BroadcastToOp::getKernelName() { return "expand"; }
 void BroadcastToOp::getKernelAttributes(SmallVectorImpl<int64_t> &) {}
 

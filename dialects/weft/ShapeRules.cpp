@@ -626,6 +626,34 @@ LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+LogicalResult TopKOp::inferReturnTypes(MLIRContext *context,
+                                       std::optional<Location> loc,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &results) {
+  ShapeErrors errors(loc, getOperationName());
+  FailureOr<RankedTensorType> input =
+      errors.tensor(adaptor.getInput(), "input");
+  FailureOr<int64_t> k = errors.integer(adaptor.getProperties().k, "k");
+  FailureOr<int64_t> axis =
+      errors.integer(adaptor.getProperties().axis, "axis");
+  if (failed(input) || failed(k) || failed(axis))
+    return failure();
+  if (input->getElementType().isInteger(1))
+    return errors.fail("input must hold numbers, got ", *input);
+  if (*axis < 0 || *axis >= input->getRank())
+    return errors.fail("axis ", *axis, " is out of range [0, ",
+                       input->getRank(), ") for input ", *input);
+  if (*k < 0 || *k > input->getDimSize(*axis))
+    return errors.fail("k = ", *k, " is outside [0, ", input->getDimSize(*axis),
+                       "], the extent of axis ", *axis);
+  SmallVector<int64_t> shape(input->getShape());
+  shape[*axis] = *k;
+  results.push_back(RankedTensorType::get(shape, input->getElementType()));
+  results.push_back(
+      RankedTensorType::get(shape, IntegerType::get(context, 64)));
+  return success();
+}
+
 LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
                                             std::optional<Location> loc,
                                             Adaptor adaptor,

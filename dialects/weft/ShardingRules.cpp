@@ -766,6 +766,9 @@ FailureOr<ShardingPlan> weft::planSharding(Operation *op,
           .Case<SliceOp>([&](Operation *o) { return window(o, in, false); })
           .Case<SliceGradOp>([&](Operation *o) { return window(o, in, true); })
           .Case<GatherOp>([&](GatherOp o) { return gather(o, in); })
+          .Case<TopKOp>([&](TopKOp o) {
+            return alongDims(o, in, {static_cast<int64_t>(o.getAxis())});
+          })
           .Case<ScatterAddOp>([&](ScatterAddOp o) { return scatterAdd(o, in); })
           .Case<ConvOp, ConvGradInputOp, ConvGradWeightOp, MaxPoolOp, AvgPoolOp,
                 MaxPoolGradOp, AvgPoolGradOp, BatchNormOp>(

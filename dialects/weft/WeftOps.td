@@ -482,6 +482,21 @@ def Weft_BroadcastToOp : Weft_ComputeOp<"broadcast_to", [Weft_Differentiable]> {
   let hasVerifier = 1;
 }
 
+def Weft_TopKOp : Weft_ComputeOp<"topk", [InferTypeOpAdaptor, Weft_Differentiable]> {
+  let summary = "The k largest (or smallest) elements along an axis, sorted";
+  let description = [{
+    values and their indices (i64) along `axis`, which has extent k in both
+    results: the largest first (`largest`, the default) or the smallest
+    first. Equal elements keep index order; NaN counts as larger than any
+    number (PyTorch's topk). Only `values` has a gradient: each element's
+    goes back to the input position it came from.
+  }];
+  let arguments = (ins Weft_Tensor:$input, I64Attr:$k, I64Attr:$axis,
+                   DefaultValuedAttr<BoolAttr, "true">:$largest);
+  let results = (outs Weft_Tensor:$values, Weft_IndexTensor:$indices);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($values) `,` type($indices)";
+}
+
 def Weft_TriluOp : Weft_ComputeOp<"trilu", [SameOperandsAndResultType, Weft_Differentiable]> {
   let summary = "Keeps the upper or lower triangle of the last two dims";
   let arguments = (ins Weft_Tensor:$input, DefaultValuedAttr<BoolAttr, "true">:$upper,

@@ -34,25 +34,18 @@ static Value getFloatInput(NodeImporter &imp, StringRef what = "X") {
   return x;
 }
 
-static LogicalResult finish(NodeImporter &imp, Value result) {
-  if (!result)
-    return failure();
-  imp.setOutput(0, result);
-  return success();
-}
-
 LogicalResult onnx_import::importReciprocal(NodeImporter &imp) {
   Expr e(imp);
   Value x = getFloatInput(imp);
-  return finish(imp, e.div(e.scalar(x, 1.0), x));
+  return imp.setResult(e.div(e.scalar(x, 1.0), x));
 }
 
 LogicalResult onnx_import::importAbs(NodeImporter &imp) {
   Expr e(imp);
   Value x = imp.getInput(0, "X");
   if (x && getElementType(x).isUnsignedInteger())
-    return finish(imp, x);
-  return finish(imp, e.abs(x));
+    return imp.setResult(x);
+  return imp.setResult(e.abs(x));
 }
 
 /// Clip (opset 11+): optional scalar inputs min and max.
@@ -76,27 +69,27 @@ LogicalResult onnx_import::importClip(NodeImporter &imp) {
       return failure();
     bounds[i] = imp.createReshape(bound, {});
   }
-  return finish(imp, e.clip(x, bounds[0], bounds[1]));
+  return imp.setResult(e.clip(x, bounds[0], bounds[1]));
 }
 
 LogicalResult onnx_import::importHardSigmoid(NodeImporter &imp) {
   Expr e(imp);
   Value x = getFloatInput(imp);
-  return finish(imp, e.hardSigmoid(x, imp.getFloatAttr("alpha", 0.2),
-                                   imp.getFloatAttr("beta", 0.5)));
+  return imp.setResult(e.hardSigmoid(x, imp.getFloatAttr("alpha", 0.2),
+                                     imp.getFloatAttr("beta", 0.5)));
 }
 
 /// x * max(0, min(1, x / 6 + 1 / 2)).
 LogicalResult onnx_import::importHardSwish(NodeImporter &imp) {
   Expr e(imp);
   Value x = getFloatInput(imp);
-  return finish(imp, e.mul(x, e.hardSigmoid(x, 1.0 / 6.0, 0.5)));
+  return imp.setResult(e.mul(x, e.hardSigmoid(x, 1.0 / 6.0, 0.5)));
 }
 
 LogicalResult onnx_import::importLeakyRelu(NodeImporter &imp) {
   Expr e(imp);
   Value x = getFloatInput(imp);
-  return finish(imp, e.leakyRelu(x, imp.getFloatAttr("alpha", 0.01)));
+  return imp.setResult(e.leakyRelu(x, imp.getFloatAttr("alpha", 0.01)));
 }
 
 /// PRelu: slope broadcast to X (unidirectionally).
@@ -117,14 +110,14 @@ LogicalResult onnx_import::importPRelu(NodeImporter &imp) {
     channel[0] = slopeShape[0];
     slope = imp.createReshape(slope, channel);
   }
-  return finish(imp,
-                e.select(e.greater(x, e.scalar(x, 0.0)), x, e.mul(x, slope)));
+  return imp.setResult(
+      e.select(e.greater(x, e.scalar(x, 0.0)), x, e.mul(x, slope)));
 }
 
 LogicalResult onnx_import::importElu(NodeImporter &imp) {
   Expr e(imp);
   Value x = getFloatInput(imp);
-  return finish(imp, e.elu(x, imp.getFloatAttr("alpha", 1.0)));
+  return imp.setResult(e.elu(x, imp.getFloatAttr("alpha", 1.0)));
 }
 
 LogicalResult onnx_import::importSelu(NodeImporter &imp) {
@@ -132,26 +125,26 @@ LogicalResult onnx_import::importSelu(NodeImporter &imp) {
   Value x = getFloatInput(imp);
   double alpha = imp.getFloatAttr("alpha", 1.67326319217681884765625);
   double gamma = imp.getFloatAttr("gamma", 1.05070102214813232421875);
-  return finish(imp, e.mulScalar(e.elu(x, alpha), gamma));
+  return imp.setResult(e.mulScalar(e.elu(x, alpha), gamma));
 }
 
 LogicalResult onnx_import::importSoftplus(NodeImporter &imp) {
   Expr e(imp);
-  return finish(imp, e.softplus(getFloatInput(imp)));
+  return imp.setResult(e.softplus(getFloatInput(imp)));
 }
 
 /// Softsign: x / (1 + |x|).
 LogicalResult onnx_import::importSoftsign(NodeImporter &imp) {
   Expr e(imp);
   Value x = getFloatInput(imp, "input");
-  return finish(imp, e.softsign(x));
+  return imp.setResult(e.softsign(x));
 }
 
 /// ThresholdedRelu: x where x > alpha (default 1), else 0.
 LogicalResult onnx_import::importThresholdedRelu(NodeImporter &imp) {
   Expr e(imp);
   Value x = getFloatInput(imp);
-  return finish(imp, e.thresholdedRelu(x, imp.getFloatAttr("alpha", 1.0)));
+  return imp.setResult(e.thresholdedRelu(x, imp.getFloatAttr("alpha", 1.0)));
 }
 
 /// Sign: 1, 0 or -1 (NaN stays NaN); no gradient flows through it.
@@ -166,14 +159,14 @@ LogicalResult onnx_import::importSign(NodeImporter &imp) {
     sign = e.select(e.less(x, zero), e.scalar(x, -1.0), sign);
   if (isa<FloatType>(getElementType(x)))
     sign = e.select(e.binary<EqualOp>(x, x), sign, x);
-  return finish(imp, sign);
+  return imp.setResult(sign);
 }
 
 /// Mish (opset 18): x * tanh(softplus(x)).
 LogicalResult onnx_import::importMish(NodeImporter &imp) {
   Expr e(imp);
   Value x = getFloatInput(imp);
-  return finish(imp, e.mul(x, e.unary<TanhOp>(e.softplus(x))));
+  return imp.setResult(e.mul(x, e.unary<TanhOp>(e.softplus(x))));
 }
 
 /// Gelu (opset 20): the erf form as PyTorch exports it before opset 20
@@ -197,7 +190,7 @@ LogicalResult onnx_import::importGelu(NodeImporter &imp) {
     return imp.emitUnsupportedAttr("approximate", "'" + approximate + "'",
                                    "ONNX defines 'none' and 'tanh'");
   }
-  return finish(imp, e.mulScalar(e.mul(x, e.addScalar(inner, 1.0)), 0.5));
+  return imp.setResult(e.mulScalar(e.mul(x, e.addScalar(inner, 1.0)), 0.5));
 }
 
 /// Mod: fmod = 1 takes the dividend's sign, as C's fmod (floats require it);
@@ -226,11 +219,11 @@ LogicalResult onnx_import::importMod(NodeImporter &imp) {
     return imp.emitError("integer Mod by zero (input 'B' holds a 0)");
   Value remainder = imp.createInferred<RemOp>(a, b);
   if (fmod)
-    return finish(imp, remainder);
+    return imp.setResult(remainder);
   Value zero = e.scalar(remainder, 0.0);
   Value nonZero = e.unary<NotOp>(e.binary<EqualOp>(remainder, zero));
   Value signsDiffer = e.unary<NotOp>(
       e.binary<EqualOp>(e.less(remainder, zero), e.less(b, zero)));
-  return finish(imp, e.select(e.binary<AndOp>(nonZero, signsDiffer),
-                              e.add(remainder, b), remainder));
+  return imp.setResult(e.select(e.binary<AndOp>(nonZero, signsDiffer),
+                                e.add(remainder, b), remainder));
 }

@@ -19,13 +19,6 @@ using namespace weft::onnx_import;
 /// large is almost certainly a mistake).
 static constexpr int64_t kMaxRangeElements = int64_t(1) << 26;
 
-static LogicalResult setResult(NodeImporter &imp, Value value) {
-  if (!value)
-    return failure();
-  imp.setOutput(0, value);
-  return success();
-}
-
 /// Decodes the tensor attribute `name` of the node.
 static std::optional<TensorData> decodeTensorAttr(NodeImporter &imp,
                                                   StringRef name) {
@@ -53,30 +46,30 @@ LogicalResult onnx_import::importConstant(NodeImporter &imp) {
     std::optional<TensorData> data = decodeTensorAttr(imp, "value");
     if (!data)
       return failure();
-    return setResult(imp, imp.createConstant(data->toAttr(ctx)));
+    return imp.setResult(imp.createConstant(data->toAttr(ctx)));
   }
   if (imp.hasAttr("value_float"))
-    return setResult(imp, imp.createScalar(builder.getF32Type(),
-                                           imp.getFloatAttr("value_float", 0)));
+    return imp.setResult(imp.createScalar(builder.getF32Type(),
+                                          imp.getFloatAttr("value_float", 0)));
   if (imp.hasAttr("value_int")) {
     int64_t value = imp.getIntAttr("value_int", 0);
     auto type = RankedTensorType::get({}, builder.getI64Type());
-    return setResult(imp, imp.createConstant(DenseElementsAttr::get(
-                              type, ArrayRef<int64_t>(value))));
+    return imp.setResult(imp.createConstant(
+        DenseElementsAttr::get(type, ArrayRef<int64_t>(value))));
   }
   if (imp.hasAttr("value_ints")) {
     SmallVector<int64_t> values = imp.getIntsAttr("value_ints");
     auto type = RankedTensorType::get({static_cast<int64_t>(values.size())},
                                       builder.getI64Type());
-    return setResult(imp, imp.createConstant(DenseElementsAttr::get(
-                              type, ArrayRef<int64_t>(values))));
+    return imp.setResult(imp.createConstant(
+        DenseElementsAttr::get(type, ArrayRef<int64_t>(values))));
   }
   if (imp.hasAttr("value_floats")) {
     SmallVector<float> values = imp.getFloatsAttr("value_floats");
     auto type = RankedTensorType::get({static_cast<int64_t>(values.size())},
                                       builder.getF32Type());
-    return setResult(imp, imp.createConstant(DenseElementsAttr::get(
-                              type, ArrayRef<float>(values))));
+    return imp.setResult(imp.createConstant(
+        DenseElementsAttr::get(type, ArrayRef<float>(values))));
   }
   return imp.emitError("missing its value attribute");
 }
@@ -102,8 +95,8 @@ LogicalResult onnx_import::importConstantOfShape(NodeImporter &imp) {
         RankedTensorType::get({1}, Float32Type::get(&ctx)), 0.0f);
   }
   auto type = RankedTensorType::get(*shape, element.getElementType());
-  return setResult(imp, imp.createConstant(DenseElementsAttr::get(
-                            type, element.getSplatValue<Attribute>())));
+  return imp.setResult(imp.createConstant(
+      DenseElementsAttr::get(type, element.getSplatValue<Attribute>())));
 }
 
 /// Shape (with start and end from opset 15) is known at import time.
@@ -124,7 +117,7 @@ LogicalResult onnx_import::importShape(NodeImporter &imp) {
       end > start ? shape.slice(start, end - start) : ArrayRef<int64_t>();
   auto type = RankedTensorType::get({static_cast<int64_t>(dims.size())},
                                     imp.getBuilder().getI64Type());
-  return setResult(imp, imp.createConstant(DenseElementsAttr::get(type, dims)));
+  return imp.setResult(imp.createConstant(DenseElementsAttr::get(type, dims)));
 }
 
 static double toDouble(APFloat value) {
@@ -185,12 +178,12 @@ LogicalResult onnx_import::importRange(NodeImporter &imp) {
   }
   auto type = RankedTensorType::get({static_cast<int64_t>(elements.size())},
                                     elementType);
-  return setResult(imp,
-                   imp.createConstant(DenseElementsAttr::get(type, elements)));
+  return imp.setResult(
+      imp.createConstant(DenseElementsAttr::get(type, elements)));
 }
 
 LogicalResult onnx_import::importIdentity(NodeImporter &imp) {
-  return setResult(imp, imp.getInput(0, "input"));
+  return imp.setResult(imp.getInput(0, "input"));
 }
 
 /// Dropout at inference is the identity; its mask, when read, is all true.
@@ -324,5 +317,5 @@ LogicalResult onnx_import::importScatterND(NodeImporter &imp) {
                     SmallVector<APFloat>(updates->getValues<APFloat>()))
           : scatter(SmallVector<APInt>(data->getValues<APInt>()),
                     SmallVector<APInt>(updates->getValues<APInt>()));
-  return setResult(imp, imp.createConstant(result));
+  return imp.setResult(imp.createConstant(result));
 }

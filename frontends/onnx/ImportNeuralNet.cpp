@@ -398,6 +398,45 @@ LogicalResult onnx_import::importArgMin(NodeImporter &imp) {
   return importArgExtreme(imp, /*isMax=*/false);
 }
 
+/// TopK: weft.topk, K a constant (the shapes are static). The results are
+/// always sorted, which `sorted = 0` allows.
+LogicalResult onnx_import::importTopK(NodeImporter &imp) {
+  Value x = imp.getInput(0, "X");
+  if (!x)
+    return failure();
+  Type type = getElementType(x);
+  if (type.isInteger(1) || type.isUnsignedInteger())
+    return imp.emitError("TopK of " + formatType(type) + " is not supported");
+  std::optional<SmallVector<int64_t>> k = imp.getConstantInts(1, "K");
+  if (!k)
+    return failure();
+  int64_t rank = getRank(x);
+  int64_t axisAttr = imp.getIntAttr("axis", -1);
+  std::optional<int64_t> axis = normalizeAxis(axisAttr, rank);
+  if (!axis)
+    return imp.emitError("attribute 'axis' = " + Twine(axisAttr) +
+                         " is out of range for " + formatType(x.getType()));
+  int64_t extent = getShape(x)[*axis];
+  if (k->size() != 1 || (*k)[0] < 0 || (*k)[0] > extent)
+    return imp.emitError("input 'K' = " + formatShape(*k) +
+                         " must be one number in [0, " + Twine(extent) +
+                         "], the extent of axis " + Twine(*axis) + " of " +
+                         formatType(x.getType()));
+  SmallVector<int64_t> shape(getShape(x));
+  shape[*axis] = (*k)[0];
+  OpBuilder &b = imp.getBuilder();
+  SmallVector<Type> types = {getTensorType(x).clone(shape),
+                             RankedTensorType::get(shape, b.getI64Type())};
+  SmallVector<Value> results = imp.createMulti<TopKOp>(
+      types, x, b.getI64IntegerAttr((*k)[0]), b.getI64IntegerAttr(*axis),
+      b.getBoolAttr(imp.getIntAttr("largest", 1) != 0));
+  if (results.empty())
+    return failure();
+  imp.setOutput(0, results[0]);
+  imp.setOutput(1, results[1]);
+  return success();
+}
+
 /// InstanceNormalization: a layer norm of each (n, c)'s spatial values (the
 /// input seen as [N, C, S]) with unit scale, then the per-channel scale and
 /// bias. PyTorch exports GroupNorm this way too.

@@ -17,14 +17,6 @@ using namespace mlir;
 using namespace weft;
 using namespace weft::onnx_import;
 
-/// Binds output 0 to `value` (null after an error).
-static LogicalResult setResult(NodeImporter &imp, Value value) {
-  if (!value)
-    return failure();
-  imp.setOutput(0, value);
-  return success();
-}
-
 //===----------------------------------------------------------------------===//
 // Reshape family
 //===----------------------------------------------------------------------===//
@@ -89,7 +81,7 @@ LogicalResult onnx_import::importReshape(NodeImporter &imp) {
       resolveReshape(imp, getShape(data), *requested, allowZero);
   if (!shape)
     return failure();
-  return setResult(imp, imp.createReshape(data, *shape));
+  return imp.setResult(imp.createReshape(data, *shape));
 }
 
 LogicalResult onnx_import::importFlatten(NodeImporter &imp) {
@@ -105,9 +97,9 @@ LogicalResult onnx_import::importFlatten(NodeImporter &imp) {
                          formatType(input.getType()) + ")");
   if (axis < 0)
     axis += rank;
-  return setResult(
-      imp, imp.createReshape(input, {numElements(shape.take_front(axis)),
-                                     numElements(shape.drop_front(axis))}));
+  return imp.setResult(
+      imp.createReshape(input, {numElements(shape.take_front(axis)),
+                                numElements(shape.drop_front(axis))}));
 }
 
 /// Squeeze and Unsqueeze take axes as an input from opset 13 (older models
@@ -133,7 +125,7 @@ LogicalResult onnx_import::importSqueeze(NodeImporter &imp) {
     for (int64_t dim : shape)
       if (dim != 1)
         result.push_back(dim);
-    return setResult(imp, imp.createReshape(data, result));
+    return imp.setResult(imp.createReshape(data, result));
   }
   std::optional<SmallVector<int64_t>> normalized =
       normalizeAxes(imp, *axes, shape.size(), "axes");
@@ -147,7 +139,7 @@ LogicalResult onnx_import::importSqueeze(NodeImporter &imp) {
                            formatType(data.getType()) + ": it is not 1");
     }
   }
-  return setResult(imp, imp.createReshape(data, result));
+  return imp.setResult(imp.createReshape(data, result));
 }
 
 LogicalResult onnx_import::importUnsqueeze(NodeImporter &imp) {
@@ -169,7 +161,7 @@ LogicalResult onnx_import::importUnsqueeze(NodeImporter &imp) {
   const int64_t *next = shape.begin();
   for (int64_t i = 0; i < outRank; ++i)
     result.push_back(llvm::is_contained(*normalized, i) ? 1 : *next++);
-  return setResult(imp, imp.createReshape(data, result));
+  return imp.setResult(imp.createReshape(data, result));
 }
 
 //===----------------------------------------------------------------------===//
@@ -189,9 +181,9 @@ LogicalResult onnx_import::importTranspose(NodeImporter &imp) {
     return imp.emitError("attribute 'perm' = " + formatShape(perm) +
                          " is not a permutation of " + Twine(rank) + " axes");
   if (llvm::equal(perm, llvm::seq<int64_t>(0, rank)))
-    return setResult(imp, data);
-  return setResult(imp, imp.createInferred<TransposeOp>(
-                            data, imp.getBuilder().getDenseI64ArrayAttr(perm)));
+    return imp.setResult(data);
+  return imp.setResult(imp.createInferred<TransposeOp>(
+      data, imp.getBuilder().getDenseI64ArrayAttr(perm)));
 }
 
 LogicalResult onnx_import::importConcat(NodeImporter &imp) {
@@ -213,9 +205,9 @@ LogicalResult onnx_import::importConcat(NodeImporter &imp) {
                          " is out of range for " +
                          formatType(inputs[0].getType()));
   if (inputs.size() == 1)
-    return setResult(imp, inputs[0]);
-  return setResult(imp, imp.createInferred<ConcatOp>(
-                            inputs, imp.getBuilder().getI64IntegerAttr(*axis)));
+    return imp.setResult(inputs[0]);
+  return imp.setResult(imp.createInferred<ConcatOp>(
+      inputs, imp.getBuilder().getI64IntegerAttr(*axis)));
 }
 
 LogicalResult onnx_import::importSplit(NodeImporter &imp) {
@@ -262,7 +254,7 @@ LogicalResult onnx_import::importSplit(NodeImporter &imp) {
                          formatType(input.getType()) + " into " +
                          Twine(numOutputs) + " outputs");
   if (numOutputs == 1)
-    return setResult(imp, input);
+    return imp.setResult(input);
   SmallVector<Type> types;
   for (int64_t size : sizes) {
     SmallVector<int64_t> pieceShape(shape);
@@ -336,12 +328,12 @@ LogicalResult onnx_import::importSlice(NodeImporter &imp) {
   }
   if (resultShape == shape &&
       llvm::all_of(sliceSteps, [](int64_t s) { return s == 1; }))
-    return setResult(imp, data);
+    return imp.setResult(data);
   OpBuilder &builder = imp.getBuilder();
-  return setResult(
-      imp, imp.create<SliceOp>(getTensorType(data).clone(resultShape), data,
-                               builder.getDenseI64ArrayAttr(sliceStarts),
-                               builder.getDenseI64ArrayAttr(sliceSteps)));
+  return imp.setResult(
+      imp.create<SliceOp>(getTensorType(data).clone(resultShape), data,
+                          builder.getDenseI64ArrayAttr(sliceStarts),
+                          builder.getDenseI64ArrayAttr(sliceSteps)));
 }
 
 LogicalResult onnx_import::importGather(NodeImporter &imp) {
@@ -365,9 +357,8 @@ LogicalResult onnx_import::importGather(NodeImporter &imp) {
                              " of " + formatType(data.getType()));
     }
   }
-  return setResult(
-      imp, imp.createInferred<GatherOp>(
-               data, indices, imp.getBuilder().getI64IntegerAttr(*axis)));
+  return imp.setResult(imp.createInferred<GatherOp>(
+      data, indices, imp.getBuilder().getI64IntegerAttr(*axis)));
 }
 
 /// Expand broadcasts both ways: the result is the broadcast of the input's
@@ -386,9 +377,9 @@ LogicalResult onnx_import::importExpand(NodeImporter &imp) {
     return imp.emitError("cannot expand " + formatType(input.getType()) +
                          " to " + formatShape(*requested));
   if (ArrayRef<int64_t>(*shape) == getShape(input))
-    return setResult(imp, input);
-  return setResult(imp, imp.create<BroadcastToOp>(
-                            getTensorType(input).clone(*shape), input));
+    return imp.setResult(input);
+  return imp.setResult(
+      imp.create<BroadcastToOp>(getTensorType(input).clone(*shape), input));
 }
 
 LogicalResult onnx_import::importTrilu(NodeImporter &imp) {
@@ -410,9 +401,9 @@ LogicalResult onnx_import::importTrilu(NodeImporter &imp) {
   }
   bool upper = imp.getIntAttr("upper", 1) != 0;
   OpBuilder &builder = imp.getBuilder();
-  return setResult(imp, imp.create<TriluOp>(input.getType(), input,
-                                            builder.getBoolAttr(upper),
-                                            builder.getI64IntegerAttr(k)));
+  return imp.setResult(imp.create<TriluOp>(input.getType(), input,
+                                           builder.getBoolAttr(upper),
+                                           builder.getI64IntegerAttr(k)));
 }
 
 /// Tile: each dim d of size n repeated r times is the broadcast of
@@ -433,7 +424,7 @@ LogicalResult onnx_import::importTile(NodeImporter &imp) {
                          " non-negative counts for " +
                          formatType(input.getType()));
   if (llvm::all_of(*repeats, [](int64_t r) { return r == 1; }))
-    return setResult(imp, input);
+    return imp.setResult(input);
   SmallVector<int64_t> split, wide, result;
   for (auto [n, r] : llvm::zip(shape, *repeats)) {
     split.append({1, n});
@@ -444,5 +435,5 @@ LogicalResult onnx_import::importTile(NodeImporter &imp) {
   if (!value)
     return failure();
   value = imp.create<BroadcastToOp>(getTensorType(value).clone(wide), value);
-  return setResult(imp, imp.createReshape(value, result));
+  return imp.setResult(imp.createReshape(value, result));
 }

@@ -106,6 +106,13 @@ public:
   bool isOutputUsed(unsigned i) const;
   /// Binds output `i` (ignored when the node leaves it unnamed).
   void setOutput(unsigned i, mlir::Value value);
+  /// Binds output 0 to `value`; fails when it is null (after an error).
+  mlir::LogicalResult setResult(mlir::Value value) {
+    if (!value)
+      return mlir::failure();
+    setOutput(0, value);
+    return mlir::success();
+  }
 
   //===--- Attributes ----------------------------------------------------===//
   // A present attribute of the wrong type records an error and yields the

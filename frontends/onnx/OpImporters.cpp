@@ -91,6 +91,7 @@ static const OpImporterEntry kOpImporters[] = {
     {"ReduceLogSumExp", importReduceLogSumExp},
     {"ArgMax", importArgMax},
     {"ArgMin", importArgMin},
+    {"TopK", importTopK},
     {"InstanceNormalization", importInstanceNormalization},
     // Recurrent ops unrolled over the sequence (ImportRecurrent.cpp)
     {"RNN", importRNN},
@@ -106,6 +107,8 @@ static const OpImporterEntry kOpImporters[] = {
     {"Split", importSplit},
     {"Slice", importSlice},
     {"Gather", importGather},
+    {"GatherElements", importGatherElements},
+    {"ScatterElements", importScatterElements},
     {"Expand", importExpand},
     {"Trilu", importTrilu},
     {"Tile", importTile},

@@ -103,6 +103,7 @@ mlir::LogicalResult importReduceLogSum(NodeImporter &imp);
 mlir::LogicalResult importReduceLogSumExp(NodeImporter &imp);
 mlir::LogicalResult importArgMax(NodeImporter &imp);
 mlir::LogicalResult importArgMin(NodeImporter &imp);
+mlir::LogicalResult importTopK(NodeImporter &imp);
 mlir::LogicalResult importInstanceNormalization(NodeImporter &imp);
 
 // ImportShapeOps.cpp
@@ -115,6 +116,8 @@ mlir::LogicalResult importConcat(NodeImporter &imp);
 mlir::LogicalResult importSplit(NodeImporter &imp);
 mlir::LogicalResult importSlice(NodeImporter &imp);
 mlir::LogicalResult importGather(NodeImporter &imp);
+mlir::LogicalResult importGatherElements(NodeImporter &imp);
+mlir::LogicalResult importScatterElements(NodeImporter &imp);
 mlir::LogicalResult importExpand(NodeImporter &imp);
 mlir::LogicalResult importTrilu(NodeImporter &imp);
 mlir::LogicalResult importTile(NodeImporter &imp);

@@ -36,6 +36,30 @@ func.func @main(%x: tensor<2x3x4xf32>) -> tensor<f32> {
 
 // -----
 
+// TopK: the values' gradient goes back to the positions the indices name,
+// flattened (each element's offset outside the axis, plus index * the axis'
+// stride) and placed by one scatter_add over the flattened input; the
+// indices have no gradient.
+// CHECK-LABEL: func.func @main
+// CHECK: %[[V:.*]], %[[I:.*]] = weft.topk %[[X:.*]] {axis = 0 : i64, k = 2 : i64}
+// CHECK: %[[OFF:.*]] = weft.constant dense<{{\[}}[0, 1, 2], [0, 1, 2]]> : tensor<2x3xi64>
+// CHECK: %[[STRIDE:.*]] = weft.constant dense<3> : tensor<i64>
+// CHECK: %[[ALONG:.*]] = weft.mul %[[I]], %[[STRIDE]]
+// CHECK: %[[POS:.*]] = weft.add %[[OFF]], %[[ALONG]]
+// CHECK: %[[FLAT:.*]] = weft.reshape %[[POS]] : tensor<2x3xi64> to tensor<6xi64>
+// CHECK: %[[UPD:.*]] = weft.reshape %{{.*}} : tensor<2x3xf32> to tensor<6xf32>
+// CHECK: %[[S:.*]] = weft.scatter_add %[[FLAT]], %[[UPD]] {axis = 0 : i64} : (tensor<6xi64>, tensor<6xf32>) -> tensor<12xf32>
+// CHECK: %[[DX:.*]] = weft.reshape %[[S]] : tensor<12xf32> to tensor<4x3xf32>
+// CHECK: return %{{.*}}, %[[DX]]
+func.func @main() -> tensor<f32> {
+  %x = weft.param "x" : tensor<4x3xf32>
+  %v, %i = weft.topk %x {axis = 0 : i64, k = 2 : i64} : tensor<4x3xf32> -> tensor<2x3xf32>, tensor<2x3xi64>
+  %l = weft.reduce_sum %v {axes = array<i64: 0, 1>, keepdims = false} : (tensor<2x3xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
 // Matrix products differentiate into matrix products with transpose flags:
 // for C = A B^T, dA = g B and dB = g^T A; for C = A^T B^T, dA = B^T g^T and
 // dB = g^T A^T. A weight shared by a batch gets one product with the batch

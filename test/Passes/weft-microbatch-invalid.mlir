@@ -3,7 +3,7 @@
 shard.grid @mesh(shape = 2x1x2) {weft.mesh_axes = ["dp", "tp", "mb"]}
 func.func @main(%x: tensor<2x4xf32> {weft.shard = {dims = [array<i16: 0, 2>, array<i16>], partial = array<i16>}}) -> tensor<4x4xf32> {
   %0 = weft.exp %x : tensor<2x4xf32>
-  // expected-error @+1 {{over the microbatch axis is not supported}}
+  // expected-error @+1 {{over the microbatch axis is not supported: the op needs the whole batch at once (rows of one microbatch come from others, as when the batch is sorted); compile with --microbatches 1}}
   %1 = shard.reduce_scatter %0 on @mesh grid_axes = [2] scatter_axis = 1 : tensor<2x4xf32> -> tensor<2x2xf32>
   %2 = shard.all_gather %1 on @mesh grid_axes = [0, 2] gather_axis = 0 : tensor<2x2xf32> -> tensor<8x2xf32>
   %3 = weft.slice %2 {starts = array<i64: 0, 0>, steps = array<i64: 1, 1>} : (tensor<8x2xf32>) -> tensor<4x2xf32>

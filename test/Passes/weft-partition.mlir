@@ -297,3 +297,18 @@ func.func @main(%x: tensor<6x4xf32> {weft.name = "x", weft.shard = {dims = [arra
   %y = weft.matmul %x, %w {transpose_b = true} : (tensor<6x4xf32>, tensor<3x4xf32>) -> tensor<6x3xf32>
   return %y : tensor<6x3xf32>
 }
+
+// -----
+
+// TopK along the features of a batch split over dp: each rank ranks its
+// own rows, no collective until the results are made whole.
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: (%[[X:.*]]: tensor<2x8xf32>
+// CHECK-NEXT: %[[V:.*]], %[[I:.*]] = weft.topk %[[X]] {axis = 1 : i64, k = 3 : i64} : tensor<2x8xf32> -> tensor<2x3xf32>, tensor<2x3xi64>
+// CHECK-NEXT: shard.all_gather %[[V]] on @mesh grid_axes = [0] gather_axis = 0 : tensor<2x3xf32> -> tensor<4x3xf32>
+// CHECK-NEXT: shard.all_gather %[[I]] on @mesh grid_axes = [0] gather_axis = 0 : tensor<2x3xi64> -> tensor<4x3xi64>
+shard.grid @mesh(shape = 2x1) {weft.mesh_axes = ["dp", "tp"]}
+func.func @main(%x: tensor<4x8xf32> {weft.name = "x", weft.shard = {dims = [array<i16: 0>, array<i16>], partial = array<i16>}}) -> (tensor<4x3xf32> {weft.name = "v"}, tensor<4x3xi64> {weft.name = "i"}) {
+  %v, %i = weft.topk %x {axis = 1 : i64, k = 3 : i64} : tensor<4x8xf32> -> tensor<4x3xf32>, tensor<4x3xi64>
+  return %v, %i : tensor<4x3xf32>, tensor<4x3xi64>
+}

@@ -244,7 +244,7 @@ SHAPE_OPERANDS = {
     "Pad": (1, 3), "ScatterND": (0, 1, 2), "Resize": (1, 2, 3), "Tile": (1,),
     "ReduceMin": (1,), "ReduceSumSquare": (1,), "ReduceL1": (1,), "ReduceL2": (1,),
     "ReduceLogSum": (1,), "ReduceLogSumExp": (1,),
-    "RNN": (4,), "GRU": (4,), "LSTM": (4,),
+    "RNN": (4,), "GRU": (4,), "LSTM": (4,), "TopK": (1,),
 }
 NOT_CONSTANT_RE = re.compile(r"is not a constant", re.I)
 

@@ -732,6 +732,37 @@ void benchmarks() {
 
 } // namespace
 
+/// topk: the GPU's ranks against the CPU's partial sort, values and
+/// indices (both exact), every axis, largest and smallest; rows with ties
+/// (small integers) check the index order.
+void testTopK() {
+  const Dims shapes[] = {{4, 7, 5}, {33, 64}, {3, 1000}};
+  for (const Dims &shape : shapes)
+    for (int64_t dtype : {WEFT_F32, WEFT_F64, WEFT_I64, WEFT_I32})
+      for (int64_t axis = 0; axis < static_cast<int64_t>(shape.size()); ++axis)
+        for (bool largest : {true, false}) {
+          const int64_t extent = shape[axis];
+          for (int64_t k : {int64_t(1), (extent + 1) / 2, extent}) {
+            Dims out = shape;
+            out[axis] = k;
+            KernelCase c;
+            c.name = name("topk", dtype,
+                          dimsName(shape) + " axis " + std::to_string(axis) +
+                              " k " + std::to_string(k) +
+                              (largest ? " largest" : " smallest"));
+            c.cpu = weft_k_topk;
+            c.gpu = weft_cuda_k_topk;
+            c.operands = {isFloat(dtype) ? input(dtype, shape, -3, 3, 141)
+                                         : smallInts(dtype, shape, -5, 5, 141)};
+            c.results = {zeroTensor(dtype, out), zeroTensor(WEFT_I64, out)};
+            c.attrs = {axis, largest ? 1 : 0};
+            c.rtol = 0;
+            c.atol = 0;
+            expect(c);
+          }
+        }
+}
+
 int main() {
   skipWithoutGpu();
   testUnary();
@@ -747,6 +778,7 @@ int main() {
   testCopy();
   testGather();
   testScatterAdd();
+  testTopK();
   testReduce();
   benchmarks();
   if (failures > 0) {

@@ -49,6 +49,11 @@ Models (all with random weights, torch.manual_seed(0) before building each):
                         7, 5, 2 given as an input) + bidirectional nn.LSTM (hidden 12) +
                         pad_packed_sequence + Linear to 5 tags: ONNX LSTM with sequence_lens
                         from the graph input; batch 3 x seq 7
+  unsorted_tagger       the same LSTM over pack_padded_sequence(enforce_sorted=False),
+                        lengths 2, 7, 5, 3: the export sorts the rows with TopK and
+                        Gather, and puts them back (outputs and the last hidden
+                        state) through an inverse permutation made by
+                        ScatterElements; batch 4 x seq 7
 """
 
 import argparse
@@ -65,7 +70,8 @@ import torch.nn.functional as F
 OPSET = 17
 MODEL_NAMES = ["resnet18", "vit_tiny", "encoder_postnorm_relu", "encoder_prenorm_gelu",
                "mlp", "causal_lm_loss", "causal_lm_logits", "mobilenet_v2", "mobilenet_v3_small",
-               "densenet_small", "swin_tiny", "recurrent_tagger", "packed_tagger"]
+               "densenet_small", "swin_tiny", "recurrent_tagger", "packed_tagger",
+               "unsorted_tagger"]
 
 
 def _randomize_batchnorm(model, gen):
@@ -286,6 +292,24 @@ def build_packed_tagger(args):
     lengths = torch.tensor([7, 5, 2])
     return (model, {"tokens": tokens, "lengths": lengths}, ["tags"],
             "embedding + packed (lengths 7, 5, 2) bidirectional LSTM + linear, 3x7")
+
+
+class UnsortedTagger(PackedTagger):
+    def forward(self, tokens, lengths):
+        packed = nn.utils.rnn.pack_padded_sequence(self.embed(tokens), lengths,
+                                                   batch_first=True, enforce_sorted=False)
+        h, (last, _) = self.lstm(packed)
+        h, _ = nn.utils.rnn.pad_packed_sequence(h, batch_first=True,
+                                                total_length=tokens.shape[1])
+        return self.head(h), last
+
+
+def build_unsorted_tagger(args):
+    model = UnsortedTagger()
+    tokens = torch.randint(0, 40, (4, 7), generator=torch.Generator().manual_seed(7))
+    lengths = torch.tensor([2, 7, 5, 3])
+    return (model, {"tokens": tokens, "lengths": lengths}, ["tags", "last"],
+            "embedding + packed (unsorted lengths 2, 7, 5, 3) bidirectional LSTM + linear, 4x7")
 
 
 BUILDERS = {name: globals()["build_" + name] for name in MODEL_NAMES}

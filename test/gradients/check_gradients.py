@@ -211,6 +211,16 @@ def define_elementwise():
               + fmod_rng.choice([-1, 1], (2, 3)) * fmod_rng.uniform(0.2, 0.8, (2, 3)))
     case("mod_fmod_broadcast", {"a": (fmod_q * fmod_b).astype(np.float32), "b": fmod_b},
          [node("Mod", ["a", "b"], "y", fmod=1)], lambda e: torch.fmod(e["a"], e["b"]), group=g)
+    # TopK: the values' gradients go back to where they came from (distinct
+    # values: no ties to break), along the last axis and along axis 0, the
+    # largest and the smallest; the indices (also an output) have none.
+    case("topk_largest_last_axis", {"x": distinct(3, 5)},
+         [node("TopK", ["x", "k"], ["y", "i"], axis=-1)],
+         lambda e: torch.topk(e["x"], 2, dim=-1).values, consts={"k": i64([2])}, group=g)
+    case("topk_smallest_axis0", {"x": distinct(4, 2, 3)},
+         [node("TopK", ["x", "k"], ["y", "i"], axis=0, largest=0)],
+         lambda e: torch.topk(e["x"], 3, dim=0, largest=False).values,
+         consts={"k": i64([3])}, group=g)
     # A constant exponent: only the base is differentiated (the exponent's
     # log(base) for negative bases is never computed into a result).
     case("pow_constant_exponent", {"a": rand(2, 3)}, [node("Pow", ["a", "frozen.e"], "y")],

@@ -20,6 +20,7 @@ launch more per layer norm.
 usage: /usr/bin/python3 check_training.py MODEL OPTIMIZER WORKDIR [--resume-check]
            [--clip NORM] [--dtype bf16]
   MODEL: mlp | causal_lm | cnn | llama | mobile_cnn | unet | rnn_lm | packed_lm
+         | unsorted_lm
   OPTIMIZER: adamw | sgd
 """
 import contextlib
@@ -222,6 +223,23 @@ class PackedLm(RnnLm):
         return F.cross_entropy(logits.reshape(-1, self.VOCAB), targets.reshape(-1))
 
 
+class UnsortedLm(RnnLm):
+    """PackedLm with pack_padded_sequence(enforce_sorted=False) in the
+    export too: the ONNX graph sorts the rows by length (TopK, Gather) and
+    puts them back (ScatterElements' inverse permutation, Gather), so the
+    gradients flow through both gathers."""
+
+    def forward(self, tokens, lengths, targets):
+        packed = torch.nn.utils.rnn.pack_padded_sequence(
+            self.embed(tokens), lengths, batch_first=True, enforce_sorted=False)
+        h, _ = self.lstm(packed)
+        h, _ = torch.nn.utils.rnn.pad_packed_sequence(
+            h, batch_first=True, total_length=self.SEQ)
+        h, _ = self.gru(h)
+        logits = self.head(h)
+        return F.cross_entropy(logits.reshape(-1, self.VOCAB), targets.reshape(-1))
+
+
 def make_data(name, rng):
     """Inputs of N=20 rows (so steps wrap around) with a batch of 8."""
     n = 20
@@ -240,6 +258,12 @@ def make_data(name, rng):
         toks = rng.integers(0, RnnLm.VOCAB, (n, RnnLm.SEQ + 1))
         return RnnLm(), {"tokens": toks[:, :-1].astype(np.int64),
                          "targets": toks[:, 1:].astype(np.int64)}
+    if name == "unsorted_lm":
+        toks = rng.integers(0, RnnLm.VOCAB, (n, RnnLm.SEQ + 1))
+        lengths = rng.integers(1, RnnLm.SEQ + 1, n)
+        return UnsortedLm(), {"tokens": toks[:, :-1].astype(np.int64),
+                              "lengths": lengths.astype(np.int64),
+                              "targets": toks[:, 1:].astype(np.int64)}
     if name == "packed_lm":
         toks = rng.integers(0, RnnLm.VOCAB, (n, RnnLm.SEQ + 1))
         # Rows 0-7 (step 0's batch, which the export traces) by decreasing

@@ -729,6 +729,33 @@ func.func @broadcast_to_element(%x: tensor<3xf32>) {
 
 // -----
 
+func.func @topk_k(%x: tensor<2x4xf32>) {
+  // expected-error @+2 {{'weft.topk' op k = 5 is outside [0, 4], the extent of axis 1}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %v, %i = weft.topk %x {axis = 1 : i64, k = 5 : i64} : tensor<2x4xf32> -> tensor<2x5xf32>, tensor<2x5xi64>
+  return
+}
+
+// -----
+
+func.func @topk_axis(%x: tensor<2x4xf32>) {
+  // expected-error @+2 {{'weft.topk' op axis 2 is out of range [0, 2) for input 'tensor<2x4xf32>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %v, %i = weft.topk %x {axis = 2 : i64, k = 1 : i64} : tensor<2x4xf32> -> tensor<2x1xf32>, tensor<2x1xi64>
+  return
+}
+
+// -----
+
+func.func @topk_bool(%x: tensor<2x4xi1>) {
+  // expected-error @+2 {{'weft.topk' op input must hold numbers, got 'tensor<2x4xi1>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %v, %i = weft.topk %x {axis = 1 : i64, k = 1 : i64} : tensor<2x4xi1> -> tensor<2x1xi1>, tensor<2x1xi64>
+  return
+}
+
+// -----
+
 func.func @trilu_rank(%x: tensor<4xf32>) {
   // expected-error @+1 {{'weft.trilu' op input must have rank >= 2 (the last two dims are the matrices), got 'tensor<4xf32>'}}
   %0 = weft.trilu %x : tensor<4xf32>

@@ -169,6 +169,8 @@ func.func @data_movement(%t: tensor<2x5x8xf32>, %u: tensor<2x3x8xf32>, %idx: ten
   %6 = weft.broadcast_to %r : tensor<3x1xi32> to tensor<2x3x4xi32>
   // CHECK: weft.trilu %{{.*}} {k = 1 : i64, upper = false} : tensor<2x5x8xf32>
   %7 = weft.trilu %t {upper = false, k = 1} : tensor<2x5x8xf32>
+  // CHECK: weft.topk %{{.*}} {axis = 2 : i64, k = 3 : i64, largest = false} : tensor<2x5x8xf32> -> tensor<2x5x3xf32>, tensor<2x5x3xi64>
+  %v, %i = weft.topk %t {axis = 2 : i64, k = 3 : i64, largest = false} : tensor<2x5x8xf32> -> tensor<2x5x3xf32>, tensor<2x5x3xi64>
   return
 }
 

@@ -190,6 +190,38 @@ def composed():
                              [vi("y", I64, None)])
     m["argmax_bool"] = model([node("ArgMax", ["b"], ["y"])], [vi("b", BOOL, [3])], [vi("y", I64, None)])
     m["reducemin"] = model([node("ReduceMin", ["x"], ["y"], axes=[1])], x, y)
+    idx22 = [vi("i", I64, [2, 2])]
+    m["gather_elements"] = model([node("GatherElements", ["x", "i"], ["y"], name="ge", axis=1)],
+                                 x + idx22, y)
+    m["gather_elements_oob"] = model([node("GatherElements", ["x", "i"], ["y"], name="ge", axis=0)],
+                                     x, y, inits=[ints("i", [[0, 2]])])
+    m["gather_elements_rank"] = model([node("GatherElements", ["x", "i"], ["y"], name="ge")],
+                                      x + [vi("i", I64, [2])], y)
+    m["scatter_elements"] = model(
+        [node("ScatterElements", ["x", "i", "u"], ["y"], name="se", axis=1)],
+        x + idx22 + [vi("u", F32, [2, 2])], y)
+    m["scatter_elements_add"] = model(
+        [node("ScatterElements", ["x", "i", "u"], ["y"], name="se", reduction="add")],
+        x + idx22 + [vi("u", F32, [2, 2])], y)
+    m["scatter_elements_mul"] = model(
+        [node("ScatterElements", ["x", "i", "u"], ["y"], name="se", reduction="mul")],
+        x + idx22 + [vi("u", F32, [2, 2])], y)
+    m["scatter_elements_add_int"] = model(
+        [node("ScatterElements", ["a", "i", "b"], ["y"], name="se", reduction="add")],
+        [vi("a", I64, [2, 3])] + idx22 + [vi("b", I64, [2, 2])], [vi("y", I64, None)])
+    m["scatter_elements_updates"] = model(
+        [node("ScatterElements", ["x", "i", "u"], ["y"], name="se")],
+        x + idx22 + [vi("u", F32, [2, 1])], y)
+    topk_out = [vi("v", F32, None), vi("i", I64, None)]
+    m["topk"] = model([node("TopK", ["x", "k"], ["v", "i"], name="top", largest=0, sorted=0)],
+                      x, topk_out, inits=[ints("k", [2])])
+    m["topk_k_input"] = model([node("TopK", ["x", "k"], ["v", "i"], name="top")],
+                              x + [vi("k", I64, [1])], topk_out)
+    m["topk_k_too_big"] = model([node("TopK", ["x", "k"], ["v", "i"], name="top", axis=0)],
+                                x, topk_out, inits=[ints("k", [3])])
+    m["topk_bool"] = model([node("TopK", ["b", "k"], ["v", "i"], name="top")],
+                           [vi("b", BOOL, [3])], [vi("v", BOOL, None), vi("i", I64, None)],
+                           inits=[ints("k", [1])])
     m["reducelogsumexp"] = model([node("ReduceLogSumExp", ["x"], ["y"], axes=[1], keepdims=0)], x, y)
     m["instancenorm"] = model([node("InstanceNormalization", ["x", "s", "b"], ["y"], epsilon=1e-3)],
                               [vi("x", F32, [2, 3, 4, 5])], y, inits=[floats("s", [3]), floats("b", [3])])

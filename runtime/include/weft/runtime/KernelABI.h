@@ -238,6 +238,11 @@ enum WeftLossReduction {
 ///                                    and all nine tensors but lse their
 ///                                    dtype; computed in f32, rounded once;
 ///                                    seq_major as attention's
+/// topk         x -> values, indices  axis, largest; along axis, the k
+///                                    (values' extent) first elements by
+///                                    value (largest or smallest first; NaN
+///                                    above every number; ties in index
+///                                    order), indices i64
 /// scatter_add  indices, updates -> y axis; y = 0, then for every index
 ///                                    position p: y[.., indices[p], ..] +=
 ///                                    updates[.., p, ..] (gather's gradient;
@@ -355,7 +360,7 @@ enum WeftLossReduction {
   X(softmax_xent) X(copy) X(scatter_add) X(conv_grad_input)                    \
   X(conv_grad_weight) X(max_pool_grad) X(avg_pool_grad) X(layer_norm_grad)     \
   X(softmax_grad) X(softmax_xent_grad) X(slice_grad) X(adamw) X(sgd)      \
-  X(fused) X(attention) X(attention_grad)
+  X(fused) X(attention) X(attention_grad) X(topk)
 // clang-format on
 
 // clang-format off

@@ -1,0 +1,202 @@
+//===- ImportElements.cpp - GatherElements and ScatterElements ------------===//
+//
+// Both index single elements: indices has data's rank, and each index
+// replaces the coordinate along `axis` of its own position. weft builds
+// them on the flattened data: each index becomes a flat position (a
+// constant offset for the other coordinates plus index * the axis'
+// stride), which one weft.gather (or weft.scatter_add) along the only dim
+// of the flattened data reads (or writes). So autodiff, sharding and both
+// backends' kernels apply unchanged.
+//
+// An index outside [-extent, extent) of its axis is an error, as in ONNX:
+// its flat position is moved past the flattened data, where the gather
+// kernels stop the run with "index out of range".
+//
+//===----------------------------------------------------------------------===//
+#include "frontends/onnx/ImportExpr.h"
+#include "frontends/onnx/OpImporters.h"
+
+#include "dialects/weft/ShapeRules.h"
+#include "dialects/weft/WeftOps.h"
+
+using namespace mlir;
+using namespace weft;
+using namespace weft::onnx_import;
+
+namespace {
+
+/// The operands both ops share, checked: data, indices (data's rank, no
+/// larger than data outside the axis) and the axis.
+struct ElementIndexing {
+  Value data, indices;
+  int64_t axis = 0;
+};
+
+FailureOr<ElementIndexing> readIndexing(NodeImporter &imp, StringRef op) {
+  ElementIndexing ix;
+  ix.data = imp.getInput(0, "data");
+  ix.indices = imp.getInput(1, "indices");
+  if (!ix.data || !ix.indices)
+    return failure();
+  ArrayRef<int64_t> dataShape = getShape(ix.data);
+  ArrayRef<int64_t> indexShape = getShape(ix.indices);
+  int64_t rank = static_cast<int64_t>(dataShape.size());
+  int64_t axisAttr = imp.getIntAttr("axis", 0);
+  std::optional<int64_t> axis = normalizeAxis(axisAttr, rank);
+  if (!axis)
+    return imp.emitError("attribute 'axis' = " + Twine(axisAttr) +
+                         " is out of range for " +
+                         formatType(ix.data.getType()));
+  ix.axis = *axis;
+  if (!getElementType(ix.indices).isInteger(64) &&
+      !getElementType(ix.indices).isInteger(32))
+    return imp.emitError("indices must be int32 or int64, not " +
+                         formatType(ix.indices.getType()));
+  bool fits = static_cast<int64_t>(indexShape.size()) == rank;
+  for (int64_t d = 0; fits && d < rank; ++d)
+    fits = d == *axis || indexShape[d] <= dataShape[d];
+  if (!fits)
+    return imp.emitError(
+        Twine(op) + ": indices (" + formatType(ix.indices.getType()) +
+        ") must have the rank of data (" + formatType(ix.data.getType()) +
+        ") and no larger dims outside axis " + Twine(*axis));
+  if (std::optional<DenseElementsAttr> values = imp.matchConstant(ix.indices)) {
+    int64_t extent = dataShape[*axis];
+    for (const APInt &v : values->getValues<APInt>()) {
+      int64_t index = v.getSExtValue();
+      if (index < -extent || index >= extent)
+        return imp.emitError("index " + Twine(index) +
+                             " is out of range for axis " + Twine(*axis) +
+                             " of " + formatType(ix.data.getType()));
+    }
+  }
+  return ix;
+}
+
+/// The flat position in data of every index (indices' shape, i64); an
+/// index out of range gets data's element count (past the end).
+Value flatPositions(NodeImporter &imp, const ElementIndexing &ix) {
+  Expr e(imp);
+  ArrayRef<int64_t> dataShape = getShape(ix.data);
+  ArrayRef<int64_t> indexShape = getShape(ix.indices);
+  const int64_t rank = static_cast<int64_t>(dataShape.size());
+  SmallVector<int64_t> strides(rank, 1);
+  for (int64_t d = rank - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * dataShape[d + 1];
+  int64_t count = 1, total = 1;
+  for (int64_t d : indexShape)
+    count *= d;
+  for (int64_t d : dataShape)
+    total *= d;
+  SmallVector<int64_t> offsets(count, 0);
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t rest = i;
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (d != ix.axis)
+        offsets[i] += (rest % indexShape[d]) * strides[d];
+      rest /= indexShape[d];
+    }
+  }
+  Type i64 = imp.getBuilder().getI64Type();
+  Value offset = imp.createConstant(DenseElementsAttr::get(
+      RankedTensorType::get(indexShape, i64), ArrayRef<int64_t>(offsets)));
+  Value index = imp.createCast(ix.indices, i64);
+  const int64_t extent = dataShape[ix.axis];
+  Value zero = imp.createScalar(i64, 0);
+  // Negative indices count from the end.
+  index = e.select(e.less(index, zero), e.addScalar(index, extent), index);
+  Value valid = e.binary<AndOp>(
+      e.unary<NotOp>(e.less(index, zero)),
+      e.less(index, imp.createScalar(i64, static_cast<double>(extent))));
+  Value flat = e.add(offset, e.mulScalar(index, strides[ix.axis]));
+  return e.select(valid, flat,
+                  imp.createScalar(i64, static_cast<double>(total)));
+}
+
+} // namespace
+
+/// GatherElements: one weft.gather of the flattened data at the flat
+/// positions (its gradient is a scatter_add into the flattened data).
+LogicalResult onnx_import::importGatherElements(NodeImporter &imp) {
+  FailureOr<ElementIndexing> ix = readIndexing(imp, "GatherElements");
+  if (failed(ix))
+    return failure();
+  int64_t total = getTensorType(ix->data).getNumElements();
+  Value flatData = imp.createReshape(ix->data, {total});
+  Value positions = flatPositions(imp, *ix);
+  if (!flatData || !positions)
+    return failure();
+  return imp.setResult(imp.createInferred<GatherOp>(
+      flatData, positions, imp.getBuilder().getI64IntegerAttr(0)));
+}
+
+/// ScatterElements. reduction = add (float data): data plus a scatter_add
+/// of the updates at the flat positions. reduction = none (any data type):
+/// a scatter_add of each update's position + 1, as f32 (exact below 2^24
+/// updates), says which update each element of data takes, if any; the
+/// updates are then gathered from there. ONNX leaves repeated indices
+/// undefined under none; here their positions add up.
+LogicalResult onnx_import::importScatterElements(NodeImporter &imp) {
+  Expr e(imp);
+  FailureOr<ElementIndexing> ix = readIndexing(imp, "ScatterElements");
+  if (failed(ix))
+    return failure();
+  Value updates = imp.getInput(2, "updates");
+  if (!updates ||
+      failed(imp.checkSameElementType(ix->data, updates, "data", "updates")))
+    return failure();
+  if (getShape(updates) != getShape(ix->indices))
+    return imp.emitError("updates (" + formatType(updates.getType()) +
+                         ") must have the shape of indices (" +
+                         formatType(ix->indices.getType()) + ")");
+  std::string reduction = imp.getStringAttr("reduction", "none");
+  Type element = getElementType(ix->data);
+  if (reduction == "add" && !element.isF32())
+    return imp.emitUnsupportedAttr("reduction", "'add'",
+                                   "weft sums into f32 data only");
+  if (reduction != "none" && reduction != "add")
+    return imp.emitUnsupportedAttr("reduction", "'" + reduction + "'",
+                                   "weft supports none and add");
+  auto dataType = getTensorType(ix->data);
+  const int64_t total = dataType.getNumElements();
+  const int64_t count = getTensorType(updates).getNumElements();
+  constexpr int64_t kExactF32 = int64_t(1) << 24;
+  if (reduction == "none" && count >= kExactF32)
+    return imp.emitError("ScatterElements of " + Twine(count) +
+                         " updates is not supported (at most " +
+                         Twine(kExactF32 - 1) + ")");
+  Value positions = flatPositions(imp, *ix);
+  if (!positions)
+    return failure();
+  Value flatPositions = imp.createReshape(positions, {count});
+  OpBuilder &b = imp.getBuilder();
+  Type f32 = b.getF32Type();
+  auto flatF32 = RankedTensorType::get({total}, f32);
+  auto axis0 = b.getI64IntegerAttr(0);
+  if (reduction == "add") {
+    Value sums = imp.create<ScatterAddOp>(
+        flatF32, flatPositions, imp.createReshape(updates, {count}), axis0);
+    return imp.setResult(
+        e.add(ix->data, imp.createReshape(sums, dataType.getShape())));
+  }
+  SmallVector<float> ordinals;
+  for (int64_t j = 0; j < count; ++j)
+    ordinals.push_back(static_cast<float>(j + 1));
+  Value ordinal = imp.createConstant(DenseElementsAttr::get(
+      RankedTensorType::get({count}, f32), ArrayRef<float>(ordinals)));
+  Value source =
+      imp.create<ScatterAddOp>(flatF32, flatPositions, ordinal, axis0);
+  Value taken = e.greater(source, imp.createScalar(f32, 0.5));
+  // Untouched elements read update 0 (an empty scatter reads nothing).
+  Value from =
+      e.select(taken, e.addScalar(imp.createCast(source, b.getI64Type()), -1),
+               imp.createScalar(b.getI64Type(), 0));
+  Value result = ix->data;
+  if (count > 0) {
+    Value picked = imp.createInferred<GatherOp>(
+        imp.createReshape(updates, {count}), from, axis0);
+    result = e.select(imp.createReshape(taken, dataType.getShape()),
+                      imp.createReshape(picked, dataType.getShape()), ix->data);
+  }
+  return imp.setResult(result);
+}
