@@ -211,10 +211,13 @@ class PackedLm(RnnLm):
     LSTM runs pack_padded_sequence (exported as ONNX LSTM's sequence_lens;
     sorted by length only while exporting, which PyTorch requires there)."""
 
+    def enforce_sorted(self):
+        return torch.onnx.is_in_onnx_export()
+
     def forward(self, tokens, lengths, targets):
         packed = torch.nn.utils.rnn.pack_padded_sequence(
             self.embed(tokens), lengths, batch_first=True,
-            enforce_sorted=torch.onnx.is_in_onnx_export())
+            enforce_sorted=self.enforce_sorted())
         h, _ = self.lstm(packed)
         h, _ = torch.nn.utils.rnn.pad_packed_sequence(
             h, batch_first=True, total_length=self.SEQ)
@@ -223,21 +226,14 @@ class PackedLm(RnnLm):
         return F.cross_entropy(logits.reshape(-1, self.VOCAB), targets.reshape(-1))
 
 
-class UnsortedLm(RnnLm):
+class UnsortedLm(PackedLm):
     """PackedLm with pack_padded_sequence(enforce_sorted=False) in the
     export too: the ONNX graph sorts the rows by length (TopK, Gather) and
     puts them back (ScatterElements' inverse permutation, Gather), so the
     gradients flow through both gathers."""
 
-    def forward(self, tokens, lengths, targets):
-        packed = torch.nn.utils.rnn.pack_padded_sequence(
-            self.embed(tokens), lengths, batch_first=True, enforce_sorted=False)
-        h, _ = self.lstm(packed)
-        h, _ = torch.nn.utils.rnn.pad_packed_sequence(
-            h, batch_first=True, total_length=self.SEQ)
-        h, _ = self.gru(h)
-        logits = self.head(h)
-        return F.cross_entropy(logits.reshape(-1, self.VOCAB), targets.reshape(-1))
+    def enforce_sorted(self):
+        return False
 
 
 def make_data(name, rng):

@@ -49,34 +49,14 @@ __global__ void __launch_bounds__(kBlock)
 
 extern "C" void weft_cuda_k_topk(void *const *bufs, const int64_t *desc) {
   cpu::KernelArgs args("topk", bufs, desc);
-  args.expectTensors(3, 3);
-  args.expectAttrs(2);
-  const cpu::TensorArg &x = args.tensor(0);
-  const cpu::TensorArg &values = args.tensor(1);
-  const cpu::TensorArg &indices = args.tensor(2);
-  args.expectDType(1, x.dtype);
-  args.expectDType(2, WEFT_I64);
-  const int64_t axis = args.attr(0);
-  if (axis < 0 || axis >= x.rank)
-    args.invalid("axis out of range");
-  if (values.rank != x.rank || indices.rank != x.rank)
-    args.invalid("results must have the input's rank");
-  for (int d = 0; d < x.rank; ++d)
-    if (values.dims[d] != indices.dims[d] ||
-        (d != axis && values.dims[d] != x.dims[d]))
-      args.invalid("result shapes do not match the input");
-  const int64_t extent = x.dims[axis], k = values.dims[axis];
-  if (k > extent)
-    args.invalid("k exceeds the axis' extent");
-  const bool largest = args.attr(1) != 0;
-  const int64_t inner = x.extent(static_cast<int>(axis) + 1, x.rank);
-  if (k == 0 || x.numel == 0)
+  const TopKCall call = checkTopKCall(args);
+  if (call.k == 0 || call.x->numel == 0)
     return;
-  cpu::dispatchArithmeticDType(x.dtype, args, [&](auto tag) {
+  cpu::dispatchArithmeticDType(call.x->dtype, args, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    topkRanks<T><<<blocksFor(x.numel), kBlock, 0, computeStream()>>>(
-        x.as<T>(), values.as<T>(), indices.as<int64_t>(), x.numel, extent,
-        inner, k, largest);
+    topkRanks<T><<<blocksFor(call.x->numel), kBlock, 0, computeStream()>>>(
+        call.x->as<T>(), call.values->as<T>(), call.indices->as<int64_t>(),
+        call.x->numel, call.extent, call.inner, call.k, call.largest);
   });
   checkLaunch("topk");
 }
