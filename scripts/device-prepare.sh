@@ -108,8 +108,11 @@ add_case gpt-seqmajor-bf16 "$work/gpt.onnx" 2e-2 "$gpt_args" --train \
 # padding as gathers and scatter_adds along spatial axes) and a LLaMA-style
 # LM (RMSNorm, rotary tables, weft.sin / weft.cos folded), 6 steps each; and
 # a recurrent LM (a bidirectional LSTM and a GRU unrolled at import: many small
-# products, splits and concats, a split's gradient as a concat).
-for name in unet llama rnn_lm; do
+# products, splits and concats, a split's gradient as a concat; each recurrent
+# weight's gradient as one merged product), and the same over unsorted packed
+# sequences (weft.topk's GPU kernel sorts the lengths; flattened gathers and
+# scatter_adds reorder the rows).
+for name in unet llama rnn_lm unsorted_lm; do
   mkdir -p "$work/$name-train-data"
   "$py" - "$root/test/train" "$name" "$work/$name-train-data" <<'PY'
 import sys
@@ -125,6 +128,9 @@ add_case llama-train "$work/llama-train-data/llama.onnx" 1e-4 \
   --train
 add_case rnn_lm-train "$work/rnn_lm-train-data/rnn_lm.onnx" 1e-4 \
   "--data tokens=@DATA@/tokens.npy --data targets=@DATA@/targets.npy --steps 6" \
+  --train
+add_case unsorted_lm-train "$work/unsorted_lm-train-data/unsorted_lm.onnx" 1e-4 \
+  "--data tokens=@DATA@/tokens.npy --data lengths=@DATA@/lengths.npy --data targets=@DATA@/targets.npy --steps 6" \
   --train
 
 echo "device-prepare: $(du -sh "$carry" | cut -f1) in $carry; carry it to the GPU" \

@@ -120,6 +120,17 @@ LogicalResult onnx_import::importShape(NodeImporter &imp) {
   return imp.setResult(imp.createConstant(DenseElementsAttr::get(type, dims)));
 }
 
+/// Size: the input's element count, a rank-0 i64 constant (shapes are
+/// static).
+LogicalResult onnx_import::importSize(NodeImporter &imp) {
+  Value data = imp.getInput(0, "data");
+  if (!data)
+    return failure();
+  auto type = RankedTensorType::get({}, imp.getBuilder().getI64Type());
+  return imp.setResult(imp.createConstant(DenseElementsAttr::get(
+      type, ArrayRef<int64_t>{getTensorType(data).getNumElements()})));
+}
+
 static double toDouble(APFloat value) {
   bool losesInfo;
   value.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven,

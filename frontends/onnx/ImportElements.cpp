@@ -200,3 +200,98 @@ LogicalResult onnx_import::importScatterElements(NodeImporter &imp) {
   }
   return imp.setResult(result);
 }
+
+/// NegativeLogLikelihoodLoss: -input[n, target[n, d...], d...] weighted by
+/// weight[target] (0 where target is ignore_index), then summed, averaged
+/// over the weights (mean) or kept. Over a LogSoftmax along the classes
+/// (PyTorch's nll_loss(log_softmax(x))) it is weft.softmax_cross_entropy of
+/// the LogSoftmax's input: the same loss and gradients in one kernel.
+/// Otherwise the picked elements are a gather of the flattened input.
+LogicalResult onnx_import::importNegativeLogLikelihoodLoss(NodeImporter &imp) {
+  Expr e(imp);
+  Value input = imp.getInput(0, "input");
+  Value target = imp.getInput(1, "target");
+  Value weight = imp.getOptionalInput(2);
+  if (!input || !target)
+    return failure();
+  ArrayRef<int64_t> shape = getShape(input);
+  if (shape.size() < 2 || !isa<FloatType>(getElementType(input)))
+    return imp.emitError("input (" + formatType(input.getType()) +
+                         ") must be floats with a class dimension (N, C, ...)");
+  SmallVector<int64_t> targetShape(shape);
+  targetShape.erase(targetShape.begin() + 1);
+  Type targetElement = getElementType(target);
+  if (getShape(target) != ArrayRef<int64_t>(targetShape) ||
+      !(targetElement.isInteger(64) || targetElement.isInteger(32)))
+    return imp.emitError("target (" + formatType(target.getType()) +
+                         ") must be int32 or int64 of shape " +
+                         formatShape(targetShape));
+  if (weight && getShape(weight) != ArrayRef<int64_t>{shape[1]})
+    return imp.emitError("weight (" + formatType(weight.getType()) +
+                         ") must hold one value per class (" + Twine(shape[1]) +
+                         ")");
+  std::string reduction = imp.getStringAttr("reduction", "mean");
+  if (reduction != "mean" && reduction != "sum" && reduction != "none")
+    return imp.emitUnsupportedAttr("reduction", "'" + reduction + "'",
+                                   "expected mean, sum or none");
+  OpBuilder &b = imp.getBuilder();
+  IntegerAttr ignoreIndex;
+  if (imp.hasAttr("ignore_index"))
+    ignoreIndex = b.getI64IntegerAttr(imp.getIntAttr("ignore_index", 0));
+  if (auto logSoftmax = input.getDefiningOp<LogSoftmaxOp>();
+      logSoftmax && logSoftmax.getAxis() == 1)
+    return imp.setResult(imp.createInferred<SoftmaxCrossEntropyOp>(
+        logSoftmax.getInput(), target, weight, b.getStringAttr(reduction),
+        ignoreIndex, IntegerAttr()));
+
+  Type i64 = b.getI64Type();
+  Value classes = imp.createCast(target, i64);
+  Value kept;
+  if (ignoreIndex) {
+    kept = e.unary<NotOp>(e.binary<EqualOp>(
+        classes,
+        imp.createScalar(i64, static_cast<double>(ignoreIndex.getInt()))));
+    classes = e.select(kept, classes, imp.createScalar(i64, 0));
+  }
+  SmallVector<int64_t> columnShape(shape);
+  columnShape[1] = 1;
+  ElementIndexing ix;
+  ix.data = input;
+  ix.indices = imp.createReshape(classes, columnShape);
+  ix.axis = 1;
+  Value positions = ix.indices ? flatPositions(imp, ix) : Value();
+  int64_t total = getTensorType(input).getNumElements();
+  Value flatInput = imp.createReshape(input, {total});
+  if (!positions || !flatInput)
+    return failure();
+  Value picked =
+      imp.createReshape(imp.createInferred<GatherOp>(flatInput, positions,
+                                                     b.getI64IntegerAttr(0)),
+                        targetShape);
+  Value weights;
+  if (weight)
+    weights =
+        imp.createInferred<GatherOp>(weight, classes, b.getI64IntegerAttr(0));
+  if (kept)
+    weights = weights ? e.select(kept, weights, e.scalar(weights, 0.0))
+                      : imp.createCast(kept, getElementType(input));
+  Value loss = e.unary<NegOp>(picked);
+  if (weights)
+    loss = e.mul(loss, weights);
+  if (reduction == "none")
+    return imp.setResult(loss);
+  SmallVector<int64_t> all;
+  for (int64_t d = 0; d < static_cast<int64_t>(targetShape.size()); ++d)
+    all.push_back(d);
+  auto sumAll = [&](Value v) {
+    return v ? imp.createInferred<ReduceSumOp>(v, b.getDenseI64ArrayAttr(all),
+                                               b.getBoolAttr(false))
+             : Value();
+  };
+  if (reduction == "sum")
+    return imp.setResult(sumAll(loss));
+  if (!weights)
+    return imp.setResult(imp.createInferred<ReduceMeanOp>(
+        loss, b.getDenseI64ArrayAttr(all), b.getBoolAttr(false)));
+  return imp.setResult(e.div(sumAll(loss), sumAll(weights)));
+}

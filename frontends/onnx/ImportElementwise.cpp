@@ -214,3 +214,12 @@ LogicalResult onnx_import::importCast(NodeImporter &imp) {
   imp.setOutput(0, result);
   return success();
 }
+
+/// CastLike: a cast to the element type of `target_type`.
+LogicalResult onnx_import::importCastLike(NodeImporter &imp) {
+  Value input = imp.getInput(0, "input");
+  Value like = imp.getInput(1, "target_type");
+  if (!input || !like)
+    return failure();
+  return imp.setResult(imp.createCast(input, getElementType(like)));
+}

@@ -104,6 +104,9 @@ mlir::LogicalResult importReduceLogSumExp(NodeImporter &imp);
 mlir::LogicalResult importArgMax(NodeImporter &imp);
 mlir::LogicalResult importArgMin(NodeImporter &imp);
 mlir::LogicalResult importTopK(NodeImporter &imp);
+mlir::LogicalResult importSize(NodeImporter &imp);
+mlir::LogicalResult importCastLike(NodeImporter &imp);
+mlir::LogicalResult importNegativeLogLikelihoodLoss(NodeImporter &imp);
 mlir::LogicalResult importInstanceNormalization(NodeImporter &imp);
 
 // ImportShapeOps.cpp

@@ -378,6 +378,25 @@ def define_norm_loss():
          [node("SoftmaxCrossEntropyLoss", ["s", "labels"], "y", reduction="sum", ignore_index=0)],
          lambda e: F.cross_entropy(e["s"], e["labels"], ignore_index=0, reduction="sum"),
          consts={"labels": i64([[0, 1, 2, 2], [1, 0, 0, 2]])}, group=g)
+    # NegativeLogLikelihoodLoss: of any input, a gather of the flattened
+    # input (weights and an ignored class: the mean over the weights); over a
+    # LogSoftmax along the classes, one softmax_cross_entropy of its input.
+    # (Their own generator: the cases after them keep their values.)
+    nll_rng = np.random.RandomState(23)
+    case("nll_weights_ignore_mean", {"x": nll_rng.uniform(-2, 2, (5, 4)).astype(np.float32)},
+         [node("NegativeLogLikelihoodLoss", ["x", "labels", "frozen.w"], "y", ignore_index=3)],
+         lambda e: F.nll_loss(e["x"], e["labels"], weight=e["frozen.w"], ignore_index=3),
+         consts={"labels": labels,
+                 "frozen.w": nll_rng.uniform(0.5, 2, 4).astype(np.float32)}, group=g)
+    case("nll_kdim_none", {"x": nll_rng.uniform(-2, 2, (2, 3, 4)).astype(np.float32)},
+         [node("NegativeLogLikelihoodLoss", ["x", "labels"], "y", reduction="none")],
+         lambda e: F.nll_loss(e["x"], e["labels"], reduction="none"),
+         consts={"labels": i64([[0, 1, 2, 2], [1, 0, 0, 2]])}, group=g)
+    case("nll_of_log_softmax_sum", {"x": nll_rng.uniform(-2, 2, (5, 4)).astype(np.float32)},
+         [node("LogSoftmax", ["x"], "lp", axis=1),
+          node("NegativeLogLikelihoodLoss", ["lp", "labels"], "y", reduction="sum")],
+         lambda e: F.nll_loss(F.log_softmax(e["x"], 1), e["labels"], reduction="sum"),
+         consts={"labels": labels}, group=g)
     # The loss of a model that ends in the loss op: d loss = 1 seeds it.
     case("cross_entropy_weights_none", {"s": rand(3, 4, low=-2, high=2)},
          [node("SoftmaxCrossEntropyLoss", ["s", "labels", "frozen.w"], "y", reduction="none")],

@@ -212,6 +212,22 @@ def composed():
     m["scatter_elements_updates"] = model(
         [node("ScatterElements", ["x", "i", "u"], ["y"], name="se")],
         x + idx22 + [vi("u", F32, [2, 1])], y)
+    labels3 = [vi("t", I64, [3])]
+    scores = [vi("s", F32, [3, 4])]
+    m["nll_of_log_softmax"] = model(
+        [node("LogSoftmax", ["s"], ["lp"], axis=1),
+         node("NegativeLogLikelihoodLoss", ["lp", "t"], ["y"], name="nll", ignore_index=-1)],
+        scores + labels3, [vi("y", F32, None)])
+    m["nll"] = model([node("NegativeLogLikelihoodLoss", ["s", "t", "w"], ["y"], name="nll")],
+                     scores + labels3 + [vi("w", F32, [4])], [vi("y", F32, None)])
+    m["nll_bad_target"] = model([node("NegativeLogLikelihoodLoss", ["s", "t"], ["y"], name="nll")],
+                                scores + [vi("t", I64, [3, 4])], [vi("y", F32, None)])
+    m["nll_bad_reduction"] = model(
+        [node("NegativeLogLikelihoodLoss", ["s", "t"], ["y"], name="nll", reduction="max")],
+        scores + labels3, [vi("y", F32, None)])
+    m["size"] = model([node("Size", ["s"], ["y"])], scores, [vi("y", I64, None)])
+    m["castlike"] = model([node("CastLike", ["s", "d"], ["y"])], scores + [vi("d", TensorProto.DOUBLE, [1])],
+                          [vi("y", TensorProto.DOUBLE, None)])
     topk_out = [vi("v", F32, None), vi("i", I64, None)]
     m["topk"] = model([node("TopK", ["x", "k"], ["v", "i"], name="top", largest=0, sorted=0)],
                       x, topk_out, inits=[ints("k", [2])])
