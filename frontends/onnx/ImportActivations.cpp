@@ -17,6 +17,7 @@
 #include "dialects/weft/WeftOps.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace weft;
@@ -226,4 +227,126 @@ LogicalResult onnx_import::importMod(NodeImporter &imp) {
       e.binary<EqualOp>(e.less(remainder, zero), e.less(b, zero)));
   return imp.setResult(e.select(e.binary<AndOp>(nonZero, signsDiffer),
                                 e.add(remainder, b), remainder));
+}
+
+/// Celu: max(0, x) + min(0, alpha * (exp(x / alpha) - 1)), an elu of
+/// x / alpha scaled by alpha.
+LogicalResult onnx_import::importCelu(NodeImporter &imp) {
+  Expr e(imp);
+  Value x = getFloatInput(imp);
+  double alpha = imp.getFloatAttr("alpha", 1.0);
+  if (alpha == 0.0)
+    return imp.emitError("attribute 'alpha' must not be 0");
+  return imp.setResult(
+      e.mulScalar(e.elu(e.mulScalar(x, 1.0 / alpha), 1.0), alpha));
+}
+
+/// Shrink: x + bias below -lambd, x - bias above lambd, 0 between.
+LogicalResult onnx_import::importShrink(NodeImporter &imp) {
+  Expr e(imp);
+  Value x = imp.getInput(0, "input");
+  if (!x)
+    return failure();
+  if (getElementType(x).isInteger(1))
+    return imp.emitError("Shrink takes numbers, not " +
+                         formatType(getElementType(x)));
+  double lambd = imp.getFloatAttr("lambd", 0.5);
+  double bias = imp.getFloatAttr("bias", 0.0);
+  Value below = e.less(x, e.scalar(x, -lambd));
+  Value above = e.greater(x, e.scalar(x, lambd));
+  return imp.setResult(
+      e.select(below, e.addScalar(x, bias),
+               e.select(above, e.addScalar(x, -bias), e.scalar(x, 0.0))));
+}
+
+/// Xor of booleans: a != b.
+LogicalResult onnx_import::importXor(NodeImporter &imp) {
+  Expr e(imp);
+  Value a = imp.getInput(0, "A");
+  Value b = imp.getInput(1, "B");
+  if (!a || !b || failed(imp.checkSameElementType(a, b, "A", "B")))
+    return failure();
+  if (!getElementType(a).isInteger(1))
+    return imp.emitError("Xor takes booleans, not " +
+                         formatType(getElementType(a)));
+  return imp.setResult(e.unary<NotOp>(e.binary<EqualOp>(a, b)));
+}
+
+/// IsNaN: x != x.
+LogicalResult onnx_import::importIsNaN(NodeImporter &imp) {
+  Expr e(imp);
+  Value x = getFloatInput(imp);
+  return imp.setResult(e.unary<NotOp>(e.binary<EqualOp>(x, x)));
+}
+
+/// IsInf: x == +inf and/or x == -inf (detect_positive, detect_negative).
+LogicalResult onnx_import::importIsInf(NodeImporter &imp) {
+  Expr e(imp);
+  Value x = getFloatInput(imp);
+  bool positive = imp.getIntAttr("detect_positive", 1) != 0;
+  bool negative = imp.getIntAttr("detect_negative", 1) != 0;
+  if (!x)
+    return failure();
+  const double inf = std::numeric_limits<double>::infinity();
+  Value isPos = e.binary<EqualOp>(x, e.scalar(x, inf));
+  Value isNeg = e.binary<EqualOp>(x, e.scalar(x, -inf));
+  if (positive && negative)
+    return imp.setResult(e.binary<OrOp>(isPos, isNeg));
+  if (positive)
+    return imp.setResult(isPos);
+  if (negative)
+    return imp.setResult(isNeg);
+  // Neither: all false.
+  return imp.setResult(e.binary<AndOp>(isPos, isNeg));
+}
+
+/// The hyperbolic functions and their inverses, and tan, from exp, log,
+/// sqrt, sin and cos (as PyTorch's formulas; not correctly rounded).
+LogicalResult onnx_import::importSinh(NodeImporter &imp) {
+  Expr e(imp);
+  Value x = getFloatInput(imp, "input");
+  return imp.setResult(e.mulScalar(
+      e.sub(e.unary<ExpOp>(x), e.unary<ExpOp>(e.unary<NegOp>(x))), 0.5));
+}
+
+LogicalResult onnx_import::importCosh(NodeImporter &imp) {
+  Expr e(imp);
+  Value x = getFloatInput(imp, "input");
+  return imp.setResult(e.mulScalar(
+      e.add(e.unary<ExpOp>(x), e.unary<ExpOp>(e.unary<NegOp>(x))), 0.5));
+}
+
+LogicalResult onnx_import::importTan(NodeImporter &imp) {
+  Expr e(imp);
+  Value x = getFloatInput(imp, "input");
+  return imp.setResult(e.div(e.unary<SinOp>(x), e.unary<CosOp>(x)));
+}
+
+/// asinh(x) = sign(x) * log(|x| + sqrt(x^2 + 1)) (odd, and exact in sign
+/// for large negative x).
+LogicalResult onnx_import::importAsinh(NodeImporter &imp) {
+  Expr e(imp);
+  Value x = getFloatInput(imp, "input");
+  if (!x)
+    return failure();
+  Value a = e.abs(x);
+  Value magnitude =
+      e.unary<LogOp>(e.add(a, e.unary<SqrtOp>(e.addScalar(e.mul(x, x), 1.0))));
+  return imp.setResult(e.select(e.less(x, e.scalar(x, 0.0)),
+                                e.unary<NegOp>(magnitude), magnitude));
+}
+
+LogicalResult onnx_import::importAcosh(NodeImporter &imp) {
+  Expr e(imp);
+  Value x = getFloatInput(imp, "input");
+  return imp.setResult(e.unary<LogOp>(
+      e.add(x, e.unary<SqrtOp>(e.addScalar(e.mul(x, x), -1.0)))));
+}
+
+LogicalResult onnx_import::importAtanh(NodeImporter &imp) {
+  Expr e(imp);
+  Value x = getFloatInput(imp, "input");
+  Value one = e.scalar(x, 1.0);
+  return imp.setResult(
+      e.mulScalar(e.unary<LogOp>(e.div(e.add(one, x), e.sub(one, x))), 0.5));
 }

@@ -221,6 +221,24 @@ def define_elementwise():
          [node("TopK", ["x", "k"], ["y", "i"], axis=0, largest=0)],
          lambda e: torch.topk(e["x"], 3, dim=0, largest=False).values,
          consts={"k": i64([3])}, group=g)
+    # Composed at import: CumSum (shifted sums; reversed by gathers), Celu,
+    # the hyperbolic functions, DepthToSpace (reshapes and a transpose).
+    comp_rng = np.random.RandomState(31)
+    case("cumsum_axis1", {"x": comp_rng.uniform(-1, 1, (2, 5)).astype(np.float32)},
+         [node("CumSum", ["x", "ax"], "y")], lambda e: torch.cumsum(e["x"], 1),
+         consts={"ax": i64(1)}, group=g)
+    case("cumsum_reverse_exclusive", {"x": comp_rng.uniform(-1, 1, (6, 2)).astype(np.float32)},
+         [node("CumSum", ["x", "ax"], "y", reverse=1, exclusive=1)],
+         lambda e: torch.flip(torch.cumsum(torch.flip(e["x"], [0]), 0), [0]) - e["x"],
+         consts={"ax": i64(0)}, group=g)
+    case("celu", {"x": comp_rng.uniform(-2, 2, (2, 3)).astype(np.float32)},
+         [node("Celu", ["x"], "y", alpha=0.7)], lambda e: F.celu(e["x"], alpha=0.7), group=g)
+    case("asinh_sinh", {"x": comp_rng.uniform(-2, 2, (2, 3)).astype(np.float32)},
+         [node("Asinh", ["x"], "a"), node("Sinh", ["x"], "b"), node("Add", ["a", "b"], "y")],
+         lambda e: torch.asinh(e["x"]) + torch.sinh(e["x"]), group=g)
+    case("depth_to_space_crd", {"x": comp_rng.uniform(-1, 1, (1, 8, 2, 3)).astype(np.float32)},
+         [node("DepthToSpace", ["x"], "y", blocksize=2, mode="CRD")],
+         lambda e: F.pixel_shuffle(e["x"], 2), group=g)
     # A constant exponent: only the base is differentiated (the exponent's
     # log(base) for negative bases is never computed into a result).
     case("pow_constant_exponent", {"a": rand(2, 3)}, [node("Pow", ["a", "frozen.e"], "y")],

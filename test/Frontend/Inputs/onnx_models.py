@@ -228,6 +228,22 @@ def composed():
     m["size"] = model([node("Size", ["s"], ["y"])], scores, [vi("y", I64, None)])
     m["castlike"] = model([node("CastLike", ["s", "d"], ["y"])], scores + [vi("d", TensorProto.DOUBLE, [1])],
                           [vi("y", TensorProto.DOUBLE, None)])
+    img = [vi("img", F32, [1, 8, 2, 3])]
+    m["depth_to_space"] = model([node("DepthToSpace", ["img"], ["y"], blocksize=2)], img, y)
+    m["depth_to_space_mode"] = model(
+        [node("DepthToSpace", ["img"], ["y"], name="d2s", blocksize=2, mode="XYZ")], img, y)
+    m["depth_to_space_channels"] = model(
+        [node("DepthToSpace", ["img"], ["y"], name="d2s", blocksize=3)], img, y)
+    m["space_to_depth_odd"] = model(
+        [node("SpaceToDepth", ["img"], ["y"], name="s2d", blocksize=2)], img, y)
+    m["cumsum"] = model([node("CumSum", ["x", "ax"], ["y"], exclusive=1)], x, y,
+                        inits=[ints("ax", 1)])
+    m["onehot_values"] = model([node("OneHot", ["t", "depth", "vals"], ["y"], name="oh")],
+                               [vi("t", I64, [3])], y,
+                               inits=[ints("depth", 4),
+                                      numpy_helper.from_array(np.zeros(3, np.float32), "vals")])
+    m["xor_float"] = model([node("Xor", ["x", "x"], ["y"], name="xor")], x, y)
+    m["eyelike"] = model([node("EyeLike", ["x"], ["y"], k=1)], x, y)
     topk_out = [vi("v", F32, None), vi("i", I64, None)]
     m["topk"] = model([node("TopK", ["x", "k"], ["v", "i"], name="top", largest=0, sorted=0)],
                       x, topk_out, inits=[ints("k", [2])])
