@@ -1,12 +1,12 @@
 //===- ImportResize.cpp - ONNX Resize as gathers and weighted sums --------===//
 //
-// Resize (opsets 13-21), modes nearest and linear, works one axis at a time
-// (linear interpolation is separable). For each output position the input
-// coordinate follows coordinate_transformation_mode; nearest rounds it by
-// nearest_mode and gathers that row (weft.gather); linear gathers the two
-// neighbouring rows and weighs them by constants fixed at import. Gradients
-// come from the gather's scatter-add and the products. Cubic interpolation,
-// antialiasing and tf_crop_and_resize are refused by name.
+// Resize (opsets 13-21), modes nearest, linear and cubic, works one axis at
+// a time (the interpolations are separable). For each output position the
+// input coordinate follows coordinate_transformation_mode; nearest rounds it
+// by nearest_mode and gathers that row (weft.gather); linear gathers the two
+// neighbouring rows and cubic the four, and weighs them by constants fixed
+// at import. Gradients come from the gathers' scatter-adds and the
+// products. Antialiasing and tf_crop_and_resize are refused by name.
 //
 //===----------------------------------------------------------------------===//
 #include "frontends/onnx/ImportExpr.h"
@@ -23,6 +23,8 @@ using namespace weft::onnx_import;
 namespace {
 struct ResizeOptions {
   std::string mode, coordinates, nearest;
+  double cubicA = -0.75;
+  bool excludeOutside = false;
 };
 } // namespace
 
@@ -52,6 +54,67 @@ static int64_t roundNearest(const std::string &mode, double v) {
   return static_cast<int64_t>(std::round(v));
 }
 
+/// Keys' cubic convolution kernel with coefficient `a` at distance `d`.
+static double cubicWeight(double d, double a) {
+  d = std::fabs(d);
+  if (d <= 1)
+    return ((a + 2) * d - (a + 3)) * d * d + 1;
+  if (d < 2)
+    return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a;
+  return 0;
+}
+
+/// The weights of constants fixed at import, shaped to broadcast along
+/// `axis` of `data`, in its element type.
+static Value axisWeights(NodeImporter &imp, Value data, int64_t axis,
+                         ArrayRef<float> values) {
+  SmallVector<int64_t> shape(getRank(data), 1);
+  shape[axis] = static_cast<int64_t>(values.size());
+  auto f32 = RankedTensorType::get(shape, imp.getBuilder().getF32Type());
+  Value w = imp.createConstant(DenseElementsAttr::get(f32, values));
+  return w ? imp.createCast(w, getElementType(data)) : Value();
+}
+
+/// cubic: the four rows around the coordinate (floor - 1 .. floor + 2),
+/// weighed by the cubic kernel. Rows outside the input repeat its edge
+/// (ONNX's reference pads by the edge values), or with exclude_outside
+/// weigh 0 and the others are scaled to sum to 1.
+static Value resizeCubic(NodeImporter &imp, Value data, int64_t axis,
+                         int64_t out, double scale, const ResizeOptions &o) {
+  int64_t in = getShape(data)[axis];
+  SmallVector<int64_t> rows[4];
+  SmallVector<float> weights[4];
+  for (int64_t x = 0; x < out; ++x) {
+    double c = sourceCoordinate(o, x, in, scale);
+    int64_t base = static_cast<int64_t>(std::floor(c));
+    double t = c - static_cast<double>(base);
+    double w[4], sum = 0;
+    for (int k = 0; k < 4; ++k) {
+      int64_t row = base - 1 + k;
+      w[k] = cubicWeight(t + 1 - k, o.cubicA);
+      if (o.excludeOutside && (row < 0 || row >= in))
+        w[k] = 0;
+      sum += w[k];
+      rows[k].push_back(std::clamp<int64_t>(row, 0, in - 1));
+    }
+    for (int k = 0; k < 4; ++k)
+      weights[k].push_back(
+          static_cast<float>(o.excludeOutside && sum != 0 ? w[k] / sum : w[k]));
+  }
+  Value result;
+  for (int k = 0; k < 4; ++k) {
+    Value tap = Expr(imp).gatherAt(data, axis, rows[k]);
+    Value w = axisWeights(imp, data, axis, weights[k]);
+    if (!tap || !w)
+      return {};
+    Value term = imp.createInferred<MulOp>(tap, w);
+    result = result ? imp.createInferred<AddOp>(result, term) : term;
+    if (!result)
+      return {};
+  }
+  return result;
+}
+
 /// `data` resized along `axis` to `out` elements.
 static Value resizeAxis(NodeImporter &imp, Value data, int64_t axis,
                         int64_t out, double scale, const ResizeOptions &o) {
@@ -64,6 +127,8 @@ static Value resizeAxis(NodeImporter &imp, Value data, int64_t axis,
           in - 1));
     return Expr(imp).gatherAt(data, axis, rows);
   }
+  if (o.mode == "cubic")
+    return resizeCubic(imp, data, axis, out, scale, o);
   // linear: y = x[i0] * (1 - t) + x[i1] * t, the coordinate clamped to the
   // input's range.
   SmallVector<int64_t> lower, upper;
@@ -79,17 +144,10 @@ static Value resizeAxis(NodeImporter &imp, Value data, int64_t axis,
     weightLower.push_back(1.0f - t);
     weightUpper.push_back(t);
   }
-  SmallVector<int64_t> weightShape(getRank(data), 1);
-  weightShape[axis] = out;
-  auto weights = [&](ArrayRef<float> values) -> Value {
-    auto f32 =
-        RankedTensorType::get(weightShape, imp.getBuilder().getF32Type());
-    Value w = imp.createConstant(DenseElementsAttr::get(f32, values));
-    return w ? imp.createCast(w, getElementType(data)) : Value();
-  };
   Value a = Expr(imp).gatherAt(data, axis, lower);
   Value b = Expr(imp).gatherAt(data, axis, upper);
-  Value wa = weights(weightLower), wb = weights(weightUpper);
+  Value wa = axisWeights(imp, data, axis, weightLower);
+  Value wb = axisWeights(imp, data, axis, weightUpper);
   if (!a || !b || !wa || !wb)
     return {};
   Value sa = imp.createInferred<MulOp>(a, wa);
@@ -111,9 +169,11 @@ LogicalResult onnx_import::importResize(NodeImporter &imp) {
   o.coordinates =
       imp.getStringAttr("coordinate_transformation_mode", "half_pixel");
   o.nearest = imp.getStringAttr("nearest_mode", "round_prefer_floor");
-  if (o.mode != "nearest" && o.mode != "linear")
+  o.cubicA = imp.getFloatAttr("cubic_coeff_a", -0.75);
+  o.excludeOutside = imp.getIntAttr("exclude_outside", 0) != 0;
+  if (o.mode != "nearest" && o.mode != "linear" && o.mode != "cubic")
     return imp.emitUnsupportedAttr("mode", "'" + o.mode + "'",
-                                   "weft resizes with nearest and linear");
+                                   "ONNX defines nearest, linear and cubic");
   if (o.coordinates != "half_pixel" && o.coordinates != "pytorch_half_pixel" &&
       o.coordinates != "align_corners" && o.coordinates != "asymmetric")
     return imp.emitUnsupportedAttr(
@@ -125,7 +185,7 @@ LogicalResult onnx_import::importResize(NodeImporter &imp) {
     return imp.emitUnsupportedAttr("nearest_mode", "'" + o.nearest + "'",
                                    "ONNX defines round_prefer_floor, "
                                    "round_prefer_ceil, floor and ceil");
-  if (imp.getIntAttr("antialias", 0) != 0 && o.mode == "linear")
+  if (imp.getIntAttr("antialias", 0) != 0 && o.mode != "nearest")
     return imp.emitUnsupportedAttr("antialias", "1", "weft does not antialias");
   std::string policy = imp.getStringAttr("keep_aspect_ratio_policy", "stretch");
   if (policy != "stretch")

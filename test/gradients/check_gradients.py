@@ -609,6 +609,19 @@ def define_import_composites():
                coordinate_transformation_mode="pytorch_half_pixel")],
          lambda e: F.interpolate(e["x"], size=(5, 7), mode="bilinear", align_corners=False),
          consts={"frozen.sizes": i64([1, 2, 5, 7])}, group=g)
+    # Bicubic (PyTorch's: a = -0.75, rows past the edges repeat the edge),
+    # up along one axis and down along the other.
+    cubic_rng = np.random.RandomState(41)
+    case("resize_bicubic", {"x": cubic_rng.uniform(-1, 1, (1, 2, 4, 6)).astype(np.float32)},
+         [node("Resize", ["x", "", "", "frozen.sizes"], "y", mode="cubic",
+               coordinate_transformation_mode="pytorch_half_pixel")],
+         lambda e: F.interpolate(e["x"], size=(7, 4), mode="bicubic", align_corners=False),
+         consts={"frozen.sizes": i64([1, 2, 7, 4])}, group=g)
+    case("resize_bicubic_align_corners", {"x": cubic_rng.uniform(-1, 1, (1, 1, 3, 5)).astype(np.float32)},
+         [node("Resize", ["x", "", "", "frozen.sizes"], "y", mode="cubic",
+               coordinate_transformation_mode="align_corners")],
+         lambda e: F.interpolate(e["x"], size=(6, 5), mode="bicubic", align_corners=True),
+         consts={"frozen.sizes": i64([1, 1, 6, 5])}, group=g)
     case("resize_bilinear_align_corners", {"x": rand(1, 2, 4, 3)},
          [node("Resize", ["x", "", "", "frozen.sizes"], "y", mode="linear",
                coordinate_transformation_mode="align_corners")],

@@ -183,6 +183,8 @@ def composed():
     m["resize_linear"] = resize("linear", ["", "", "sizes"], [sizes],
                                 coordinate_transformation_mode="align_corners")
     m["resize_cubic"] = resize("cubic", ["", "", "sizes"], [sizes])
+    m["resize_lanczos"] = resize("lanczos", ["", "", "sizes"], [sizes])
+    m["resize_cubic_antialias"] = resize("cubic", ["", "", "sizes"], [sizes], antialias=1)
     m["resize_both"] = resize("linear", ["", "scales", "sizes"], [sizes, scales])
 
     m["argmax"] = model([node("ArgMax", ["x"], ["y"], axis=1, keepdims=0)], x, [vi("y", I64, None)])
