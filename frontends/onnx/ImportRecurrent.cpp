@@ -141,7 +141,10 @@ public:
   LogicalResult run();
 
 private:
-  Value apply(const Activation &act, Value x);
+  /// act(x), x clipped first under `clip` when `clipInput` (the gates'
+  /// pre-activations; not LSTM's cell state before h = o * act(c), which
+  /// onnxruntime leaves unclipped).
+  Value apply(const Activation &act, Value x, bool clipInput = true);
   /// `value` [D, ...] cut into its directions, each without the leading 1.
   SmallVector<Value> perDirection(Value value);
   /// `value` cut along `axis` into pieces of the given sizes.
@@ -197,8 +200,8 @@ private:
 };
 } // namespace
 
-Value Unroller::apply(const Activation &act, Value x) {
-  if (clip > 0)
+Value Unroller::apply(const Activation &act, Value x, bool clipInput) {
+  if (clip > 0 && clipInput)
     x = e.clip(x, e.scalar(x, -clip), e.scalar(x, clip));
   StringRef n = act.name;
   if (n == "sigmoid")
@@ -312,7 +315,7 @@ LogicalResult Unroller::runDirection(bool reverse, ArrayRef<Value> steps,
       if (peep[1])
         go = e.add(go, e.mul(peep[1], c));
       Value o = apply(acts[0], go);
-      h = e.mul(o, apply(acts[2], c));
+      h = e.mul(o, apply(acts[2], c, /*clipInput=*/false));
     } else {
       SmallVector<Value> xg = gatesOf(x, 3); // z, r, h
       Value rz, rr, recH;

@@ -120,6 +120,12 @@ def define(case, node, rand):
     rec("gru_no_bias_last_state", "GRU", params(3, bias=False), 1)
     rec("rnn_reverse_last_state", "RNN", params(1, initial=True), 1, direction="reverse")
     rec("lstm_clip", "LSTM", params(4), 0, clip=0.6)
+    # A cell state beyond the clip (an initial 0.8 against 0.25): the clip
+    # bounds the gates' pre-activations, not c before h = o * tanh(c)
+    # (onnxruntime's reading, checked against it).
+    clipped = params(4, cell_state=True)
+    clipped["c0"] = np.full_like(clipped["c0"], 0.8)
+    rec("lstm_clip_cell_state_beyond", "LSTM", clipped, 0, clip=0.25)
     # Rows of lengths 3 and 1 (of 3): past its length a row keeps its state
     # (so the reverse direction starts at its last step) and outputs zeros.
     rec("lstm_bidirectional_lengths", "LSTM", params(4, d=2, initial=True, cell_state=True), 0,
