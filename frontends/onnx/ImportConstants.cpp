@@ -236,10 +236,27 @@ LogicalResult onnx_import::importDropout(NodeImporter &imp) {
 }
 
 /// ScatterND of constants (the masks exporters build from shapes, e.g. Swin's
-/// shifted windows): computed at import. weft has no scatter kernel for
-/// computed tensors.
+/// shifted windows) is computed at import; with a computed operand (an
+/// in-place assignment such as PyTorch's x[:, 0] = y) it is built from
+/// gathers (ImportElements.cpp).
 LogicalResult onnx_import::importScatterND(NodeImporter &imp) {
-  const StringRef why = "weft computes ScatterND at import time only";
+  std::string reduction = imp.getStringAttr("reduction", "none");
+  // none and add are built for computed operands too.
+  if (reduction == "none" || reduction == "add") {
+    for (unsigned i = 0; i < 3; ++i) {
+      Value operand = imp.getInput(i, i == 0   ? "data"
+                                      : i == 1 ? "indices"
+                                               : "updates");
+      if (!operand)
+        return failure();
+      // A trainable initializer stays a parameter: folding it would drop
+      // its gradient.
+      if (!imp.matchConstant(operand) || operand.getDefiningOp<ParamOp>())
+        return importScatterNDComputed(imp);
+    }
+  }
+  const std::string why = "weft computes ScatterND with reduction '" +
+                          reduction + "' at import time only";
   std::optional<DenseElementsAttr> data = imp.getConstantInput(0, "data", why);
   if (!data)
     return failure();
@@ -251,7 +268,6 @@ LogicalResult onnx_import::importScatterND(NodeImporter &imp) {
       imp.getConstantInput(2, "updates", why);
   if (!updates)
     return failure();
-  std::string reduction = imp.getStringAttr("reduction", "none");
   if (reduction != "none" && reduction != "add" && reduction != "mul" &&
       reduction != "max" && reduction != "min")
     return imp.emitUnsupportedAttr("reduction", "'" + reduction + "'",

@@ -130,14 +130,93 @@ LogicalResult onnx_import::importGatherElements(NodeImporter &imp) {
       flatData, positions, imp.getBuilder().getI64IntegerAttr(0)));
 }
 
-/// ScatterElements. reduction = add (float data): data plus a scatter_add
-/// of the updates at the flat positions. reduction = none (any data type):
-/// a scatter_add of each update's position + 1, as f32 (exact below 2^24
-/// updates), says which update each element of data takes, if any; the
-/// updates are then gathered from there. ONNX leaves repeated indices
-/// undefined under none; here their positions add up.
-LogicalResult onnx_import::importScatterElements(NodeImporter &imp) {
+/// Scatters rows: data2 [P, S] with row rows[n] (i64 [count], P or more
+/// past the end: an error at run time) set to (none) or increased by (add,
+/// f32) updates2[n] ([count, S]). reduction = none: with constant rows the
+/// row each one takes (the last update naming it, as the constant ScatterND
+/// does) is fixed at import; with computed rows a scatter_add of each
+/// update's number + 1, as f32 (exact below 2^24 updates), says which
+/// update each row takes, if any. The updates are then gathered from
+/// there. ONNX leaves repeated indices undefined under none; computed ones
+/// add their numbers up here.
+static Value scatterRows(NodeImporter &imp, Value data2, Value rows,
+                         Value updates2, StringRef reduction) {
   Expr e(imp);
+  if (!data2 || !rows || !updates2)
+    return {};
+  OpBuilder &b = imp.getBuilder();
+  Type f32 = b.getF32Type(), i64 = b.getI64Type();
+  auto dataType = getTensorType(data2);
+  const int64_t p = dataType.getDimSize(0);
+  const int64_t count = getShape(rows)[0];
+  auto axis0 = b.getI64IntegerAttr(0);
+  if (reduction == "add") {
+    Value sums =
+        imp.create<ScatterAddOp>(dataType.clone(f32), rows, updates2, axis0);
+    return e.add(data2, sums);
+  }
+  if (count == 0)
+    return data2;
+  Value taken, from;
+  if (std::optional<DenseElementsAttr> fixed = imp.matchConstant(rows)) {
+    SmallVector<int64_t> source(p, -1);
+    int64_t n = 0;
+    for (const APInt &row : fixed->getValues<APInt>()) {
+      int64_t r = row.getSExtValue();
+      if (r >= 0 && r < p)
+        source[r] = n;
+      ++n;
+    }
+    SmallVector<bool> mask;
+    SmallVector<int64_t> index;
+    for (int64_t s : source) {
+      mask.push_back(s >= 0);
+      index.push_back(s >= 0 ? s : 0);
+    }
+    taken = imp.createConstant(DenseElementsAttr::get(
+        RankedTensorType::get({p}, b.getI1Type()), ArrayRef<bool>(mask)));
+    from = imp.createConstant(DenseElementsAttr::get(
+        RankedTensorType::get({p}, i64), ArrayRef<int64_t>(index)));
+  } else {
+    SmallVector<float> ordinals;
+    for (int64_t j = 0; j < count; ++j)
+      ordinals.push_back(static_cast<float>(j + 1));
+    Value ordinal = imp.createConstant(DenseElementsAttr::get(
+        RankedTensorType::get({count}, f32), ArrayRef<float>(ordinals)));
+    Value source = imp.create<ScatterAddOp>(RankedTensorType::get({p}, f32),
+                                            rows, ordinal, axis0);
+    taken = e.greater(source, imp.createScalar(f32, 0.5));
+    // Untouched rows read update 0 (and keep data).
+    from = e.select(taken, e.addScalar(imp.createCast(source, i64), -1),
+                    imp.createScalar(i64, 0));
+  }
+  Value picked = imp.createInferred<GatherOp>(updates2, from, axis0);
+  SmallVector<int64_t> column(dataType.getRank(), 1);
+  column[0] = p;
+  return e.select(imp.createReshape(taken, column), picked, data2);
+}
+
+/// The checks of a scatter's reduction for computed operands: none and add
+/// (f32 data).
+static LogicalResult checkScatterReduction(NodeImporter &imp,
+                                           StringRef reduction, Value data,
+                                           int64_t count) {
+  if (reduction == "add" && !getElementType(data).isF32())
+    return imp.emitUnsupportedAttr("reduction", "'add'",
+                                   "weft sums into f32 data only");
+  if (reduction != "none" && reduction != "add")
+    return imp.emitUnsupportedAttr("reduction", "'" + reduction.str() + "'",
+                                   "weft supports none and add");
+  constexpr int64_t kExactF32 = int64_t(1) << 24;
+  if (reduction == "none" && count >= kExactF32)
+    return imp.emitError("a scatter of " + Twine(count) +
+                         " updates is not supported (at most " +
+                         Twine(kExactF32 - 1) + ")");
+  return success();
+}
+
+/// ScatterElements: scatterRows over the flattened data, one element a row.
+LogicalResult onnx_import::importScatterElements(NodeImporter &imp) {
   FailureOr<ElementIndexing> ix = readIndexing(imp, "ScatterElements");
   if (failed(ix))
     return failure();
@@ -150,55 +229,179 @@ LogicalResult onnx_import::importScatterElements(NodeImporter &imp) {
                          ") must have the shape of indices (" +
                          formatType(ix->indices.getType()) + ")");
   std::string reduction = imp.getStringAttr("reduction", "none");
-  Type element = getElementType(ix->data);
-  if (reduction == "add" && !element.isF32())
-    return imp.emitUnsupportedAttr("reduction", "'add'",
-                                   "weft sums into f32 data only");
-  if (reduction != "none" && reduction != "add")
-    return imp.emitUnsupportedAttr("reduction", "'" + reduction + "'",
-                                   "weft supports none and add");
   auto dataType = getTensorType(ix->data);
   const int64_t total = dataType.getNumElements();
   const int64_t count = getTensorType(updates).getNumElements();
-  constexpr int64_t kExactF32 = int64_t(1) << 24;
-  if (reduction == "none" && count >= kExactF32)
-    return imp.emitError("ScatterElements of " + Twine(count) +
-                         " updates is not supported (at most " +
-                         Twine(kExactF32 - 1) + ")");
-  Value positions = flatPositions(imp, *ix);
-  if (!positions)
+  if (failed(checkScatterReduction(imp, reduction, ix->data, count)))
     return failure();
-  Value flatPositions = imp.createReshape(positions, {count});
-  OpBuilder &b = imp.getBuilder();
-  Type f32 = b.getF32Type();
-  auto flatF32 = RankedTensorType::get({total}, f32);
-  auto axis0 = b.getI64IntegerAttr(0);
-  if (reduction == "add") {
-    Value sums = imp.create<ScatterAddOp>(
-        flatF32, flatPositions, imp.createReshape(updates, {count}), axis0);
-    return imp.setResult(
-        e.add(ix->data, imp.createReshape(sums, dataType.getShape())));
+  Value positions = flatPositions(imp, *ix);
+  Value rows = positions ? imp.createReshape(positions, {count}) : Value();
+  Value result = scatterRows(imp, imp.createReshape(ix->data, {total, 1}), rows,
+                             imp.createReshape(updates, {count, 1}), reduction);
+  return imp.setResult(result ? imp.createReshape(result, dataType.getShape())
+                              : Value());
+}
+
+namespace {
+/// GatherND's and ScatterND's indices: [..., k] naming rows of data's first
+/// batch + k dims, the first `batch` dims of indices running along data's.
+struct RowIndexing {
+  Value data, indices;
+  int64_t batch = 0, k = 0;
+  /// Rows (data's first batch + k dims flattened) and each row's elements.
+  int64_t rows = 1, rowSize = 1;
+  /// indices' shape without its last dim; its element count.
+  SmallVector<int64_t> outer;
+  int64_t count = 1;
+};
+} // namespace
+
+static FailureOr<RowIndexing> readRowIndexing(NodeImporter &imp,
+                                              int64_t batch) {
+  RowIndexing ix;
+  ix.data = imp.getInput(0, "data");
+  ix.indices = imp.getInput(1, "indices");
+  if (!ix.data || !ix.indices)
+    return failure();
+  ArrayRef<int64_t> dataShape = getShape(ix.data);
+  ArrayRef<int64_t> indexShape = getShape(ix.indices);
+  Type indexElement = getElementType(ix.indices);
+  if (!indexElement.isInteger(64) && !indexElement.isInteger(32))
+    return imp.emitError("indices must be int32 or int64, not " +
+                         formatType(ix.indices.getType()));
+  int64_t rank = static_cast<int64_t>(dataShape.size());
+  int64_t indexRank = static_cast<int64_t>(indexShape.size());
+  ix.batch = batch;
+  ix.k = indexShape.empty() ? 0 : indexShape.back();
+  bool fits = indexRank >= 1 && batch >= 0 && batch < indexRank && ix.k >= 1 &&
+              batch + ix.k <= rank;
+  for (int64_t d = 0; fits && d < batch; ++d)
+    fits = indexShape[d] == dataShape[d];
+  if (!fits)
+    return imp.emitError("indices " + formatShape(indexShape) +
+                         " do not index data " + formatShape(dataShape) +
+                         " with batch_dims " + Twine(batch));
+  for (int64_t d = 0; d < batch + ix.k; ++d)
+    ix.rows *= dataShape[d];
+  for (int64_t d = batch + ix.k; d < rank; ++d)
+    ix.rowSize *= dataShape[d];
+  ix.outer.assign(indexShape.begin(), indexShape.end() - 1);
+  for (int64_t d : ix.outer)
+    ix.count *= d;
+  return ix;
+}
+
+/// The row of data each index tuple names, i64 [count]: the batch dims'
+/// offsets (constants), plus each of the k indices (negative ones counted
+/// from the end) times its dim's stride; a tuple with an index out of range
+/// gets `rows` (past the end: the gather kernels stop the run). Constant
+/// indices are checked now and give constant rows.
+static Value rowNumbers(NodeImporter &imp, const RowIndexing &ix) {
+  Expr e(imp);
+  ArrayRef<int64_t> dataShape = getShape(ix.data);
+  const int64_t dims = ix.batch + ix.k;
+  SmallVector<int64_t> strides(dims, 1);
+  for (int64_t d = dims - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * dataShape[d + 1];
+  // The batch dims' offset of each tuple.
+  SmallVector<int64_t> offsets(ix.count, 0);
+  for (int64_t n = 0; n < ix.count; ++n) {
+    int64_t rest = n;
+    for (int64_t d = static_cast<int64_t>(ix.outer.size()) - 1; d >= 0; --d) {
+      if (d < ix.batch)
+        offsets[n] += (rest % ix.outer[d]) * strides[d];
+      rest /= ix.outer[d];
+    }
   }
-  SmallVector<float> ordinals;
-  for (int64_t j = 0; j < count; ++j)
-    ordinals.push_back(static_cast<float>(j + 1));
-  Value ordinal = imp.createConstant(DenseElementsAttr::get(
-      RankedTensorType::get({count}, f32), ArrayRef<float>(ordinals)));
-  Value source =
-      imp.create<ScatterAddOp>(flatF32, flatPositions, ordinal, axis0);
-  Value taken = e.greater(source, imp.createScalar(f32, 0.5));
-  // Untouched elements read update 0 (an empty scatter reads nothing).
-  Value from =
-      e.select(taken, e.addScalar(imp.createCast(source, b.getI64Type()), -1),
-               imp.createScalar(b.getI64Type(), 0));
-  Value result = ix->data;
-  if (count > 0) {
-    Value picked = imp.createInferred<GatherOp>(
-        imp.createReshape(updates, {count}), from, axis0);
-    result = e.select(imp.createReshape(taken, dataType.getShape()),
-                      imp.createReshape(picked, dataType.getShape()), ix->data);
+  Type i64 = imp.getBuilder().getI64Type();
+  auto rowsType = RankedTensorType::get({ix.count}, i64);
+  if (std::optional<DenseElementsAttr> fixed = imp.matchConstant(ix.indices)) {
+    SmallVector<int64_t> values;
+    for (const APInt &v : fixed->getValues<APInt>())
+      values.push_back(v.getSExtValue());
+    SmallVector<int64_t> rows(offsets);
+    for (int64_t n = 0; n < ix.count; ++n)
+      for (int64_t j = 0; j < ix.k; ++j) {
+        int64_t dim = dataShape[ix.batch + j], index = values[n * ix.k + j];
+        if (index < -dim || index >= dim) {
+          (void)imp.emitError(
+              "index " + Twine(index) + " is out of range for dimension " +
+              Twine(ix.batch + j) + " of data " + formatShape(dataShape));
+          return {};
+        }
+        rows[n] += (index < 0 ? index + dim : index) * strides[ix.batch + j];
+      }
+    return imp.createConstant(
+        DenseElementsAttr::get(rowsType, ArrayRef<int64_t>(rows)));
   }
-  return imp.setResult(result);
+  Value tuples =
+      imp.createReshape(imp.createCast(ix.indices, i64), {ix.count, ix.k});
+  Value row = imp.createConstant(
+      DenseElementsAttr::get(rowsType, ArrayRef<int64_t>(offsets)));
+  Value valid;
+  Value zero = imp.createScalar(i64, 0);
+  for (int64_t j = 0; j < ix.k; ++j) {
+    const int64_t dim = dataShape[ix.batch + j];
+    Value col = imp.createInferred<GatherOp>(
+        tuples,
+        imp.createConstant(DenseElementsAttr::get(
+            RankedTensorType::get({}, i64), ArrayRef<int64_t>{j})),
+        imp.getBuilder().getI64IntegerAttr(1));
+    col = e.select(e.less(col, zero), e.addScalar(col, dim), col);
+    Value inside = e.binary<AndOp>(
+        e.unary<NotOp>(e.less(col, zero)),
+        e.less(col, imp.createScalar(i64, static_cast<double>(dim))));
+    valid = valid ? e.binary<AndOp>(valid, inside) : inside;
+    row = e.add(row, e.mulScalar(col, strides[ix.batch + j]));
+  }
+  return e.select(valid, row,
+                  imp.createScalar(i64, static_cast<double>(ix.rows)));
+}
+
+/// GatherND: one weft.gather of data seen as [rows, rest...] at each index
+/// tuple's row (its gradient: a scatter_add into those rows).
+LogicalResult onnx_import::importGatherND(NodeImporter &imp) {
+  FailureOr<RowIndexing> ix =
+      readRowIndexing(imp, imp.getIntAttr("batch_dims", 0));
+  if (failed(ix))
+    return failure();
+  ArrayRef<int64_t> dataShape = getShape(ix->data);
+  SmallVector<int64_t> table = {ix->rows};
+  table.append(dataShape.begin() + ix->batch + ix->k, dataShape.end());
+  Value rows = rowNumbers(imp, *ix);
+  Value data2 = imp.createReshape(ix->data, table);
+  if (!rows || !data2)
+    return failure();
+  Value picked =
+      imp.createInferred<GatherOp>(data2, imp.createReshape(rows, ix->outer),
+                                   imp.getBuilder().getI64IntegerAttr(0));
+  return imp.setResult(picked);
+}
+
+/// ScatterND with a computed operand (all-constant ones fold at import,
+/// ImportConstants.cpp): scatterRows over data seen as [rows, row size].
+LogicalResult onnx_import::importScatterNDComputed(NodeImporter &imp) {
+  FailureOr<RowIndexing> ix = readRowIndexing(imp, 0);
+  if (failed(ix))
+    return failure();
+  Value updates = imp.getInput(2, "updates");
+  if (!updates ||
+      failed(imp.checkSameElementType(ix->data, updates, "data", "updates")))
+    return failure();
+  ArrayRef<int64_t> dataShape = getShape(ix->data);
+  SmallVector<int64_t> expected(ix->outer);
+  expected.append(dataShape.begin() + ix->k, dataShape.end());
+  if (getShape(updates) != ArrayRef<int64_t>(expected))
+    return imp.emitError("updates " + formatShape(getShape(updates)) +
+                         " should have shape " + formatShape(expected));
+  std::string reduction = imp.getStringAttr("reduction", "none");
+  if (failed(checkScatterReduction(imp, reduction, ix->data, ix->count)))
+    return failure();
+  Value result = scatterRows(
+      imp, imp.createReshape(ix->data, {ix->rows, ix->rowSize}),
+      rowNumbers(imp, *ix),
+      imp.createReshape(updates, {ix->count, ix->rowSize}), reduction);
+  return imp.setResult(result ? imp.createReshape(result, dataShape) : Value());
 }
 
 /// NegativeLogLikelihoodLoss: -input[n, target[n, d...], d...] weighted by

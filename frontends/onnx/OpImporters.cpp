@@ -110,6 +110,7 @@ static const OpImporterEntry kOpImporters[] = {
     {"Slice", importSlice},
     {"Gather", importGather},
     {"GatherElements", importGatherElements},
+    {"GatherND", importGatherND},
     {"ScatterElements", importScatterElements},
     {"Expand", importExpand},
     {"Trilu", importTrilu},

@@ -138,6 +138,9 @@ mlir::LogicalResult importSlice(NodeImporter &imp);
 mlir::LogicalResult importGather(NodeImporter &imp);
 mlir::LogicalResult importGatherElements(NodeImporter &imp);
 mlir::LogicalResult importScatterElements(NodeImporter &imp);
+mlir::LogicalResult importGatherND(NodeImporter &imp);
+/// ScatterND with an operand that is not a constant (ImportElements.cpp).
+mlir::LogicalResult importScatterNDComputed(NodeImporter &imp);
 mlir::LogicalResult importExpand(NodeImporter &imp);
 mlir::LogicalResult importTrilu(NodeImporter &imp);
 mlir::LogicalResult importTile(NodeImporter &imp);

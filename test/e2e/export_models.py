@@ -54,6 +54,9 @@ Models (all with random weights, torch.manual_seed(0) before building each):
                         Gather, and puts them back (outputs and the last hidden
                         state) through an inverse permutation made by
                         ScatterElements; batch 4 x seq 7
+  inplace_index         in-place assignments (x[:, 0] = y, x[1] = x[1] * 2: ScatterND of
+                        computed tensors) and advanced indexing (x[arange(2), idx]: a
+                        flattened Gather) on a 2 x 3 x 4 input, with a linear layer before
 """
 
 import argparse
@@ -71,7 +74,7 @@ OPSET = 17
 MODEL_NAMES = ["resnet18", "vit_tiny", "encoder_postnorm_relu", "encoder_prenorm_gelu",
                "mlp", "causal_lm_loss", "causal_lm_logits", "mobilenet_v2", "mobilenet_v3_small",
                "densenet_small", "swin_tiny", "recurrent_tagger", "packed_tagger",
-               "unsorted_tagger"]
+               "unsorted_tagger", "inplace_index"]
 
 
 def _randomize_batchnorm(model, gen):
@@ -310,6 +313,26 @@ def build_unsorted_tagger(args):
     lengths = torch.tensor([2, 7, 5, 3])
     return (model, {"tokens": tokens, "lengths": lengths}, ["tags", "last"],
             "embedding + packed (unsorted lengths 2, 7, 5, 3) bidirectional LSTM + linear, 4x7")
+
+
+class InplaceIndex(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+
+    def forward(self, x, y, idx):
+        x = self.proj(x)
+        x[:, 0] = y
+        x[1] = x[1] * 2
+        return x, x[torch.arange(2), idx]
+
+
+def build_inplace_index(args):
+    g = torch.Generator().manual_seed(8)
+    return (InplaceIndex(), {"x": torch.randn(2, 3, 4, generator=g),
+                             "y": torch.randn(2, 4, generator=g),
+                             "idx": torch.tensor([2, 0])}, ["x_out", "picked"],
+            "in-place row assignments and advanced indexing, 2x3x4")
 
 
 BUILDERS = {name: globals()["build_" + name] for name in MODEL_NAMES}

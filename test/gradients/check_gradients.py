@@ -239,6 +239,19 @@ def define_elementwise():
     case("depth_to_space_crd", {"x": comp_rng.uniform(-1, 1, (1, 8, 2, 3)).astype(np.float32)},
          [node("DepthToSpace", ["x"], "y", blocksize=2, mode="CRD")],
          lambda e: F.pixel_shuffle(e["x"], 2), group=g)
+    # ScatterND with computed data and updates (an in-place assignment,
+    # constant rows: a gather and a constant mask), and GatherND with a
+    # batch dim (a gather of rows).
+    nd_rng = np.random.RandomState(43)
+    case("scatternd_rows", {"d": nd_rng.uniform(-1, 1, (4, 3)).astype(np.float32),
+                            "u": nd_rng.uniform(-1, 1, (2, 3)).astype(np.float32)},
+         [node("ScatterND", ["d", "idx", "u"], "y")],
+         lambda e: e["d"].index_put((torch.tensor([3, 1]),), e["u"]),
+         consts={"idx": i64([[3], [1]])}, group=g)
+    case("gathernd_batch_dims", {"d": nd_rng.uniform(-1, 1, (2, 3, 4)).astype(np.float32)},
+         [node("GatherND", ["d", "idx"], "y", batch_dims=1)],
+         lambda e: torch.stack([e["d"][0, 2], e["d"][1, 0]]),
+         consts={"idx": i64([[2], [0]])}, group=g)
     # A constant exponent: only the base is differentiated (the exponent's
     # log(base) for negative bases is never computed into a result).
     case("pow_constant_exponent", {"a": rand(2, 3)}, [node("Pow", ["a", "frozen.e"], "y")],

@@ -285,13 +285,29 @@ def composed():
                               [vi("y", I64, None)])
     m["mod_float_no_fmod"] = model([node("Mod", ["a", "b"], ["y"])],
                                    [vi("a", F32, [4]), vi("b", F32, [4])], y)
-    m["scatternd"] = model([node("ScatterND", ["d", "i", "u"], ["y"])], [], y,
-                           inits=[numpy_helper.from_array(np.zeros((2, 3), np.float32), "d"),
-                                  ints("i", [[1, 2], [0, 0]]),
-                                  numpy_helper.from_array(np.array([5, 6], np.float32), "u")])
+    m["scatternd"] = model(
+        [node("Constant", [], ["d"], value=numpy_helper.from_array(np.zeros((2, 3), np.float32))),
+         node("Constant", [], ["u"], value=numpy_helper.from_array(np.array([5, 6], np.float32))),
+         node("ScatterND", ["d", "i", "u"], ["y"])], [], y, inits=[ints("i", [[1, 2], [0, 0]])])
+    # Float initializers are trainable parameters: not folded.
+    m["scatternd_params"] = model([node("ScatterND", ["d", "i", "u"], ["y"])], [], y,
+                                  inits=[numpy_helper.from_array(np.zeros((2, 3), np.float32), "d"),
+                                         ints("i", [[1, 2], [0, 0]]),
+                                         numpy_helper.from_array(np.array([5, 6], np.float32), "u")])
     m["scatternd_computed"] = model([node("ScatterND", ["x", "i", "u"], ["y"])], x, y,
                                     inits=[ints("i", [[1]]),
                                            numpy_helper.from_array(np.ones((1, 3), np.float32), "u")])
+    m["scatternd_runtime_indices"] = model(
+        [node("ScatterND", ["x", "i", "u"], ["y"])], x + [vi("i", I64, [1, 1]), vi("u", F32, [1, 3])], y)
+    m["scatternd_computed_mul"] = model(
+        [node("ScatterND", ["x", "i", "u"], ["y"], name="snd", reduction="mul")], x, y,
+        inits=[ints("i", [[1]]), numpy_helper.from_array(np.ones((1, 3), np.float32), "u")],
+        opset=18)
+    m["gathernd"] = model([node("GatherND", ["x", "i"], ["y"])], x + [vi("i", I64, [2, 1])], y)
+    m["gathernd_batch"] = model([node("GatherND", ["x", "i"], ["y"], name="gnd", batch_dims=1)],
+                                x, y, inits=[ints("i", [[2], [0]])])
+    m["gathernd_bad"] = model([node("GatherND", ["x", "i"], ["y"], name="gnd")], x, y,
+                              inits=[ints("i", [[0, 1, 2]])])
     m["scatternd_bad_reduction"] = model(
         [node("ScatterND", ["d", "i", "u"], ["y"], reduction="sum")], [], y,
         inits=[numpy_helper.from_array(np.zeros((2, 3), np.float32), "d"), ints("i", [[1]]),
