@@ -41,12 +41,9 @@ FailureOr<ElementIndexing> readIndexing(NodeImporter &imp, StringRef op) {
   ArrayRef<int64_t> dataShape = getShape(ix.data);
   ArrayRef<int64_t> indexShape = getShape(ix.indices);
   int64_t rank = static_cast<int64_t>(dataShape.size());
-  int64_t axisAttr = imp.getIntAttr("axis", 0);
-  std::optional<int64_t> axis = normalizeAxis(axisAttr, rank);
+  std::optional<int64_t> axis = imp.getAxisAttr(ix.data, 0);
   if (!axis)
-    return imp.emitError("attribute 'axis' = " + Twine(axisAttr) +
-                         " is out of range for " +
-                         formatType(ix.data.getType()));
+    return failure();
   ix.axis = *axis;
   if (!getElementType(ix.indices).isInteger(64) &&
       !getElementType(ix.indices).isInteger(32))

@@ -410,12 +410,9 @@ LogicalResult onnx_import::importTopK(NodeImporter &imp) {
   std::optional<SmallVector<int64_t>> k = imp.getConstantInts(1, "K");
   if (!k)
     return failure();
-  int64_t rank = getRank(x);
-  int64_t axisAttr = imp.getIntAttr("axis", -1);
-  std::optional<int64_t> axis = normalizeAxis(axisAttr, rank);
+  std::optional<int64_t> axis = imp.getAxisAttr(x, -1);
   if (!axis)
-    return imp.emitError("attribute 'axis' = " + Twine(axisAttr) +
-                         " is out of range for " + formatType(x.getType()));
+    return failure();
   int64_t extent = getShape(x)[*axis];
   if (k->size() != 1 || (*k)[0] < 0 || (*k)[0] > extent)
     return imp.emitError("input 'K' = " + formatShape(*k) +

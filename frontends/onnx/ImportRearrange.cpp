@@ -231,11 +231,9 @@ LogicalResult onnx_import::importHardmax(NodeImporter &imp) {
     return imp.emitError("Hardmax takes floats, not " +
                          formatType(getElementType(x)));
   int64_t rank = getRank(x);
-  int64_t axisAttr = imp.getIntAttr("axis", -1);
-  std::optional<int64_t> axis = normalizeAxis(axisAttr, rank);
+  std::optional<int64_t> axis = imp.getAxisAttr(x, -1);
   if (!axis)
-    return imp.emitError("attribute 'axis' = " + Twine(axisAttr) +
-                         " is out of range for " + formatType(x.getType()));
+    return failure();
   OpBuilder &b = imp.getBuilder();
   const int64_t n = getShape(x)[*axis];
   auto axes = b.getDenseI64ArrayAttr({*axis});

@@ -199,6 +199,16 @@ NodeImporter::getTypedAttr(StringRef name,
   return attr;
 }
 
+std::optional<int64_t> NodeImporter::getAxisAttr(Value of,
+                                                 int64_t defaultAxis) {
+  int64_t axis = getIntAttr("axis", defaultAxis);
+  std::optional<int64_t> normalized = normalizeAxis(axis, getRank(of));
+  if (!normalized)
+    (void)emitError("attribute 'axis' = " + Twine(axis) +
+                    " is out of range for " + formatType(of.getType()));
+  return normalized;
+}
+
 int64_t NodeImporter::getIntAttr(StringRef name, int64_t defaultValue) {
   const onnx::AttributeProto *attr =
       getTypedAttr(name, onnx::AttributeProto::INT);

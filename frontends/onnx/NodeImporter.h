@@ -119,6 +119,10 @@ public:
   // default, so importers may read attributes without checking each one.
   bool hasAttr(llvm::StringRef name) const;
   int64_t getIntAttr(llvm::StringRef name, int64_t defaultValue);
+  /// The 'axis' attribute (default `defaultAxis`) made non-negative for a
+  /// tensor like `of`; records "attribute 'axis' = N is out of range for
+  /// <type>" (and returns nullopt) when it does not fit.
+  std::optional<int64_t> getAxisAttr(mlir::Value of, int64_t defaultAxis);
   /// ONNX float attributes are f32; the value comes back as the shortest
   /// decimal that round-trips as f32 (1e-5f gives 1e-5, not 9.99999974e-6).
   double getFloatAttr(llvm::StringRef name, double defaultValue);
