@@ -18,8 +18,8 @@
 // (sequence_lens, an input or a constant) are masked: at a step past its
 // length a row keeps its state and outputs zeros, so the forward direction's
 // last state is the one at its length and the reverse direction starts from
-// its last valid step, as ONNX defines. LSTM's input_forget is refused by
-// name.
+// its last valid step, as ONNX defines. LSTM's input_forget couples the
+// forget gate to the input gate, f = 1 - i (onnxruntime's reading).
 //
 //===----------------------------------------------------------------------===//
 #include "frontends/onnx/ImportExpr.h"
@@ -195,6 +195,8 @@ private:
   int64_t seqLen = 0, batch = 0, hidden = 0;
   double clip = 0;
   bool linearBeforeReset = false;
+  /// LSTM's input_forget: f = 1 - i.
+  bool inputForget = false;
   /// Per step t, [batch, 1]: whether t is inside the row's sequence.
   SmallVector<Value> masks;
 };
@@ -308,7 +310,7 @@ LogicalResult Unroller::runDirection(bool reverse, ArrayRef<Value> steps,
         gf = e.add(gf, e.mul(peep[2], c));
       }
       Value i = apply(acts[0], gi);
-      Value f = apply(acts[0], gf);
+      Value f = inputForget ? e.sub(e.scalar(i, 1.0), i) : apply(acts[0], gf);
       Value candidate = apply(acts[1], gc);
       Value ic = e.mul(i, candidate);
       c = c ? e.add(e.mul(f, c), ic) : ic;
@@ -439,8 +441,7 @@ LogicalResult Unroller::run() {
   if (layout != 0 && layout != 1)
     return imp.emitUnsupportedAttr("layout", Twine(layout),
                                    "ONNX defines 0 and 1");
-  if (cell == Cell::Lstm && imp.getIntAttr("input_forget", 0) != 0)
-    return imp.emitUnsupportedAttr("input_forget", "1");
+  inputForget = cell == Cell::Lstm && imp.getIntAttr("input_forget", 0) != 0;
   linearBeforeReset =
       cell == Cell::Gru && imp.getIntAttr("linear_before_reset", 0) != 0;
   clip = imp.hasAttr("clip") ? imp.getFloatAttr("clip", 0.0) : 0.0;

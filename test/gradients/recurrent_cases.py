@@ -6,7 +6,7 @@ import torch
 
 
 def onnx_recurrent(cell, x, w, r, b=None, h0=None, c0=None, p=None, direction="forward",
-                   layout=0, linear_before_reset=0, clip=None, lens=None):
+                   layout=0, linear_before_reset=0, clip=None, lens=None, input_forget=0):
     """ONNX's RNN / GRU / LSTM equations in PyTorch (default activations);
     returns Y, Y_h, Y_c in the op's layout. With lens, row i runs its first
     lens[i] steps (the reverse direction from step lens[i] - 1 down), Y is
@@ -40,7 +40,7 @@ def onnx_recurrent(cell, x, w, r, b=None, h0=None, c0=None, p=None, direction="f
                 gi, go, gf, gc = g.split(hidden, 1)
                 pi, po, pf = (p[d].split(hidden) if p is not None else (0, 0, 0))
                 i = sig(cl(gi + pi * c))
-                f = sig(cl(gf + pf * c))
+                f = 1 - i if input_forget else sig(cl(gf + pf * c))
                 c = f * c + i * torch.tanh(cl(gc))
                 o = sig(cl(go + po * c))
                 h = o * torch.tanh(c)
@@ -105,7 +105,7 @@ def define(case, node, rand):
             return onnx_recurrent(cell, e["x"], e["w"], e["r"], e.get("b"), e.get("h0"), e.get("c0"),
                                   e.get("p"), attrs.get("direction", "forward"), attrs.get("layout", 0),
                                   attrs.get("linear_before_reset", 0), attrs.get("clip"),
-                                  lens)[output]
+                                  lens, attrs.get("input_forget", 0))[output]
         consts = {"lens": np.array(lens, np.int32)} if lens is not None else None
         case(name, ps, [node(cell, inputs, outputs, hidden_size=H, **attrs)], forward, consts=consts,
              group=g)
@@ -126,6 +126,10 @@ def define(case, node, rand):
     clipped = params(4, cell_state=True)
     clipped["c0"] = np.full_like(clipped["c0"], 0.8)
     rec("lstm_clip_cell_state_beyond", "LSTM", clipped, 0, clip=0.25)
+    # input_forget couples the gates: f = 1 - i (onnxruntime's reading,
+    # checked against it); with peepholes, the forget one goes unused.
+    rec("lstm_input_forget_peephole", "LSTM", params(4, cell_state=True, peephole=True), 2,
+        input_forget=1)
     # Rows of lengths 3 and 1 (of 3): past its length a row keeps its state
     # (so the reverse direction starts at its last step) and outputs zeros.
     rec("lstm_bidirectional_lengths", "LSTM", params(4, d=2, initial=True, cell_state=True), 0,
