@@ -45,3 +45,18 @@ if smi:
         listed = ""
     if any(line.startswith("GPU ") for line in listed.splitlines()):
         config.available_features.add("cuda-device")
+
+# onnxruntime: node can load onnxruntime-node from bench/node_modules (where
+# bench/run_inference_bench.py and test/ort/cross_check.py install it with
+# `npm install --ignore-scripts onnxruntime-node`); the cross-check against
+# onnxruntime says REQUIRES: onnxruntime.
+node = shutil.which("node")
+if node:
+    ort = os.path.join(config.weft_src_root, "bench", "node_modules", "onnxruntime-node")
+    try:
+        loads = subprocess.run([node, "-e", "require(%r)" % ort], capture_output=True,
+                               timeout=60).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        loads = False
+    if loads:
+        config.available_features.add("onnxruntime")
