@@ -6,8 +6,9 @@
 
 The ONNX backend test data (test/conformance) has a few fixed cases per op;
 attributes that interact (LSTM's clip with a cell state past it, Resize's
-coordinate modes with cubic weights, scatters of computed tensors) are where
-an importer's reading of the spec can go wrong unnoticed. This script builds
+coordinate modes with cubic weights, scatters of computed tensors, pools'
+ceil_mode with auto_pad) are where an importer's reading of the spec can go
+wrong unnoticed. This script builds
 one model per case and seed with random attributes and inputs, compiles and
 runs it with weftc / weft (CPU), runs the same model with onnxruntime-node
 (bench/ort_bench.js; installed into bench/node_modules with `npm install
@@ -55,9 +56,9 @@ def ensure_ort():
     return node if subprocess.run(check, capture_output=True).returncode == 0 else None
 
 
-def model(nodes, inputs, outputs, inits=()):
+def model(nodes, inputs, outputs, inits=(), opset=17):
     graph = helper.make_graph(nodes, "g", inputs, outputs, list(inits))
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
 
 
 def vi(name, dtype, shape):
@@ -278,9 +279,138 @@ def rearrange(rng):
     return model([node], [vi("x", F32, list(x.shape))], [vi("y", F32, None)]), {"x": x}
 
 
+def conv_pool(rng):
+    kind = str(rng.choice(["Conv", "ConvTranspose", "MaxPool", "AveragePool"]))
+    c = int(rng.choice([2, 4]))
+    x = rng.uniform(-1, 1, (2, c, int(rng.integers(5, 9)), int(rng.integers(5, 9)))).astype(np.float32)
+    k = [int(rng.integers(1, 4)), int(rng.integers(1, 4))]
+    attrs = {"kernel_shape": k, "strides": [int(rng.integers(1, 3)), int(rng.integers(1, 3))]}
+    if rng.random() < 0.5:
+        attrs["auto_pad"] = str(rng.choice(["SAME_UPPER", "SAME_LOWER", "VALID"]))
+    else:
+        attrs["pads"] = [int(rng.integers(0, k[0])), int(rng.integers(0, k[1])),
+                         int(rng.integers(0, k[0])), int(rng.integers(0, k[1]))]
+    inits, names = [], ["x"]
+    if kind in ("Conv", "ConvTranspose"):
+        group = int(rng.choice([1, c // 2, c]))
+        attrs["group"] = group
+        if kind == "Conv" and rng.random() < 0.4 and attrs.get("auto_pad") != "SAME_UPPER" \
+                and attrs.get("auto_pad") != "SAME_LOWER":
+            attrs["dilations"] = [int(rng.integers(1, 3)), int(rng.integers(1, 3))]
+        out = group * int(rng.choice([1, 2]))  # a multiple of the groups
+        wshape = (out, c // group, *k) if kind == "Conv" else (c, out // group, *k)
+        if kind == "ConvTranspose":
+            if "pads" in attrs and rng.random() < 0.5:
+                attrs["output_padding"] = [int(rng.integers(0, attrs["strides"][0])),
+                                           int(rng.integers(0, attrs["strides"][1]))]
+            attrs.pop("auto_pad", None)
+            attrs.setdefault("pads", [0, 0, 0, 0])
+        inits.append(numpy_helper.from_array(rng.uniform(-1, 1, wshape).astype(np.float32), "w"))
+        names.append("w")
+        if rng.random() < 0.5:
+            inits.append(numpy_helper.from_array(rng.uniform(-1, 1, wshape[0] if kind == "Conv" else out)
+                                                 .astype(np.float32), "b"))
+            names.append("b")
+    else:
+        attrs["ceil_mode"] = int(rng.integers(0, 2))
+        if kind == "AveragePool":
+            attrs["count_include_pad"] = int(rng.integers(0, 2))
+        if attrs.get("auto_pad") in ("SAME_UPPER", "SAME_LOWER"):
+            attrs["ceil_mode"] = 0
+    node = helper.make_node(kind, names, ["y"], **attrs)
+    return model([node], [vi("x", F32, list(x.shape))], [vi("y", F32, None)], inits), {"x": x}
+
+
+def shape_ops(rng):
+    kind = str(rng.choice(["Pad", "Slice", "Einsum", "Tile", "Expand", "Split"]))
+    x = rng.uniform(-1, 1, (3, 4, 5)).astype(np.float32)
+    ins, infos = {"x": x}, [vi("x", F32, [3, 4, 5])]
+    outs = [vi("y", F32, None)]
+    if kind == "Pad":
+        mode = str(rng.choice(["constant", "reflect", "edge", "wrap"]))
+        pads = np.array([int(rng.integers(0, 3)) for _ in range(6)], np.int64)
+        if mode == "constant" and rng.random() < 0.5:
+            pads = np.where(rng.random(6) < 0.3, -1, pads)  # crops
+        inits = [numpy_helper.from_array(pads, "pads")]
+        node = helper.make_node(kind, ["x", "pads"], ["y"], mode=mode)
+        return model([node], infos, outs, inits, opset=19 if mode == "wrap" else 17), ins
+    if kind == "Slice":
+        starts = np.array([int(rng.integers(-5, 5)) for _ in range(2)], np.int64)
+        ends = np.array([int(rng.choice([-100, -1, 2, 4, 100])) for _ in range(2)], np.int64)
+        axes = np.array(rng.choice([-3, -2, -1, 0, 1, 2], 2, replace=False) % 3, np.int64)
+        if axes[0] == axes[1]:
+            axes[1] = (axes[0] + 1) % 3
+        steps = np.array([int(rng.choice([-2, -1, 1, 2])) for _ in range(2)], np.int64)
+        inits = [numpy_helper.from_array(v, n) for v, n in
+                 ((starts, "s"), (ends, "e"), (axes, "a"), (steps, "st"))]
+        node = helper.make_node(kind, ["x", "s", "e", "a", "st"], ["y"])
+        return model([node], infos, outs, inits), ins
+    if kind == "Einsum":
+        eq, shapes = [("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]), ("ij,kj->ik", [(3, 4), (5, 4)]),
+                      ("bhqd,bhkd->bhqk", [(2, 2, 3, 4), (2, 2, 5, 4)]), ("ij->ji", [(3, 4)]),
+                      ("i,j->ij", [(3,), (4,)]), ("bij->b", [(2, 3, 4)])][int(rng.integers(0, 6))]
+        ins = {"a%d" % i: rng.uniform(-1, 1, sh).astype(np.float32) for i, sh in enumerate(shapes)}
+        infos = [vi(k, F32, list(v.shape)) for k, v in ins.items()]
+        node = helper.make_node(kind, list(ins), ["y"], equation=eq)
+        return model([node], infos, outs), ins
+    if kind == "Tile":
+        reps = np.array([int(rng.integers(1, 3)) for _ in range(3)], np.int64)
+        node = helper.make_node(kind, ["x", "r"], ["y"])
+        return model([node], infos, outs, [numpy_helper.from_array(reps, "r")]), ins
+    if kind == "Expand":
+        x1 = rng.uniform(-1, 1, (3, 1, 5)).astype(np.float32)
+        shape = np.array([2, 1, 4, 1], np.int64)
+        node = helper.make_node(kind, ["x", "sh"], ["y"])
+        return model([node], [vi("x", F32, [3, 1, 5])], outs,
+                     [numpy_helper.from_array(shape, "sh")]), {"x": x1}
+    axis = int(rng.integers(-3, 3))
+    n = [3, 4, 5][axis]
+    first = int(rng.integers(0, n + 1))
+    split = np.array([first, n - first], np.int64)
+    node = helper.make_node(kind, ["x", "sp"], ["y", "z"], axis=axis)
+    return model([node], infos, [vi("y", F32, None), vi("z", F32, None)],
+                 [numpy_helper.from_array(split, "sp")]), ins
+
+
+def normalization(rng):
+    kind = str(rng.choice(["LayerNormalization", "InstanceNormalization", "Softmax",
+                           "LogSoftmax", "ReduceLogSumExp", "ReduceL2", "Gemm"]))
+    x = rng.uniform(-2, 2, (2, 3, 4)).astype(np.float32)
+    infos = [vi("x", F32, [2, 3, 4])]
+    if kind == "LayerNormalization":
+        axis = int(rng.integers(-2, 3))
+        norm = [2, 3, 4][axis:] if axis >= 0 else [2, 3, 4][axis:]
+        inits = [numpy_helper.from_array(rng.uniform(0.5, 1.5, norm).astype(np.float32), "g"),
+                 numpy_helper.from_array(rng.uniform(-1, 1, norm).astype(np.float32), "b")]
+        node = helper.make_node(kind, ["x", "g", "b"], ["y"], axis=axis,
+                                epsilon=float(rng.choice([1e-5, 1e-3])))
+        return model([node], infos, [vi("y", F32, None)], inits), {"x": x}
+    if kind == "InstanceNormalization":
+        inits = [numpy_helper.from_array(rng.uniform(0.5, 1.5, 3).astype(np.float32), "g"),
+                 numpy_helper.from_array(rng.uniform(-1, 1, 3).astype(np.float32), "b")]
+        node = helper.make_node(kind, ["x", "g", "b"], ["y"], epsilon=1e-4)
+        return model([node], infos, [vi("y", F32, None)], inits), {"x": x}
+    if kind in ("Softmax", "LogSoftmax"):
+        node = helper.make_node(kind, ["x"], ["y"], axis=int(rng.integers(-3, 3)))
+        return model([node], infos, [vi("y", F32, None)]), {"x": x}
+    if kind in ("ReduceLogSumExp", "ReduceL2"):
+        axes = sorted(set(int(a) for a in rng.choice([0, 1, 2], int(rng.integers(1, 3)))))
+        node = helper.make_node(kind, ["x"], ["y"], axes=axes, keepdims=int(rng.integers(0, 2)))
+        return model([node], infos, [vi("y", F32, None)]), {"x": x}
+    ta, tb = int(rng.integers(0, 2)), int(rng.integers(0, 2))
+    a = rng.uniform(-1, 1, (4, 3) if ta else (3, 4)).astype(np.float32)
+    b = rng.uniform(-1, 1, (5, 4) if tb else (4, 5)).astype(np.float32)
+    c = rng.uniform(-1, 1, (int(rng.choice([1, 3])), 5)).astype(np.float32)
+    node = helper.make_node(kind, ["a", "b", "c"], ["y"], transA=ta, transB=tb,
+                            alpha=float(rng.uniform(0.5, 2)), beta=float(rng.uniform(0, 2)))
+    return model([node], [vi("a", F32, list(a.shape))], [vi("y", F32, None)],
+                 [numpy_helper.from_array(b, "b"), numpy_helper.from_array(c, "c")]), {"a": a}
+
+
 CASES = {"recurrent": recurrent, "resize": resize, "cumsum": cumsum,
          "scatter_gather": scatter_gather, "selection": selection,
-         "elementwise": elementwise, "losses": losses, "rearrange": rearrange}
+         "elementwise": elementwise, "losses": losses, "rearrange": rearrange,
+         "conv_pool": conv_pool, "shape_ops": shape_ops, "normalization": normalization}
 
 
 def run(cmd):
