@@ -32,11 +32,24 @@ struct ElementIndexing {
   int64_t axis = 0;
 };
 
+/// Inputs 0 ("data") and 1 ("indices", int32 or int64) of the gathers and
+/// scatters.
+LogicalResult readDataAndIndices(NodeImporter &imp, Value &data,
+                                 Value &indices) {
+  data = imp.getInput(0, "data");
+  indices = imp.getInput(1, "indices");
+  if (!data || !indices)
+    return failure();
+  Type element = getElementType(indices);
+  if (!element.isInteger(64) && !element.isInteger(32))
+    return imp.emitError("indices must be int32 or int64, not " +
+                         formatType(indices.getType()));
+  return success();
+}
+
 FailureOr<ElementIndexing> readIndexing(NodeImporter &imp, StringRef op) {
   ElementIndexing ix;
-  ix.data = imp.getInput(0, "data");
-  ix.indices = imp.getInput(1, "indices");
-  if (!ix.data || !ix.indices)
+  if (failed(readDataAndIndices(imp, ix.data, ix.indices)))
     return failure();
   ArrayRef<int64_t> dataShape = getShape(ix.data);
   ArrayRef<int64_t> indexShape = getShape(ix.indices);
@@ -45,10 +58,6 @@ FailureOr<ElementIndexing> readIndexing(NodeImporter &imp, StringRef op) {
   if (!axis)
     return failure();
   ix.axis = *axis;
-  if (!getElementType(ix.indices).isInteger(64) &&
-      !getElementType(ix.indices).isInteger(32))
-    return imp.emitError("indices must be int32 or int64, not " +
-                         formatType(ix.indices.getType()));
   bool fits = static_cast<int64_t>(indexShape.size()) == rank;
   for (int64_t d = 0; fits && d < rank; ++d)
     fits = d == *axis || indexShape[d] <= dataShape[d];
@@ -256,16 +265,10 @@ struct RowIndexing {
 static FailureOr<RowIndexing> readRowIndexing(NodeImporter &imp,
                                               int64_t batch) {
   RowIndexing ix;
-  ix.data = imp.getInput(0, "data");
-  ix.indices = imp.getInput(1, "indices");
-  if (!ix.data || !ix.indices)
+  if (failed(readDataAndIndices(imp, ix.data, ix.indices)))
     return failure();
   ArrayRef<int64_t> dataShape = getShape(ix.data);
   ArrayRef<int64_t> indexShape = getShape(ix.indices);
-  Type indexElement = getElementType(ix.indices);
-  if (!indexElement.isInteger(64) && !indexElement.isInteger(32))
-    return imp.emitError("indices must be int32 or int64, not " +
-                         formatType(ix.indices.getType()));
   int64_t rank = static_cast<int64_t>(dataShape.size());
   int64_t indexRank = static_cast<int64_t>(indexShape.size());
   ix.batch = batch;

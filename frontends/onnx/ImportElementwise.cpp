@@ -201,18 +201,10 @@ LogicalResult onnx_import::importCast(NodeImporter &imp) {
     return failure();
   if (!imp.hasAttr("to"))
     return imp.emitError("missing required attribute 'to'");
-  int64_t to = imp.getIntAttr("to", 0);
-  WeftDType dtype;
-  if (!convertOnnxDataType(static_cast<int32_t>(to), dtype))
-    return imp.emitUnsupportedAttr(
-        "to", getOnnxDataTypeName(static_cast<int32_t>(to)),
-        "weft has no such element type");
-  Value result =
-      imp.createCast(input, getElementTypeOf(imp.getContext(), dtype));
-  if (!result)
+  Type to = imp.getElementTypeAttr("to");
+  if (!to)
     return failure();
-  imp.setOutput(0, result);
-  return success();
+  return imp.setResult(imp.createCast(input, to));
 }
 
 /// CastLike: a cast to the element type of `target_type`.

@@ -7,10 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "frontends/onnx/ImportExpr.h"
-#include "frontends/onnx/OnnxModelLoader.h"
 #include "frontends/onnx/OpImporters.h"
 
-#include "dialects/weft/ElementTypes.h"
 #include "dialects/weft/ShapeRules.h"
 #include "dialects/weft/WeftOps.h"
 
@@ -260,15 +258,8 @@ LogicalResult onnx_import::importEyeLike(NodeImporter &imp) {
   if (getRank(x) != 2)
     return imp.emitError("input (" + formatType(x.getType()) + ") must be 2-D");
   Type element = getElementType(x);
-  if (imp.hasAttr("dtype")) {
-    int64_t to = imp.getIntAttr("dtype", 0);
-    WeftDType dtype;
-    if (!convertOnnxDataType(static_cast<int32_t>(to), dtype))
-      return imp.emitUnsupportedAttr(
-          "dtype", getOnnxDataTypeName(static_cast<int32_t>(to)),
-          "weft has no such element type");
-    element = getElementTypeOf(imp.getContext(), dtype);
-  }
+  if (imp.hasAttr("dtype") && !(element = imp.getElementTypeAttr("dtype")))
+    return failure();
   int64_t k = imp.getIntAttr("k", 0);
   ArrayRef<int64_t> shape = getShape(x);
   auto type = RankedTensorType::get(shape, element);

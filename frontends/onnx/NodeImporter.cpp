@@ -1,6 +1,8 @@
 //===- NodeImporter.cpp - What an op importer sees of one node ------------===//
 #include "frontends/onnx/NodeImporter.h"
+#include "frontends/onnx/OnnxModelLoader.h"
 
+#include "dialects/weft/ElementTypes.h"
 #include "dialects/weft/ShapeRules.h"
 #include "dialects/weft/WeftOps.h"
 
@@ -197,6 +199,17 @@ NodeImporter::getTypedAttr(StringRef name,
     return nullptr;
   }
   return attr;
+}
+
+Type NodeImporter::getElementTypeAttr(StringRef name) {
+  int32_t code = static_cast<int32_t>(getIntAttr(name, 0));
+  WeftDType dtype;
+  if (!convertOnnxDataType(code, dtype)) {
+    (void)emitUnsupportedAttr(name, getOnnxDataTypeName(code),
+                              "weft has no such element type");
+    return {};
+  }
+  return getElementTypeOf(getContext(), dtype);
 }
 
 std::optional<int64_t> NodeImporter::getAxisAttr(Value of,

@@ -123,6 +123,10 @@ public:
   /// tensor like `of`; records "attribute 'axis' = N is out of range for
   /// <type>" (and returns nullopt) when it does not fit.
   std::optional<int64_t> getAxisAttr(mlir::Value of, int64_t defaultAxis);
+  /// The weft element type of the ONNX data type attribute `name` (Cast's
+  /// 'to', EyeLike's 'dtype'); records "attribute ... is not supported: weft
+  /// has no such element type" (and returns null) when weft lacks it.
+  mlir::Type getElementTypeAttr(llvm::StringRef name);
   /// ONNX float attributes are f32; the value comes back as the shortest
   /// decimal that round-trips as f32 (1e-5f gives 1e-5, not 9.99999974e-6).
   double getFloatAttr(llvm::StringRef name, double defaultValue);

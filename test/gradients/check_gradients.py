@@ -40,6 +40,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import weft_tools  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import import_op_cases  # noqa: E402
 import recurrent_cases  # noqa: E402
 
 OPSET = 17
@@ -202,56 +203,6 @@ def define_elementwise():
         case(name, {"a": a, "b": b}, [node(op, ["a", "b"], "y")],
              lambda e, fn=fn: fn(e["a"], e["b"]), group=g)
 
-    # fmod: quotients kept 0.2 or more from an integer, where the remainder
-    # jumps; da = g, db = -g trunc(a / b) (b broadcast: summed).
-    # (Its own generator: the cases after it keep their values.)
-    fmod_rng = np.random.RandomState(11)
-    fmod_b = (fmod_rng.choice([-1, 1], 3) * fmod_rng.uniform(0.5, 1.5, 3)).astype(np.float32)
-    fmod_q = (fmod_rng.randint(-4, 5, (2, 3))
-              + fmod_rng.choice([-1, 1], (2, 3)) * fmod_rng.uniform(0.2, 0.8, (2, 3)))
-    case("mod_fmod_broadcast", {"a": (fmod_q * fmod_b).astype(np.float32), "b": fmod_b},
-         [node("Mod", ["a", "b"], "y", fmod=1)], lambda e: torch.fmod(e["a"], e["b"]), group=g)
-    # TopK: the values' gradients go back to where they came from (distinct
-    # values: no ties to break), along the last axis and along axis 0, the
-    # largest and the smallest; the indices (also an output) have none.
-    case("topk_largest_last_axis", {"x": distinct(3, 5)},
-         [node("TopK", ["x", "k"], ["y", "i"], axis=-1)],
-         lambda e: torch.topk(e["x"], 2, dim=-1).values, consts={"k": i64([2])}, group=g)
-    case("topk_smallest_axis0", {"x": distinct(4, 2, 3)},
-         [node("TopK", ["x", "k"], ["y", "i"], axis=0, largest=0)],
-         lambda e: torch.topk(e["x"], 3, dim=0, largest=False).values,
-         consts={"k": i64([3])}, group=g)
-    # Composed at import: CumSum (shifted sums; reversed by gathers), Celu,
-    # the hyperbolic functions, DepthToSpace (reshapes and a transpose).
-    comp_rng = np.random.RandomState(31)
-    case("cumsum_axis1", {"x": comp_rng.uniform(-1, 1, (2, 5)).astype(np.float32)},
-         [node("CumSum", ["x", "ax"], "y")], lambda e: torch.cumsum(e["x"], 1),
-         consts={"ax": i64(1)}, group=g)
-    case("cumsum_reverse_exclusive", {"x": comp_rng.uniform(-1, 1, (6, 2)).astype(np.float32)},
-         [node("CumSum", ["x", "ax"], "y", reverse=1, exclusive=1)],
-         lambda e: torch.flip(torch.cumsum(torch.flip(e["x"], [0]), 0), [0]) - e["x"],
-         consts={"ax": i64(0)}, group=g)
-    case("celu", {"x": comp_rng.uniform(-2, 2, (2, 3)).astype(np.float32)},
-         [node("Celu", ["x"], "y", alpha=0.7)], lambda e: F.celu(e["x"], alpha=0.7), group=g)
-    case("asinh_sinh", {"x": comp_rng.uniform(-2, 2, (2, 3)).astype(np.float32)},
-         [node("Asinh", ["x"], "a"), node("Sinh", ["x"], "b"), node("Add", ["a", "b"], "y")],
-         lambda e: torch.asinh(e["x"]) + torch.sinh(e["x"]), group=g)
-    case("depth_to_space_crd", {"x": comp_rng.uniform(-1, 1, (1, 8, 2, 3)).astype(np.float32)},
-         [node("DepthToSpace", ["x"], "y", blocksize=2, mode="CRD")],
-         lambda e: F.pixel_shuffle(e["x"], 2), group=g)
-    # ScatterND with computed data and updates (an in-place assignment,
-    # constant rows: a gather and a constant mask), and GatherND with a
-    # batch dim (a gather of rows).
-    nd_rng = np.random.RandomState(43)
-    case("scatternd_rows", {"d": nd_rng.uniform(-1, 1, (4, 3)).astype(np.float32),
-                            "u": nd_rng.uniform(-1, 1, (2, 3)).astype(np.float32)},
-         [node("ScatterND", ["d", "idx", "u"], "y")],
-         lambda e: e["d"].index_put((torch.tensor([3, 1]),), e["u"]),
-         consts={"idx": i64([[3], [1]])}, group=g)
-    case("gathernd_batch_dims", {"d": nd_rng.uniform(-1, 1, (2, 3, 4)).astype(np.float32)},
-         [node("GatherND", ["d", "idx"], "y", batch_dims=1)],
-         lambda e: torch.stack([e["d"][0, 2], e["d"][1, 0]]),
-         consts={"idx": i64([[2], [0]])}, group=g)
     # A constant exponent: only the base is differentiated (the exponent's
     # log(base) for negative bases is never computed into a result).
     case("pow_constant_exponent", {"a": rand(2, 3)}, [node("Pow", ["a", "frozen.e"], "y")],
@@ -409,25 +360,6 @@ def define_norm_loss():
          [node("SoftmaxCrossEntropyLoss", ["s", "labels"], "y", reduction="sum", ignore_index=0)],
          lambda e: F.cross_entropy(e["s"], e["labels"], ignore_index=0, reduction="sum"),
          consts={"labels": i64([[0, 1, 2, 2], [1, 0, 0, 2]])}, group=g)
-    # NegativeLogLikelihoodLoss: of any input, a gather of the flattened
-    # input (weights and an ignored class: the mean over the weights); over a
-    # LogSoftmax along the classes, one softmax_cross_entropy of its input.
-    # (Their own generator: the cases after them keep their values.)
-    nll_rng = np.random.RandomState(23)
-    case("nll_weights_ignore_mean", {"x": nll_rng.uniform(-2, 2, (5, 4)).astype(np.float32)},
-         [node("NegativeLogLikelihoodLoss", ["x", "labels", "frozen.w"], "y", ignore_index=3)],
-         lambda e: F.nll_loss(e["x"], e["labels"], weight=e["frozen.w"], ignore_index=3),
-         consts={"labels": labels,
-                 "frozen.w": nll_rng.uniform(0.5, 2, 4).astype(np.float32)}, group=g)
-    case("nll_kdim_none", {"x": nll_rng.uniform(-2, 2, (2, 3, 4)).astype(np.float32)},
-         [node("NegativeLogLikelihoodLoss", ["x", "labels"], "y", reduction="none")],
-         lambda e: F.nll_loss(e["x"], e["labels"], reduction="none"),
-         consts={"labels": i64([[0, 1, 2, 2], [1, 0, 0, 2]])}, group=g)
-    case("nll_of_log_softmax_sum", {"x": nll_rng.uniform(-2, 2, (5, 4)).astype(np.float32)},
-         [node("LogSoftmax", ["x"], "lp", axis=1),
-          node("NegativeLogLikelihoodLoss", ["lp", "labels"], "y", reduction="sum")],
-         lambda e: F.nll_loss(F.log_softmax(e["x"], 1), e["labels"], reduction="sum"),
-         consts={"labels": labels}, group=g)
     # The loss of a model that ends in the loss op: d loss = 1 seeds it.
     case("cross_entropy_weights_none", {"s": rand(3, 4, low=-2, high=2)},
          [node("SoftmaxCrossEntropyLoss", ["s", "labels", "frozen.w"], "y", reduction="none")],
@@ -622,19 +554,6 @@ def define_import_composites():
                coordinate_transformation_mode="pytorch_half_pixel")],
          lambda e: F.interpolate(e["x"], size=(5, 7), mode="bilinear", align_corners=False),
          consts={"frozen.sizes": i64([1, 2, 5, 7])}, group=g)
-    # Bicubic (PyTorch's: a = -0.75, rows past the edges repeat the edge),
-    # up along one axis and down along the other.
-    cubic_rng = np.random.RandomState(41)
-    case("resize_bicubic", {"x": cubic_rng.uniform(-1, 1, (1, 2, 4, 6)).astype(np.float32)},
-         [node("Resize", ["x", "", "", "frozen.sizes"], "y", mode="cubic",
-               coordinate_transformation_mode="pytorch_half_pixel")],
-         lambda e: F.interpolate(e["x"], size=(7, 4), mode="bicubic", align_corners=False),
-         consts={"frozen.sizes": i64([1, 2, 7, 4])}, group=g)
-    case("resize_bicubic_align_corners", {"x": cubic_rng.uniform(-1, 1, (1, 1, 3, 5)).astype(np.float32)},
-         [node("Resize", ["x", "", "", "frozen.sizes"], "y", mode="cubic",
-               coordinate_transformation_mode="align_corners")],
-         lambda e: F.interpolate(e["x"], size=(6, 5), mode="bicubic", align_corners=True),
-         consts={"frozen.sizes": i64([1, 1, 6, 5])}, group=g)
     case("resize_bilinear_align_corners", {"x": rand(1, 2, 4, 3)},
          [node("Resize", ["x", "", "", "frozen.sizes"], "y", mode="linear",
                coordinate_transformation_mode="align_corners")],
@@ -679,9 +598,13 @@ def define_recurrent():
     recurrent_cases.define(case, node, rand)
 
 
+def define_import_ops():
+    import_op_cases.define(case, node, i64)
+
+
 for define in (define_elementwise, define_linalg, define_conv_pool, define_norm_loss,
                define_reduce_movement, define_composites, define_import_composites,
-               define_recurrent):
+               define_recurrent, define_import_ops):
     define()
 
 
