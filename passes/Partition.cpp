@@ -85,6 +85,24 @@ Partitioner::local(Value value, const TensorSharding &s, Operation *where) {
   return t;
 }
 
+/// Whether each rank can broadcast its block of `bcast`'s input, sharded as
+/// `in` (partial sums aside), to its block of the result sharded as `to`:
+/// `to` splits only dims the broadcast expands from 1, or that the input
+/// has split the same way.
+static bool broadcastsLocally(BroadcastToOp bcast, const TensorSharding &in,
+                              const TensorSharding &to) {
+  auto inType = bcast.getInput().getType();
+  int64_t offset = bcast.getType().getRank() - inType.getRank();
+  for (auto [d, axes] : llvm::enumerate(to.dims)) {
+    int64_t id = static_cast<int64_t>(d) - offset;
+    if (!axes.empty() && id >= 0 && inType.getDimSize(id) != 1)
+      return false;
+    if (id >= 0 && !in.dims[id].empty() && in.dims[id] != axes)
+      return false;
+  }
+  return true;
+}
+
 /// Rebuilds, at the local shape, a value that is whole on every rank but
 /// only needed split: a broadcast of something whole along the split dims,
 /// or a splat constant. Anything else would need a slice by mesh
@@ -105,18 +123,8 @@ FailureOr<Value> Partitioner::rebuildSplit(Value value, Value whole,
   }
   if (auto bcast = dyn_cast_or_null<BroadcastToOp>(def)) {
     const LocalValue &in = values[bcast.getInput()];
-    auto inType = bcast.getInput().getType();
-    int64_t offset = bcast.getType().getRank() - inType.getRank();
-    bool ok = in.sharding.partial.empty();
-    for (auto [d, axes] : llvm::enumerate(to.dims)) {
-      int64_t id = static_cast<int64_t>(d) - offset;
-      if (!axes.empty() && id >= 0 && inType.getDimSize(id) != 1)
-        ok = false;
-      if (id >= 0 && !in.sharding.dims[id].empty() &&
-          in.sharding.dims[id] != axes)
-        ok = false;
-    }
-    if (ok)
+    if (in.sharding.partial.empty() &&
+        broadcastsLocally(bcast, in.sharding, to))
       return Value(BroadcastToOp::create(b, bcast.getLoc(), *type, in.value));
   }
   // Otherwise each rank cuts its block out of `whole` (no communication).
@@ -177,6 +185,24 @@ FailureOr<Value> Partitioner::reshard(Value value, const TensorSharding &to,
   auto key = std::make_pair(value.getAsOpaquePointer(), to.str());
   if (Value cached = reshards[key])
     return cached;
+  // A broadcast of a partial sum, wanted complete: its (small) input is
+  // summed, then each rank broadcasts its own block, rather than summing
+  // the broadcast (the gradient of a mean over a split batch: an all-reduce
+  // of [1, C] instead of a reduce-scatter of [N, C]).
+  if (auto bcast = value.getDefiningOp<BroadcastToOp>()) {
+    TensorSharding in = values[bcast.getInput()].sharding;
+    if (!in.partial.empty() && in.partial == cur.sharding.partial &&
+        to.partial.empty() && broadcastsLocally(bcast, in, to)) {
+      in.partial.clear();
+      if (failed(reshard(bcast.getInput(), in, user)))
+        return failure();
+      FailureOr<Value> rebuilt = rebuildSplit(value, Value(), to, user);
+      if (failed(rebuilt))
+        return failure();
+      reshards[key] = *rebuilt;
+      return *rebuilt;
+    }
+  }
   Value v = cur.value;
   TensorSharding s = cur.sharding;
   if (std::optional<LocalValue> split = splitScatter(value, cur, to)) {
@@ -308,6 +334,13 @@ FailureOr<Value> Partitioner::reshard(Value value, const TensorSharding &to,
                    [](const DimSharding &d) { return !d.empty(); });
   if (!gatheredParam)
     reshards[key] = v;
+  // A partial sum made complete stays complete for the users after this
+  // one: a linear op on it (a reshape, a scale) would otherwise carry the
+  // partial sum on, and its users pay for the same all-reduce again (a batch
+  // norm's batch mean feeds the centering, the norm and the running mean).
+  if (!cur.sharding.partial.empty() && to.partial.empty() &&
+      to.dims == cur.sharding.dims)
+    values[value] = {v, to};
   return v;
 }
 

@@ -14,10 +14,14 @@ using namespace weft::gradient;
 // Normalization
 //===----------------------------------------------------------------------===//
 
-// The inference form y = (x - mean) * k + bias with k = scale / sqrt(var +
-// eps) per channel: dx = g k, dscale = sum(g (x - mean) / sqrt(var + eps)),
-// dbias = sum(g), the sums over every dim but the channels. The running
-// statistics get no gradient (they are not trained by gradient descent).
+// y = (x - mean) * k + bias with k = scale / sqrt(var + eps) per channel;
+// with S = sum(g (x - mean)) and the sums over every dim but the channels:
+// dx = g k, dscale = S / sqrt(var + eps), dbias = sum(g), and, for
+// statistics computed in the graph (training-mode BatchNormalization: the
+// batch's mean and variance, whose own rules carry these on to x),
+// dmean = -sum(g) k and dvar = -S scale / (2 (var + eps)^(3/2)). Running
+// statistics (parameters, constants) get none: nothing trains them by
+// gradient descent.
 LogicalResult
 BatchNormOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads,
                             SmallVectorImpl<Value> &operandGrads) {
@@ -39,12 +43,24 @@ BatchNormOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads,
   Value deviation = SqrtOp::create(b, loc, getVariance().getType(),
                                    add(b, loc, getVariance(), epsilon));
   Value inverse = div(b, loc, scalarLike(b, loc, g, 1.0), deviation);
-  operandGrads[0] = mul(b, loc, g, channels(mul(b, loc, getScale(), inverse)));
-  Value normalized = mul(b, loc, sub(b, loc, getInput(), channels(getMean())),
-                         channels(inverse));
-  operandGrads[1] =
-      reduceSum(b, loc, mul(b, loc, g, normalized), axes, /*keepdims=*/false);
+  Value k = mul(b, loc, getScale(), inverse);
+  operandGrads[0] = mul(b, loc, g, channels(k));
+  Value centeredGrad = reduceSum(
+      b, loc, mul(b, loc, g, sub(b, loc, getInput(), channels(getMean()))),
+      axes, /*keepdims=*/false);
+  operandGrads[1] = mul(b, loc, centeredGrad, inverse);
   operandGrads[2] = reduceSum(b, loc, g, axes, /*keepdims=*/false);
+  auto computed = [](Value v) {
+    return !v.getDefiningOp<ParamOp>() && !v.getDefiningOp<ConstantOp>();
+  };
+  if (computed(getMean()))
+    operandGrads[3] = neg(b, loc, mul(b, loc, operandGrads[2], k));
+  if (computed(getVariance())) {
+    // -S scale / 2 * inverse^3
+    Value cubed = mul(b, loc, inverse, mul(b, loc, inverse, inverse));
+    operandGrads[4] = mul(b, loc, mul(b, loc, centeredGrad, getScale()),
+                          mul(b, loc, cubed, scalarLike(b, loc, g, -0.5)));
+  }
   return success();
 }
 

@@ -650,25 +650,32 @@ FailureOr<Plan> crossEntropy(OpT op, ArrayRef<TensorSharding> in, bool isGrad,
   return plan;
 }
 
-/// conv / pooling and their gradients: the batch dim (0) may be split;
-/// channels and space are whole; weights whole. A weight gradient is a
-/// partial sum over the batch axes.
+/// conv / pooling / batch norm and their gradients: the batch dim (0) may
+/// be split; channels and space are whole; weights whole. A weight gradient
+/// is a partial sum over the batch axes.
 Plan batchOnly(Operation *op, ArrayRef<TensorSharding> in) {
+  // The activations: batch norm's input (of any rank from 2: BatchNorm1d's
+  // [N, C] too; the rest are [C] vectors), the others' operands of rank 3
+  // and up but for a convolution's weight.
+  auto isActivation = [&](unsigned i) {
+    Value operand = op->getOperand(i);
+    if (isa<BatchNormOp>(op))
+      return i == 0;
+    if (isa<ConvOp, ConvGradInputOp>(op) && i == 1)
+      return false;
+    return tensorType(operand).getRank() >= 3;
+  };
   DimSharding batch;
-  for (auto [i, operand] : llvm::enumerate(op->getOperands()))
-    if (tensorType(operand).getRank() >= 3 && !in[i].dims[0].empty()) {
+  for (unsigned i = 0; i < op->getNumOperands(); ++i)
+    if (isActivation(i) && !in[i].dims[0].empty()) {
       batch = in[i].dims[0];
       break;
     }
   Plan plan;
-  for (Value operand : op->getOperands()) {
+  for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
     TensorSharding s =
         TensorSharding::replicated(tensorType(operand).getRank());
-    bool activation =
-        !isa<ConvOp, ConvGradInputOp>(op) || operand != op->getOperand(1);
-    if (isa<ConvGradWeightOp>(op))
-      activation = true;
-    if (activation && tensorType(operand).getRank() >= 3)
+    if (isActivation(i))
       s.dims[0] = batch;
     plan.operands.push_back(s);
   }

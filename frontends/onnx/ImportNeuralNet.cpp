@@ -3,7 +3,7 @@
 // Axes are made non-negative here (weft ops take normalized axes only), and
 // ONNX's optional extras are either mapped (SoftmaxCrossEntropyLoss's
 // log_prob becomes a weft.log_softmax) or reported as unsupported (the
-// training-mode outputs of the normalizations).
+// training-mode outputs of LayerNormalization).
 //
 //===----------------------------------------------------------------------===//
 #include "frontends/onnx/ImportExpr.h"
@@ -20,6 +20,81 @@ using namespace weft::onnx_import;
 // Normalization
 //===----------------------------------------------------------------------===//
 
+/// Training-mode BatchNormalization: x normalized with the statistics of
+/// its own batch (per channel, over every other dim; the biased variance),
+/// so gradients flow through them, and under data parallelism they are the
+/// whole global batch's (the reductions become all-reduces). ONNX's
+/// running_mean and running_var outputs mix the inputs with the batch's
+/// statistics by `momentum`. When the running statistics are parameters and
+/// the import is a training step's, they are also stored back for the next
+/// step with PyTorch's rule (the unbiased variance; its momentum is 1 -
+/// ONNX's), so a trained model exports usable inference statistics.
+static LogicalResult importBatchNormTraining(NodeImporter &imp, Value input,
+                                             Value scale, Value bias,
+                                             Value mean, Value variance,
+                                             double epsilon) {
+  ArrayRef<int64_t> shape = getShape(input);
+  int64_t rank = shape.size();
+  if (rank < 2)
+    return imp.emitError("input X (" + formatType(input.getType()) +
+                         ") needs a channel dimension");
+  OpBuilder &b = imp.getBuilder();
+  SmallVector<int64_t> axes{0};
+  int64_t count = shape[0];
+  for (int64_t d = 2; d < rank; ++d) {
+    axes.push_back(d);
+    count *= shape[d];
+  }
+  Expr e(imp);
+  auto meanOver = [&](Value v) {
+    return v ? imp.createInferred<ReduceMeanOp>(v, b.getDenseI64ArrayAttr(axes),
+                                                b.getBoolAttr(true))
+             : Value();
+  };
+  Value batchMean = meanOver(input);
+  Value centered = e.sub(input, batchMean);
+  Value batchVar = meanOver(e.mul(centered, centered));
+  if (!batchVar)
+    return failure();
+  int64_t channels = shape[1];
+  Value meanC = imp.createReshape(batchMean, {channels});
+  Value varC = imp.createReshape(batchVar, {channels});
+  if (!meanC || !varC ||
+      failed(imp.setResult(imp.createInferred<BatchNormOp>(
+          input, scale, bias, meanC, varC, b.getF64FloatAttr(epsilon)))))
+    return failure();
+
+  double momentum = imp.getFloatAttr("momentum", 0.9);
+  auto running = [&](Value old, Value current) {
+    return e.add(e.mulScalar(old, momentum),
+                 e.mulScalar(current, 1.0 - momentum));
+  };
+  if (imp.isOutputUsed(1))
+    imp.setOutput(1, running(mean, meanC));
+  if (imp.isOutputUsed(2))
+    imp.setOutput(2, running(variance, varC));
+  if (imp.isOutputUsed(3) || imp.isOutputUsed(4))
+    return imp.emitError("outputs 'saved_mean' and 'saved_var' are not "
+                         "supported");
+  if (!imp.updatesRunningStats() || !mean.getDefiningOp<ParamOp>() ||
+      !variance.getDefiningOp<ParamOp>())
+    return success(!imp.hasError());
+  if (count < 2)
+    return imp.emitError("input X (" + formatType(input.getType()) +
+                         ") has one value per channel: training-mode "
+                         "BatchNormalization needs more (PyTorch refuses it "
+                         "too)");
+  Value unbiased = e.mulScalar(varC, double(count) / double(count - 1));
+  if (failed(imp.createParamUpdate(mean, running(mean, meanC), "input_mean")) ||
+      failed(imp.createParamUpdate(variance, running(variance, unbiased),
+                                   "input_var")))
+    return failure();
+  return success(!imp.hasError());
+}
+
+/// BatchNormalization. Opset 14 on says training mode with `training_mode`;
+/// before it (version 9), a node in training mode lists the extra outputs
+/// (PyTorch's training export names all five).
 LogicalResult onnx_import::importBatchNormalization(NodeImporter &imp) {
   Value input = imp.getInput(0, "X");
   Value scale = imp.getInput(1, "scale");
@@ -28,20 +103,27 @@ LogicalResult onnx_import::importBatchNormalization(NodeImporter &imp) {
   Value variance = imp.getInput(4, "input_var");
   if (!input || !scale || !bias || !mean || !variance)
     return failure();
-  if (int64_t training = imp.getIntAttr("training_mode", 0))
-    return imp.emitUnsupportedAttr("training_mode", Twine(training),
-                                   "weft imports the inference form only");
-  if (imp.isOutputUsed(1) || imp.isOutputUsed(2))
-    return imp.emitError("outputs 'running_mean' and 'running_var' are not "
-                         "supported (training mode)");
   double epsilon = imp.getFloatAttr("epsilon", 1e-5);
-  Value result = imp.createInferred<BatchNormOp>(
+  bool training = false;
+  if (imp.getOpset() >= 14) {
+    int64_t mode = imp.getIntAttr("training_mode", 0);
+    if (mode != 0 && mode != 1)
+      return imp.emitUnsupportedAttr("training_mode", Twine(mode),
+                                     "ONNX allows 0 and 1");
+    training = mode == 1;
+  } else {
+    for (unsigned i = 1; i < imp.getNumOutputs(); ++i)
+      training |= !imp.getNode().output(i).empty();
+  }
+  if (training)
+    return importBatchNormTraining(imp, input, scale, bias, mean, variance,
+                                   epsilon);
+  if (imp.isOutputUsed(1) || imp.isOutputUsed(2))
+    return imp.emitError("outputs 'running_mean' and 'running_var' are only "
+                         "defined in training mode");
+  return imp.setResult(imp.createInferred<BatchNormOp>(
       input, scale, bias, mean, variance,
-      imp.getBuilder().getF64FloatAttr(epsilon));
-  if (!result)
-    return failure();
-  imp.setOutput(0, result);
-  return success();
+      imp.getBuilder().getF64FloatAttr(epsilon)));
 }
 
 /// Brings LayerNormalization's Scale or B to the normalized shape: leading 1s

@@ -147,6 +147,19 @@ void NodeImporter::setOutput(unsigned i, Value value) {
                     "' is already defined elsewhere in the graph");
 }
 
+LogicalResult NodeImporter::createParamUpdate(Value param, Value value,
+                                              StringRef what) {
+  auto source = param.getDefiningOp<ParamOp>();
+  if (!source || !value)
+    return failure();
+  if (!state.updatedParams.insert(source.getName()).second)
+    return emitError("input '" + what + "' ('" + source.getName() +
+                     "') is updated by another node too; weft keeps one "
+                     "running statistic per parameter");
+  ParamUpdateOp::create(getBuilder(), loc, source.getName(), value);
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Attributes
 //===----------------------------------------------------------------------===//

@@ -50,6 +50,12 @@ struct GraphState {
   /// structure-only import did not read: they have no value (weft makes
   /// constants of them), so any use of one is an error.
   llvm::StringSet<> unloadedInitializers;
+  /// Whether training-mode BatchNormalization stores its running statistics
+  /// back (weft.param_update) when they are parameters: set for training
+  /// steps, where they persist from step to step as in PyTorch.
+  bool updateRunningStats = false;
+  /// The parameters some node updates already (a second update is an error).
+  llvm::StringSet<> updatedParams;
   /// The first error met; empty while all goes well.
   std::string error;
 };
@@ -106,6 +112,14 @@ public:
   bool isOutputUsed(unsigned i) const;
   /// Binds output `i` (ignored when the node leaves it unnamed).
   void setOutput(unsigned i, mlir::Value value);
+  /// Whether training-mode statistics persist from step to step
+  /// (GraphState::updateRunningStats).
+  bool updatesRunningStats() const { return state.updateRunningStats; }
+  /// A weft.param_update storing `value` into the parameter `param` is
+  /// (a weft.param); records an error naming it (`what`) when another node
+  /// updates it already (two nodes sharing one running statistic).
+  mlir::LogicalResult createParamUpdate(mlir::Value param, mlir::Value value,
+                                        llvm::StringRef what);
   /// Binds output 0 to `value`; fails when it is null (after an error).
   mlir::LogicalResult setResult(mlir::Value value) {
     if (!value)

@@ -47,6 +47,11 @@ struct OnnxImportOptions {
   /// an import that needs the values of one fails with an error naming it.
   /// Inline initializers are read either way.
   bool loadExternalData = true;
+  /// Whether training-mode BatchNormalization updates its running mean and
+  /// variance when they are initializers (weft.param_update, PyTorch's rule:
+  /// the unbiased batch variance). On for training steps; an inference
+  /// import computes ONNX's outputs only.
+  bool updateRunningStats = false;
 };
 
 struct OnnxImportResult {

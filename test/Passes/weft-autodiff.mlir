@@ -239,6 +239,54 @@ func.func @main() -> tensor<f32> {
 
 // -----
 
+// batch_norm with statistics computed in the graph (training-mode
+// BatchNormalization): besides dx = g k (k = scale / sqrt(var + eps)),
+// dscale and dbias, the mean gets -sum(g) k and the variance
+// -sum(g (x - mean)) scale / 2 / (var + eps)^(3/2), which the reduce_means'
+// rules carry on to x. (Running statistics, parameters or constants, get
+// none.)
+// CHECK-LABEL: func.func @main
+// CHECK: %[[X:.*]] = weft.param "x"
+// CHECK: %[[S:.*]] = weft.param "s"
+// CHECK: %[[MC:.*]] = weft.reshape %{{.*}} : tensor<1x3xf32> to tensor<3xf32>
+// CHECK: %[[VC:.*]] = weft.reshape %{{.*}} : tensor<1x3xf32> to tensor<3xf32>
+// CHECK: weft.batch_norm %[[X]], %[[S]], %{{.*}}, %[[MC]], %[[VC]]
+// CHECK: %[[SQ:.*]] = weft.sqrt
+// CHECK: %[[INV:.*]] = weft.div %{{.*}}, %[[SQ]]
+// CHECK: %[[K:.*]] = weft.mul %[[S]], %[[INV]]
+// CHECK: %[[CENTERED:.*]] = weft.sub %[[X]], %[[MC]]
+// CHECK: %[[GC:.*]] = weft.mul %{{.*}}, %[[CENTERED]]
+// CHECK: %[[SUMGC:.*]] = weft.reduce_sum %[[GC]] {axes = array<i64: 0>, keepdims = false}
+// CHECK: %[[DSCALE:.*]] = weft.mul %[[SUMGC]], %[[INV]]
+// CHECK: %[[DBIAS:.*]] = weft.reduce_sum %{{.*}} {axes = array<i64: 0>, keepdims = false}
+// CHECK: %[[DBK:.*]] = weft.mul %[[DBIAS]], %[[K]]
+// CHECK: %[[DMEAN:.*]] = weft.neg %[[DBK]]
+// CHECK: %[[INV2:.*]] = weft.mul %[[INV]], %[[INV]]
+// CHECK: %[[INV3:.*]] = weft.mul %[[INV]], %[[INV2]]
+// CHECK: %[[HALF:.*]] = weft.constant dense<-5.000000e-01>
+// CHECK: %[[F:.*]] = weft.mul %[[INV3]], %[[HALF]]
+// CHECK: %[[SS:.*]] = weft.mul %[[SUMGC]], %[[S]]
+// CHECK: %[[DVAR:.*]] = weft.mul %[[SS]], %[[F]]
+// CHECK: weft.reshape %[[DVAR]] : tensor<3xf32> to tensor<1x3xf32>
+// CHECK: weft.reshape %[[DMEAN]] : tensor<3xf32> to tensor<1x3xf32>
+// CHECK: return %{{.*}}, %{{.*}}, %[[DSCALE]], %[[DBIAS]]
+func.func @main() -> tensor<f32> {
+  %x = weft.param "x" : tensor<4x3xf32>
+  %s = weft.param "s" : tensor<3xf32>
+  %b = weft.param "b" : tensor<3xf32>
+  %m = weft.reduce_mean %x {axes = array<i64: 0>} : (tensor<4x3xf32>) -> tensor<1x3xf32>
+  %c = weft.sub %x, %m : (tensor<4x3xf32>, tensor<1x3xf32>) -> tensor<4x3xf32>
+  %sq = weft.mul %c, %c : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+  %v = weft.reduce_mean %sq {axes = array<i64: 0>} : (tensor<4x3xf32>) -> tensor<1x3xf32>
+  %mc = weft.reshape %m : tensor<1x3xf32> to tensor<3xf32>
+  %vc = weft.reshape %v : tensor<1x3xf32> to tensor<3xf32>
+  %y = weft.batch_norm %x, %s, %b, %mc, %vc : (tensor<4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+  %l = weft.reduce_sum %y {axes = array<i64: 0, 1>, keepdims = false} : (tensor<4x3xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
 // reduce_max routes the gradient to the positions equal to the maximum,
 // shared equally among ties; softmax_cross_entropy's scores get its
 // gradient, the labels none. With the default options result 0 is the loss

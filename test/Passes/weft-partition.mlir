@@ -312,3 +312,44 @@ func.func @main(%x: tensor<4x8xf32> {weft.name = "x", weft.shard = {dims = [arra
   %v, %i = weft.topk %x {axis = 1 : i64, k = 3 : i64} : tensor<4x8xf32> -> tensor<4x3xf32>, tensor<4x3xi64>
   return %v, %i : tensor<4x3xf32>, tensor<4x3xi64>
 }
+
+// -----
+
+// Training-mode batch norm over a dp-split batch (BatchNorm1d's [N, C]):
+// the batch statistics are means over the split rows, so partial sums that
+// one all_reduce each completes; the completed mean serves both the
+// centering and the norm (its reshape does not sum it again), and the norm
+// itself runs on the local rows. The gradient of a mean over the split
+// rows broadcasts a partial sum: its [1, C] input is all-reduced and each
+// rank broadcasts its own rows, no reduce_scatter of the [N, C] broadcast.
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: (%[[X:.*]]: tensor<4x3xf32>
+// CHECK: %[[M:.*]] = weft.reduce_mean %[[X]] {axes = array<i64: 0>} : (tensor<4x3xf32>) -> tensor<1x3xf32>
+// CHECK: %[[MH:.*]] = weft.mul %[[M]], %{{.*}}
+// CHECK: %[[MS:.*]] = shard.all_reduce %[[MH]] on @mesh grid_axes = [0] : tensor<1x3xf32> -> tensor<1x3xf32>
+// CHECK: weft.sub %[[X]], %[[MS]]
+// CHECK: %[[MC:.*]] = weft.reshape %[[MS]] : tensor<1x3xf32> to tensor<3xf32>
+// CHECK: %[[VC:.*]] = weft.reshape %{{.*}} : tensor<1x3xf32> to tensor<3xf32>
+// CHECK: %[[VS:.*]] = shard.all_reduce %[[VC]] on @mesh grid_axes = [0] : tensor<3xf32> -> tensor<3xf32>
+// CHECK: %[[Y:.*]] = weft.batch_norm %[[X]], %{{.*}}, %{{.*}}, %[[MC]], %[[VS]] : (tensor<4x3xf32>, {{.*}}) -> tensor<4x3xf32>
+// CHECK: %[[G:.*]] = weft.reduce_sum %[[Y]] {axes = array<i64: 0>} : (tensor<4x3xf32>) -> tensor<1x3xf32>
+// CHECK: %[[GS:.*]] = shard.all_reduce %[[G]] on @mesh grid_axes = [0] : tensor<1x3xf32> -> tensor<1x3xf32>
+// CHECK: %[[GB:.*]] = weft.broadcast_to %[[GS]] : tensor<1x3xf32> to tensor<4x3xf32>
+// CHECK: weft.mul %[[GB]], %[[X]]
+shard.grid @mesh(shape = 2) {weft.mesh_axes = ["dp"]}
+func.func @main(%x: tensor<8x3xf32> {weft.name = "x", weft.shard = {dims = [array<i16: 0>, array<i16>], partial = array<i16>}}) -> (tensor<f32> {weft.name = "loss"}) {
+  %s = weft.param "s" : tensor<3xf32>
+  %b = weft.param "b" : tensor<3xf32>
+  %m = weft.reduce_mean %x {axes = array<i64: 0>} : (tensor<8x3xf32>) -> tensor<1x3xf32>
+  %c = weft.sub %x, %m : (tensor<8x3xf32>, tensor<1x3xf32>) -> tensor<8x3xf32>
+  %sq = weft.mul %c, %c : (tensor<8x3xf32>, tensor<8x3xf32>) -> tensor<8x3xf32>
+  %v = weft.reduce_mean %sq {axes = array<i64: 0>} : (tensor<8x3xf32>) -> tensor<1x3xf32>
+  %mc = weft.reshape %m : tensor<1x3xf32> to tensor<3xf32>
+  %vc = weft.reshape %v : tensor<1x3xf32> to tensor<3xf32>
+  %y = weft.batch_norm %x, %s, %b, %mc, %vc : (tensor<8x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<8x3xf32>
+  %g = weft.reduce_sum %y {axes = array<i64: 0>} : (tensor<8x3xf32>) -> tensor<1x3xf32>
+  %gb = weft.broadcast_to %g : tensor<1x3xf32> to tensor<8x3xf32>
+  %z = weft.mul %gb, %x : (tensor<8x3xf32>, tensor<8x3xf32>) -> tensor<8x3xf32>
+  %l = weft.reduce_sum %z {axes = array<i64: 0, 1>, keepdims = false} : (tensor<8x3xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}

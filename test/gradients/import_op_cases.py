@@ -1,8 +1,8 @@
 """Gradient cases of the ops weft's importer gained with weft.rem, weft.topk
 and the flattened gathers and scatters (Mod, TopK, CumSum, Celu, Asinh,
 Sinh, DepthToSpace, ScatterND, GatherND, NegativeLogLikelihoodLoss, cubic
-Resize), which check_gradients.py runs (its case(), node() and i64() are
-passed in). Every case draws from a generator of its own, so adding or
+Resize) and of training-mode BatchNormalization, which check_gradients.py
+runs (its case(), node() and i64() are passed in). Every case draws from a generator of its own, so adding or
 moving cases leaves the others' values alone."""
 import numpy as np
 import torch
@@ -101,3 +101,28 @@ def define(case, node, i64):
                coordinate_transformation_mode="align_corners")],
          lambda e: F.interpolate(e["x"], size=(6, 5), mode="bicubic", align_corners=True),
          consts={"frozen.sizes": i64([1, 1, 6, 5])}, group=g)
+    # Training-mode BatchNormalization: the batch's statistics depend on x,
+    # so x's gradient has the terms through the mean and the variance too
+    # (PyTorch's training-mode batch_norm); the running statistics are
+    # constants (the update is a training step's business, not a gradient).
+    bn_rng = np.random.RandomState(53)
+
+    def batch_norm(e, eps):
+        return F.batch_norm(e["x"], e["frozen.rm"].clone(), e["frozen.rv"].clone(),
+                            e["s"], e["b"], training=True, eps=eps)
+    bn_consts = {"frozen.rm": bn_rng.uniform(-1, 1, 3).astype(np.float32),
+                 "frozen.rv": bn_rng.uniform(0.5, 2, 3).astype(np.float32)}
+    case("batchnorm_training_2d",
+         {"x": bn_rng.uniform(-2, 2, (3, 3, 2, 2)).astype(np.float32),
+          "s": bn_rng.uniform(0.5, 1.5, 3).astype(np.float32),
+          "b": bn_rng.uniform(-1, 1, 3).astype(np.float32)},
+         [node("BatchNormalization", ["x", "s", "b", "frozen.rm", "frozen.rv"], "y",
+               training_mode=1, epsilon=1e-3)],
+         lambda e: batch_norm(e, 1e-3), consts=bn_consts, group=g)
+    case("batchnorm_training_1d",
+         {"x": bn_rng.uniform(-2, 2, (5, 3)).astype(np.float32),
+          "s": bn_rng.uniform(0.5, 1.5, 3).astype(np.float32),
+          "b": bn_rng.uniform(-1, 1, 3).astype(np.float32)},
+         [node("BatchNormalization", ["x", "s", "b", "frozen.rm", "frozen.rv"], "y",
+               training_mode=1)],
+         lambda e: batch_norm(e, 1e-5), consts=bn_consts, group=g)

@@ -18,7 +18,7 @@ and requires, per plan:
     counted in the report.
 
 usage: /usr/bin/python3 check_plans.py MODEL OPTIMIZER WORKDIR PLAN [PLAN ...]
-  MODEL: mlp | causal_lm | cnn | llama | mobile_cnn | unet | rnn_lm | packed_lm
+  MODEL: mlp | causal_lm | cnn | bn_cnn | llama | mobile_cnn | unet | rnn_lm | packed_lm
   OPTIMIZER: adamw | sgd
   PLAN:  comma-separated weftc flags, e.g. dp=2  dp=4,zero=3
          tp=2,sequence-parallel
@@ -26,7 +26,6 @@ usage: /usr/bin/python3 check_plans.py MODEL OPTIMIZER WORKDIR PLAN [PLAN ...]
 import json
 import os
 import shutil
-import struct
 import subprocess
 import sys
 
@@ -41,24 +40,7 @@ import check_training as ct  # noqa: E402
 
 TOLERANCE = 1e-5
 STEPS = ct.STEPS
-NP_DTYPES = {"F32": np.float32, "F64": np.float64, "I64": np.int64,
-             "I32": np.int32, "F16": np.float16, "U8": np.uint8,
-             "I8": np.int8, "BOOL": np.bool_, "BF16": np.uint16}
-
-
-def read_safetensors(path):
-    with open(path, "rb") as f:
-        (n,) = struct.unpack("<Q", f.read(8))
-        header = json.loads(f.read(n))
-        data = f.read()
-    out = {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        begin, end = info["data_offsets"]
-        out[name] = np.frombuffer(data[begin:end], NP_DTYPES[info["dtype"]]) \
-            .reshape(info["shape"])
-    return out
+read_safetensors = ct.read_safetensors
 
 
 def export(name, work):

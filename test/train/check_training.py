@@ -19,8 +19,8 @@ launch more per layer norm.
 
 usage: /usr/bin/python3 check_training.py MODEL OPTIMIZER WORKDIR [--resume-check]
            [--clip NORM] [--dtype bf16]
-  MODEL: mlp | causal_lm | cnn | llama | mobile_cnn | unet | rnn_lm | packed_lm
-         | unsorted_lm
+  MODEL: mlp | causal_lm | cnn | bn_cnn | llama | mobile_cnn | unet | rnn_lm
+         | packed_lm | unsorted_lm
   OPTIMIZER: adamw | sgd
 """
 import contextlib
@@ -28,6 +28,7 @@ import copy
 import json
 import os
 import shutil
+import struct
 import subprocess
 import sys
 
@@ -84,6 +85,32 @@ class Cnn(torch.nn.Module):
         h = F.relu(self.c2(h))
         h = torch.flatten(F.adaptive_avg_pool2d(h, 1), 1)
         return F.cross_entropy(self.fc(h), labels)
+
+
+class BnCnn(torch.nn.Module):
+    """A ResNet-style block trained with batch statistics (exported in
+    training mode: BatchNormalization with training_mode = 1): BatchNorm2d
+    after each convolution, a residual add, BatchNorm1d before the head.
+    Its running statistics must follow PyTorch's too. The layers before the
+    norms have no bias, as usual: a bias there has a zero gradient (the
+    norm removes it), whose rounding noise AdamW would turn into +-lr steps
+    that the running means would record."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = torch.nn.Conv2d(3, 8, 3, padding=1, bias=False)
+        self.bn0 = torch.nn.BatchNorm2d(8)
+        self.c1 = torch.nn.Conv2d(8, 8, 3, padding=1, bias=False)
+        self.bn1 = torch.nn.BatchNorm2d(8, momentum=0.3)
+        self.fc1 = torch.nn.Linear(8, 16, bias=False)
+        self.bn2 = torch.nn.BatchNorm1d(16, eps=1e-3)
+        self.fc = torch.nn.Linear(16, 5)
+
+    def forward(self, x, labels):
+        h = F.relu(self.bn0(self.stem(x)))
+        h = F.relu(h + self.bn1(self.c1(h)))
+        h = torch.flatten(F.adaptive_avg_pool2d(h, 1), 1)
+        return F.cross_entropy(self.fc(F.relu(self.bn2(self.fc1(h)))), labels)
 
 
 class TinyLlama(torch.nn.Module):
@@ -274,10 +301,40 @@ def make_data(name, rng):
     if name == "unet":
         return TinyUnet(), {"x": rng.standard_normal((n, 2, 8, 8)).astype(np.float32),
                             "target": rng.standard_normal((n, 2, 8, 8)).astype(np.float32)}
+    if name == "bn_cnn":
+        return BnCnn(), {"x": rng.standard_normal((n, 3, 6, 6)).astype(np.float32),
+                         "labels": rng.integers(0, 5, n).astype(np.int64)}
     if name == "cnn":
         return Cnn(), {"x": rng.standard_normal((n, 3, 12, 12)).astype(np.float32),
                        "labels": rng.integers(0, 5, n).astype(np.int64)}
     raise SystemExit(f"unknown model {name}")
+
+
+NP_DTYPES = {"F32": np.float32, "F64": np.float64, "I64": np.int64,
+             "I32": np.int32, "F16": np.float16, "U8": np.uint8,
+             "I8": np.int8, "BOOL": np.bool_, "BF16": np.uint16}
+
+
+def read_safetensors(path):
+    """name -> numpy array of a safetensors file (bf16 as its uint16 bits)."""
+    with open(path, "rb") as f:
+        (n,) = struct.unpack("<Q", f.read(8))
+        header = json.loads(f.read(n))
+        data = f.read()
+    out = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        begin, end = info["data_offsets"]
+        out[name] = np.frombuffer(data[begin:end], NP_DTYPES[info["dtype"]]) \
+            .reshape(info["shape"])
+    return out
+
+
+def running_stats(model):
+    """BatchNorm's running statistics: name -> tensor (as exported)."""
+    return {k: v.detach().numpy() for k, v in model.named_buffers()
+            if k.endswith(("running_mean", "running_var"))}
 
 
 def rows(data, step, batch):
@@ -367,10 +424,14 @@ def main():
     batch = 8
     model, data, names, onnx_path, data_args = export_model(name, work, batch)
 
+    trained = {}
+
     def reference(context):
         # context: a function returning a fresh context manager per step.
-        """Per-step losses of a torch.optim loop from the initial weights."""
+        """Per-step losses of a torch.optim loop from the initial weights
+        (the trained model goes to trained[context])."""
         m = copy.deepcopy(model)
+        trained[context] = m
         opt, _ = make_optimizer(optimizer, m.parameters())
         losses = []
         for s in range(STEPS):
@@ -397,8 +458,10 @@ def main():
     run(["weftc", "compile", onnx_path, "-o", bundle, "--train", *flags,
          *(["--fuse", "elementwise"] if fuse else [])])
     shutil.rmtree(os.path.join(work, "ckpt-full"), ignore_errors=True)
+    stats = running_stats(model)
+    keep_state = resume_check or stats
     got = train_weft(bundle, data_args, os.path.join(work, "full"), STEPS,
-                     ckpt=os.path.join(work, "ckpt-full") if resume_check else None)
+                     ckpt=os.path.join(work, "ckpt-full") if keep_state else None)
     fused_ok = True
     if fuse:
         # The same step without weft-fuse-elementwise: in f32 the fused
@@ -457,6 +520,28 @@ def main():
     ok = len(got) == STEPS and worst <= limit and fused_ok
     print(f"{name}/{optimizer}/{dtype}: max relative loss error {worst:.2e} "
           f"({'ok' if ok else 'FAILED'}, limit {limit})")
+    if stats:
+        # BatchNorm's running statistics: stored back every step with
+        # PyTorch's rule, they end as PyTorch's do (and differ from the
+        # initial ones, which the check would otherwise pass on).
+        state = read_safetensors(os.path.join(
+            work, "ckpt-full", f"step-{STEPS:08d}", "state.safetensors"))
+        final = running_stats(trained[contextlib.nullcontext])
+        stat_err, moved = 0.0, True
+        for k, v in final.items():
+            if k not in state:
+                print(f"  {k}: not in the checkpoint")
+                stat_err = float("inf")
+                continue
+            scale = max(float(np.max(np.abs(v))), 1e-12)
+            stat_err = max(stat_err, float(np.max(np.abs(state[k] - v))) / scale)
+            moved = moved and not np.allclose(v, stats[k])
+        stats_ok = stat_err <= limit and moved
+        print(f"running statistics of {len(final)} tensors after {STEPS} steps: "
+              f"max error {stat_err:.2e} relative to each tensor's largest "
+              f"({'ok' if stats_ok else 'FAILED'}"
+              f"{'' if moved else ': some never moved'})")
+        ok = ok and stats_ok
     if dtype == "bf16":
         # Step 1 runs the initial weights, before a rare rounding flip (f32
         # sums in another order land on the other side of a bf16 tie) can

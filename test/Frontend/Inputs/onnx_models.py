@@ -443,6 +443,43 @@ def neuralnet():
                                           ["y"], training_mode=1)], x4, [vi("y", F32, None)],
                                     [floats("s", [3]), floats("b", [3], 1), floats("mean", [3], 2),
                                      floats("var", [3], 3)], opset=15)
+    stats = [floats("s", [3]), floats("b", [3], 1), floats("mean", [3], 2),
+             numpy_helper.from_array(np.full(3, 1.5, np.float32), "var")]
+    m["batchnorm_training_outputs"] = model(
+        [node("BatchNormalization", ["x", "s", "b", "mean", "var"], ["y", "rm", "rv"],
+              training_mode=1, momentum=0.8)], x4,
+        [vi("y", F32, None), vi("rm", F32, None), vi("rv", F32, None)], stats, opset=15)
+    # Opset 13 (BatchNormalization-9): training mode is the extra outputs,
+    # as PyTorch's training export writes all five.
+    m["batchnorm_opset13_training"] = model(
+        [node("BatchNormalization", ["x", "s", "b", "mean", "var"],
+              ["y", "rm", "rv", "sm", "sv"])], x4, [vi("y", F32, None)], stats, opset=13)
+    m["batchnorm_opset13_saved"] = model(
+        [node("BatchNormalization", ["x", "s", "b", "mean", "var"],
+              ["y", "rm", "rv", "sm", "sv"])], x4,
+        [vi("y", F32, None), vi("sm", F32, None)], stats, opset=13)
+    m["batchnorm_running_out"] = model(
+        [node("BatchNormalization", ["x", "s", "b", "mean", "var"], ["y", "rm"])], x4,
+        [vi("y", F32, None), vi("rm", F32, None)], stats, opset=15)
+    m["batchnorm_mode2"] = model(
+        [node("BatchNormalization", ["x", "s", "b", "mean", "var"], ["y"], training_mode=2)],
+        x4, [vi("y", F32, None)], stats, opset=15)
+    # Training steps: a scalar output to train, BatchNorm1d's [N, C] form.
+    x2 = [vi("x", F32, [5, 3])]
+    m["batchnorm_training_loss"] = model(
+        [node("BatchNormalization", ["x", "s", "b", "mean", "var"], ["y"], training_mode=1,
+              momentum=0.75),
+         node("ReduceSumSquare", ["y"], ["loss"], keepdims=0)], x2,
+        [vi("loss", F32, [])], stats, opset=15)
+    m["batchnorm_training_one_row"] = model(
+        [node("BatchNormalization", ["x", "s", "b", "mean", "var"], ["y"], training_mode=1),
+         node("ReduceSumSquare", ["y"], ["loss"], keepdims=0)],
+        [vi("x", F32, [1, 3])], [vi("loss", F32, [])], stats, opset=15)
+    m["batchnorm_training_shared"] = model(
+        [node("BatchNormalization", ["x", "s", "b", "mean", "var"], ["h"], training_mode=1),
+         node("BatchNormalization", ["h", "s", "b", "mean", "var"], ["y"], training_mode=1),
+         node("ReduceSumSquare", ["y"], ["loss"], keepdims=0)], x2,
+        [vi("loss", F32, [])], stats, opset=15)
     x3 = [vi("x", F32, [2, 5, 8])]
     m["layernorm"] = model([node("LayerNormalization", ["x", "s", "b"], ["y"], epsilon=1e-5)],
                            x3, [vi("y", F32, None)], [floats("s", [8]), floats("b", [8], 1)])
