@@ -73,6 +73,8 @@ bool cpuSupports(Operation *op, Type elementType) {
       kernel == "softmax_grad" || kernel == "softmax_xent_grad" ||
       kernel == "slice_grad")
     return isF32;
+  if (kernel == "dropout")
+    return isF32 || code == WEFT_F64;
   // matmul, conv, pools, norms, softmax, reduce_mean, softmax_xent.
   return isF32;
 }

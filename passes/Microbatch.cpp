@@ -55,6 +55,7 @@ private:
   FailureOr<Value> combine(Operation *op, ArrayRef<Value> clones);
   LogicalResult sliceShared(shard::AllSliceOp op, ArrayRef<int16_t> rest,
                             bool perMicrobatch);
+  LogicalResult offsetPerMicrobatch(MeshOffsetOp op, ArrayRef<int16_t> rest);
   /// `axes` without the microbatch axis; whether it was there (last).
   bool dropAxis(ArrayRef<int16_t> axes, SmallVectorImpl<int16_t> &rest,
                 Operation *op, bool &bad);
@@ -220,6 +221,38 @@ LogicalResult Unroller::sliceShared(shard::AllSliceOp op,
   return success();
 }
 
+/// Where a block split over the microbatch axis (the minor one) starts, for
+/// a user that needs the position only (weft.position: a dropout's draws):
+/// microbatch m's block is m blocks past the rank's (its start over the
+/// other axes, counted in blocks of all microbatches). The block of a
+/// gather's data is another matter: every microbatch would read all of them.
+LogicalResult Unroller::offsetPerMicrobatch(MeshOffsetOp op,
+                                            ArrayRef<int16_t> rest) {
+  Location loc = op.getLoc();
+  int64_t block = static_cast<int64_t>(op.getBlock());
+  auto type = op.getType();
+  Value base;
+  if (!rest.empty()) {
+    auto start = MeshOffsetOp::create(b, loc, type, op.getGridAttr(),
+                                      b.getDenseI16ArrayAttr(rest),
+                                      b.getI64IntegerAttr(block * count));
+    start->setAttr("weft.position", b.getUnitAttr());
+    base = start;
+  }
+  SmallVector<Value, 4> parts;
+  for (int64_t m = 0; m < count; ++m) {
+    Value part = ConstantOp::create(
+        b, loc, DenseElementsAttr::get(type, b.getI64IntegerAttr(block * m)));
+    if (base)
+      part = AddOp::create(b, loc, type, base, part);
+    part.getDefiningOp()->setAttr("weft.microbatch", b.getI64IntegerAttr(m));
+    parts.push_back(part);
+  }
+  clones[op.getResult()] = parts;
+  originals.push_back(op);
+  return success();
+}
+
 LogicalResult Unroller::unrollOp(Operation *op) {
   b.setInsertionPoint(op);
   bool perMicrobatch = llvm::any_of(
@@ -247,6 +280,9 @@ LogicalResult Unroller::unrollOp(Operation *op) {
     if (overMb) {
       if (auto slice = dyn_cast<shard::AllSliceOp>(op))
         return sliceShared(slice, rest, perMicrobatch);
+      if (auto offset = dyn_cast<MeshOffsetOp>(op);
+          offset && offset->hasAttr("weft.position"))
+        return offsetPerMicrobatch(offset, rest);
       if (!isa<shard::AllReduceOp, shard::AllGatherOp>(op))
         return op->emitError(
             "over the microbatch axis is not supported: the op needs the "

@@ -44,6 +44,8 @@ private:
   LogicalResult partitionOp(Operation *op);
   FailureOr<Value> reshard(Value value, const TensorSharding &to,
                            Operation *user);
+  LogicalResult offsetDropout(DropoutOp dropout, const TensorSharding &split,
+                              Operation *original);
   FailureOr<Value> rebuildSplit(Value value, Value whole,
                                 const TensorSharding &to, Operation *user);
   FailureOr<RankedTensorType> local(Value value, const TensorSharding &s,
@@ -313,6 +315,17 @@ FailureOr<Value> Partitioner::reshard(Value value, const TensorSharding &to,
       v = allGather(v, d, dim, loc);
       dim.clear();
     }
+    // A whole dim of a value split elsewhere (a dp-split target wanted
+    // split over tp as well): each rank cuts its block, no communication.
+    if (!want.empty() && want.outer == 1 && !s.isReplicated()) {
+      auto t = cast<RankedTensorType>(v.getType());
+      SmallVector<int64_t> shape(t.getShape());
+      shape[d] /= mesh.groupSize(want.axes);
+      v = shard::AllSliceOp::create(b, loc, t.clone(shape), v, mesh.symbol,
+                                    want.axes, d);
+      dim = want;
+      continue;
+    }
     if (!want.empty())
       needsSplit = true;
   }
@@ -501,6 +514,45 @@ Partitioner::expandLookup(Operation *op, const ShardingPlan &plan,
       gradient::mul(b, loc, gradient::sub(b, loc, probs, onehot), coef)};
 }
 
+/// A dropout draws from its elements' positions in the whole tensor: its
+/// offsets move to where this rank's block starts, dim by dim (a
+/// weft.mesh_offset per split dim), so every plan draws the single-device
+/// masks.
+LogicalResult Partitioner::offsetDropout(DropoutOp dropout,
+                                         const TensorSharding &split,
+                                         Operation *original) {
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(dropout);
+  Location loc = dropout.getLoc();
+  auto local = dropout.getInput().getType();
+  auto offsetsType = dropout.getOffsets().getType();
+  auto i64 = RankedTensorType::get({}, b.getI64Type());
+  Value offsets = dropout.getOffsets();
+  for (auto [d, dim] : llvm::enumerate(split.dims)) {
+    if (dim.empty())
+      continue;
+    if (dim.outer != 1 || !dim.outerAxes.empty())
+      return original->emitError(
+          "dropout of a tensor split in strided blocks is not supported");
+    auto start = MeshOffsetOp::create(
+        b, loc, i64, FlatSymbolRefAttr::get(b.getContext(), mesh.symbol),
+        b.getDenseI16ArrayAttr(dim.axes),
+        b.getI64IntegerAttr(local.getDimSize(d)));
+    // Only a position: over microbatches it is each microbatch's own
+    // (weft-microbatch), unlike the block of a gather's data, which all
+    // microbatches would have to share.
+    start->setAttr("weft.position", b.getUnitAttr());
+    SmallVector<int64_t> unit(local.getRank(), 0);
+    unit[d] = 1;
+    Value along = ConstantOp::create(
+        b, loc, DenseElementsAttr::get(offsetsType, ArrayRef<int64_t>(unit)));
+    offsets = AddOp::create(b, loc, offsetsType, offsets,
+                            MulOp::create(b, loc, offsetsType, along, start));
+  }
+  dropout->setOperand(2, offsets);
+  return success();
+}
+
 LogicalResult Partitioner::partitionOp(Operation *op) {
   Location loc = op->getLoc();
   if (auto param = dyn_cast<ParamOp>(op)) {
@@ -587,6 +639,9 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
       return failure();
     result.setType(*t);
   }
+  if (auto dropout = dyn_cast<DropoutOp>(clone))
+    if (failed(offsetDropout(dropout, plan->operands[0], op)))
+      return failure();
   SmallVector<Value> results(clone->getResults());
   switch (plan->fixup) {
   case ShardingPlan::Fixup::None:

@@ -204,6 +204,13 @@ struct PipelineStagesPass
       op->setAttr("weft.stage", b.getI64IntegerAttr(0));
       return success();
     }
+    // The step counter (dropout's draws read it) lives with the optimizer's
+    // on the first stage; the others get it sent, like an activation.
+    auto role = op->getAttrOfType<StringAttr>("weft.role");
+    if (role && role.getValue() == "step") {
+      op->setAttr("weft.stage", b.getI64IntegerAttr(0));
+      return success();
+    }
     if (uses.size() > 1 && isa<ParamOp>(op))
       return op->emitError("parameter '")
              << cast<ParamOp>(op).getName() << "' is read by stages "

@@ -177,6 +177,11 @@ int64_t TopKOp::getFlops() {
   return getInput().getType().getNumElements() *
          getInput().getType().getDimSize(getAxis());
 }
+// A Philox draw (10 rounds of two 32-bit products) per four elements, and
+// the scaling.
+int64_t DropoutOp::getFlops() {
+  return getInput().getType().getNumElements() * 6;
+}
 int64_t SliceOp::getFlops() { return 0; }
 int64_t GatherOp::getFlops() { return 0; }
 int64_t BroadcastToOp::getFlops() { return 0; }

@@ -312,3 +312,22 @@ LogicalResult CastOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads,
                         : Value(CastOp::create(b, getLoc(), inputType, g));
   return success();
 }
+
+// Dropout: the gradient goes through the kept elements, scaled as they were:
+// dx = where(mask, g / (1 - ratio), 0). The mask is the forward's (the step
+// and the positions draw it; a recomputed forward draws the same one).
+LogicalResult DropoutOp::buildGradients(OpBuilder &b,
+                                        ArrayRef<Value> resultGrads,
+                                        SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(getNumOperands(), Value());
+  Value g = resultGrads.empty() ? Value() : resultGrads[0];
+  if (!g)
+    return success();
+  Location loc = getLoc();
+  Value scaled =
+      mul(b, loc, g,
+          scalarLike(b, loc, g, 1.0 / (1.0 - getRatio().convertToDouble())));
+  operandGrads[0] = WhereOp::create(b, loc, g.getType(), getMask(), scaled,
+                                    scalarLike(b, loc, g, 0.0));
+  return success();
+}

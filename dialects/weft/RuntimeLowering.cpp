@@ -173,6 +173,14 @@ void TopKOp::getKernelAttributes(SmallVectorImpl<int64_t> &attrs) {
   attrs.push_back(getLargest() ? 1 : 0);
 }
 
+StringRef DropoutOp::getKernelName() { return "dropout"; }
+void DropoutOp::getKernelAttributes(SmallVectorImpl<int64_t> &attrs) {
+  attrs.push_back(weftDoubleToAttr(getRatio().convertToDouble()));
+  attrs.push_back(getSeed());
+  attrs.push_back(getStream());
+  appendAll(attrs, getGlobalShape());
+}
+
 StringRef BroadcastToOp::getKernelName() { return "expand"; }
 void BroadcastToOp::getKernelAttributes(SmallVectorImpl<int64_t> &) {}
 

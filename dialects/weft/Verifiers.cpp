@@ -276,6 +276,28 @@ LogicalResult TriluOp::verify() {
   return success();
 }
 
+LogicalResult DropoutOp::verify() {
+  RankedTensorType type = getInput().getType();
+  if (getOutput().getType() != type)
+    return emitOpError() << "output must have the input's type " << type;
+  if (getMask().getType().getShape() != type.getShape())
+    return emitOpError() << "mask must have the input's shape";
+  double ratio = getRatio().convertToDouble();
+  if (!(ratio >= 0.0 && ratio < 1.0))
+    return emitOpError() << "ratio must be in [0, 1), got " << ratio;
+  ArrayRef<int64_t> global = getGlobalShape();
+  if (static_cast<int64_t>(global.size()) != type.getRank() ||
+      getOffsets().getType().getDimSize(0) != type.getRank())
+    return emitOpError() << "global_shape and offsets need one entry per dim "
+                            "of the input";
+  for (auto [local, whole] : llvm::zip(type.getShape(), global))
+    if (local > whole)
+      return emitOpError() << "the input is larger than global_shape";
+  if (getStream() > 0xffffffffULL)
+    return emitOpError() << "stream must fit 32 bits";
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Backward ops (WeftGradOps.td) with explicit result types
 //===----------------------------------------------------------------------===//

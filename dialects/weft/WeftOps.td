@@ -506,6 +506,31 @@ def Weft_TriluOp : Weft_ComputeOp<"trilu", [SameOperandsAndResultType, Weft_Diff
   let hasVerifier = 1;
 }
 
+def Weft_DropoutOp : Weft_ComputeOp<"dropout", [Weft_Differentiable]> {
+  let summary = "Training-mode dropout with a counter-based random mask";
+  let description = [{
+    output = input * mask / (1 - ratio), where mask keeps an element when its
+    uniform draw in [0, 1) is at least `ratio`. The draw of an element is a
+    function of `seed`, `stream` (one per dropout of the model), `step` (the
+    training step, a rank-0 i64) and the element's position in the whole
+    tensor of shape `global_shape`: Philox4x32-10 (Salmon et al., 2011) keyed
+    by the seed, counting over (position / 4, step, stream), word position % 4,
+    its top 24 bits. `offsets` (rank-1 i64, one per dim) is where this
+    tensor's block starts in the whole one: zeros before partitioning, the
+    rank's block start (weft.mesh_offset) after. So every plan draws the
+    single-device run's masks, and a recomputed forward draws the same ones.
+  }];
+  let arguments = (ins Weft_FloatTensor:$input, 0DTensorOf<[I64]>:$step,
+                   1DTensorOf<[I64]>:$offsets, F64Attr:$ratio, I64Attr:$seed,
+                   I64Attr:$stream, DenseI64ArrayAttr:$global_shape);
+  let results = (outs Weft_FloatTensor:$output, Weft_BoolTensor:$mask);
+  let assemblyFormat = [{
+    $input `,` $step `,` $offsets attr-dict `:` type($input) `,` type($step)
+    `,` type($offsets) `->` type($output) `,` type($mask)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Losses
 //===----------------------------------------------------------------------===//

@@ -11,6 +11,9 @@
 #include "dialects/weft/ElementFolding.h"
 #include "dialects/weft/WeftOps.h"
 
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
 using namespace mlir;
 using namespace weft;
 using namespace weft::onnx_import;
@@ -198,40 +201,80 @@ LogicalResult onnx_import::importIdentity(NodeImporter &imp) {
 }
 
 /// Dropout at inference is the identity; its mask, when read, is all true.
+/// In training mode with a ratio above 0 it is a weft.dropout: each element's
+/// draw is a function of the seed (the `seed` attribute, else 0), the node's
+/// stream (dropouts in node order), the step and its position, so every
+/// plan draws the single-device masks. A training step's import reads the
+/// step counter ("weft.step", new masks every step); an inference import
+/// draws step 0's.
 LogicalResult onnx_import::importDropout(NodeImporter &imp) {
   Value data = imp.getInput(0, "data");
   if (!data)
     return failure();
+  bool training = false;
   if (imp.hasInput(2)) {
-    std::optional<SmallVector<int64_t>> training = imp.getConstantInts(
+    std::optional<SmallVector<int64_t>> mode = imp.getConstantInts(
         2, "training_mode", NodeImporter::kNeedsImportTimeValue);
-    if (!training)
+    if (!mode)
       return failure();
-    // Training mode with ratio 0 (PyTorch's dropout=0.0, or a ratio left
-    // out: ONNX's default is 0.5) drops nothing: it is the identity too.
-    if (llvm::any_of(*training, [](int64_t v) { return v != 0; })) {
-      std::optional<DenseElementsAttr> ratio;
-      if (imp.hasInput(1))
-        ratio = imp.getConstantInput(1, "ratio",
-                                     NodeImporter::kNeedsImportTimeValue);
-      bool zero = ratio && ratio->getElementType().isIntOrFloat() &&
-                  isa<FloatType>(ratio->getElementType()) &&
-                  llvm::all_of(ratio->getValues<APFloat>(),
-                               [](const APFloat &v) { return v.isZero(); });
-      if (!zero)
-        return imp.emitError("training-mode Dropout with a ratio above 0 is "
-                             "not supported (random masks are not "
-                             "implemented yet)");
+    training = llvm::any_of(*mode, [](int64_t v) { return v != 0; });
+  }
+  // ONNX's default ratio is 0.5; PyTorch's dropout=0.0 drops nothing.
+  double ratio = 0.5;
+  if (training && imp.hasInput(1)) {
+    std::optional<DenseElementsAttr> given =
+        imp.getConstantInput(1, "ratio", NodeImporter::kNeedsImportTimeValue);
+    if (!given)
+      return failure();
+    if (!isa<FloatType>(given->getElementType()) ||
+        given->getNumElements() != 1)
+      return imp.emitError("input 'ratio' must be a float scalar");
+    ratio = (*given->getValues<APFloat>().begin()).convertToDouble();
+  }
+  OpBuilder &b = imp.getBuilder();
+  if (!training || ratio == 0.0) {
+    imp.setOutput(0, data);
+    if (imp.isOutputUsed(1)) {
+      auto type = getTensorType(data).clone(b.getI1Type());
+      Value mask = imp.createConstant(DenseElementsAttr::get(type, true));
+      if (!mask)
+        return failure();
+      imp.setOutput(1, mask);
     }
+    return success();
   }
-  imp.setOutput(0, data);
-  if (imp.isOutputUsed(1)) {
-    auto type = getTensorType(data).clone(imp.getBuilder().getI1Type());
-    Value mask = imp.createConstant(DenseElementsAttr::get(type, true));
-    if (!mask)
-      return failure();
-    imp.setOutput(1, mask);
+  if (!(ratio > 0.0 && ratio < 1.0)) {
+    std::string text;
+    llvm::raw_string_ostream(text) << llvm::format("%g", ratio);
+    return imp.emitError("input 'ratio' = " + text + " is outside [0, 1)");
   }
+  auto type = getTensorType(data);
+  if (!isa<FloatType>(type.getElementType()))
+    return imp.emitError("input 'data' (" + formatType(type) +
+                         ") must be a float tensor in training mode");
+  auto stepType = RankedTensorType::get({}, b.getI64Type());
+  Value step;
+  if (imp.isTrainingStep()) {
+    step = imp.getStepCounter();
+  } else {
+    step = imp.createConstant(
+        DenseElementsAttr::get(stepType, b.getI64IntegerAttr(0)));
+  }
+  auto offsetsType = RankedTensorType::get({type.getRank()}, b.getI64Type());
+  Value offsets = imp.createConstant(
+      DenseElementsAttr::get(offsetsType, b.getI64IntegerAttr(0)));
+  if (!step || !offsets)
+    return failure();
+  int64_t seed = imp.getIntAttr("seed", 0);
+  SmallVector<Value> results = imp.createMulti<DropoutOp>(
+      TypeRange{type, type.clone(b.getI1Type())}, data, step, offsets,
+      b.getF64FloatAttr(ratio), b.getI64IntegerAttr(seed),
+      b.getI64IntegerAttr(imp.takeDropoutStream()),
+      b.getDenseI64ArrayAttr(type.getShape()));
+  if (results.size() != 2)
+    return failure();
+  imp.setOutput(0, results[0]);
+  imp.setOutput(1, results[1]);
   return success();
 }
 

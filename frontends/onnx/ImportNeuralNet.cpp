@@ -76,7 +76,7 @@ static LogicalResult importBatchNormTraining(NodeImporter &imp, Value input,
   if (imp.isOutputUsed(3) || imp.isOutputUsed(4))
     return imp.emitError("outputs 'saved_mean' and 'saved_var' are not "
                          "supported");
-  if (!imp.updatesRunningStats() || !mean.getDefiningOp<ParamOp>() ||
+  if (!imp.isTrainingStep() || !mean.getDefiningOp<ParamOp>() ||
       !variance.getDefiningOp<ParamOp>())
     return success(!imp.hasError());
   if (count < 2)

@@ -147,6 +147,16 @@ void NodeImporter::setOutput(unsigned i, Value value) {
                     "' is already defined elsewhere in the graph");
 }
 
+Value NodeImporter::getStepCounter() {
+  if (!state.stepCounter) {
+    auto type = RankedTensorType::get({}, getBuilder().getI64Type());
+    auto param = ParamOp::create(getBuilder(), loc, type, "weft.step");
+    param->setAttr("weft.role", getBuilder().getStringAttr("step"));
+    state.stepCounter = param;
+  }
+  return state.stepCounter;
+}
+
 LogicalResult NodeImporter::createParamUpdate(Value param, Value value,
                                               StringRef what) {
   auto source = param.getDefiningOp<ParamOp>();

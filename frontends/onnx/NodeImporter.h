@@ -50,10 +50,12 @@ struct GraphState {
   /// structure-only import did not read: they have no value (weft makes
   /// constants of them), so any use of one is an error.
   llvm::StringSet<> unloadedInitializers;
-  /// Whether training-mode BatchNormalization stores its running statistics
-  /// back (weft.param_update) when they are parameters: set for training
-  /// steps, where they persist from step to step as in PyTorch.
-  bool updateRunningStats = false;
+  /// Whether the import is a training step's (OnnxImportOptions).
+  bool trainingStep = false;
+  /// Training-mode Dropouts met so far: each draws from its own stream.
+  int64_t dropoutStreams = 0;
+  /// The step counter the dropouts read ("weft.step"), made at the first.
+  mlir::Value stepCounter;
   /// The parameters some node updates already (a second update is an error).
   llvm::StringSet<> updatedParams;
   /// The first error met; empty while all goes well.
@@ -112,9 +114,14 @@ public:
   bool isOutputUsed(unsigned i) const;
   /// Binds output `i` (ignored when the node leaves it unnamed).
   void setOutput(unsigned i, mlir::Value value);
-  /// Whether training-mode statistics persist from step to step
-  /// (GraphState::updateRunningStats).
-  bool updatesRunningStats() const { return state.updateRunningStats; }
+  /// Whether the import is a training step's: statistics persist from step
+  /// to step, random draws change (GraphState::trainingStep).
+  bool isTrainingStep() const { return state.trainingStep; }
+  /// A new stream number for a dropout's draws (0, 1, ... in node order).
+  int64_t takeDropoutStream() { return state.dropoutStreams++; }
+  /// The training step counter (weft.param "weft.step", role "step"), one
+  /// op for the whole graph.
+  mlir::Value getStepCounter();
   /// A weft.param_update storing `value` into the parameter `param` is
   /// (a weft.param); records an error naming it (`what`) when another node
   /// updates it already (two nodes sharing one running statistic).

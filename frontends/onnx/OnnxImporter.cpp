@@ -368,7 +368,7 @@ std::optional<OnnxImportResult> GraphImporter::run(std::string &errorOut) {
       StringAttr::get(&ctx, graph.name().empty() ? "main" : graph.name()));
   result.module = ModuleOp::create(loc);
   GraphState state(ctx, result.params, modelDir, getDefaultOpsetVersion(model));
-  state.updateRunningStats = opts.updateRunningStats;
+  state.trainingStep = opts.trainingStep;
   if (failed(checkModel())) {
     errorOut = error;
     return std::nullopt;

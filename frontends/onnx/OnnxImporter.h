@@ -47,11 +47,13 @@ struct OnnxImportOptions {
   /// an import that needs the values of one fails with an error naming it.
   /// Inline initializers are read either way.
   bool loadExternalData = true;
-  /// Whether training-mode BatchNormalization updates its running mean and
-  /// variance when they are initializers (weft.param_update, PyTorch's rule:
-  /// the unbiased batch variance). On for training steps; an inference
-  /// import computes ONNX's outputs only.
-  bool updateRunningStats = false;
+  /// Whether the import is a training step's. Then training-mode
+  /// BatchNormalization updates its running mean and variance when they are
+  /// initializers (weft.param_update, PyTorch's rule: the unbiased batch
+  /// variance), and training-mode Dropout draws new masks every step (from
+  /// the step counter, "weft.step"). An inference import computes ONNX's
+  /// outputs only, and its dropouts draw step 0's masks.
+  bool trainingStep = false;
 };
 
 struct OnnxImportResult {

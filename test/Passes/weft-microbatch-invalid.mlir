@@ -59,3 +59,14 @@ func.func @main(%x: tensor<2x4xf32> {weft.shard = {dims = [array<i16: 2>, array<
   %3 = shard.all_reduce %2 on @mesh grid_axes = [2] : tensor<f32> -> tensor<f32>
   return %3 : tensor<f32>
 }
+
+// -----
+
+// The block a gather's data starts at (a mesh_offset without weft.position)
+// over the microbatch axis: every microbatch would read the others' rows.
+shard.grid @mesh(shape = 2x1x2) {weft.mesh_axes = ["dp", "tp", "mb"]}
+func.func @main(%x: tensor<2x4xf32> {weft.shard = {dims = [array<i16: 0, 2>, array<i16>], partial = array<i16>}}) -> tensor<i64> {
+  // expected-error @+1 {{over the microbatch axis is not supported: the op needs the whole batch at once}}
+  %start = weft.mesh_offset on @mesh grid_axes = [0, 2] block = 2 : tensor<i64>
+  return %start : tensor<i64>
+}

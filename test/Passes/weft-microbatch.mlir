@@ -80,3 +80,36 @@ func.func @main(%x: tensor<2x3xf32> {weft.name = "x", weft.shard = {dims = [arra
   %2 = shard.all_reduce %1 on @mesh grid_axes = [0, 2] : tensor<f32> -> tensor<f32>
   return %2 : tensor<f32>
 }
+
+// -----
+
+// A mesh_offset over [dp, mb] that is a position only (weft.position: a
+// dropout's block start; the block of a gather's data is refused, see
+// weft-microbatch-invalid.mlir): microbatch m's
+// block starts m blocks past the rank's, whose start over dp now counts
+// blocks of all its microbatches (2 microbatches of 2 rows: 4).
+// CHECK-LABEL: func.func @main
+// CHECK: %[[RANK:.*]] = weft.mesh_offset on @mesh grid_axes = [0] block = 4 {weft.position} : tensor<i64>
+// CHECK: %[[M0:.*]] = weft.constant dense<0> : tensor<i64>
+// CHECK: %[[M1:.*]] = weft.constant dense<2> : tensor<i64>
+// CHECK: %[[S0:.*]] = weft.add %[[RANK]], %[[M0]] {weft.microbatch = 0 : i64}
+// CHECK: %[[R0:.*]] = weft.mul %{{.*}}, %[[S0]] {weft.microbatch = 0 : i64}
+// CHECK: %[[O0:.*]] = weft.add %{{.*}}, %[[R0]] {weft.microbatch = 0 : i64}
+// CHECK: weft.dropout %{{.*}}, %{{.*}}, %[[O0]] {{.*}}weft.microbatch = 0 : i64
+// CHECK: %[[S1:.*]] = weft.add %[[RANK]], %[[M1]] {weft.microbatch = 1 : i64}
+// CHECK: %[[R1:.*]] = weft.mul %{{.*}}, %[[S1]] {weft.microbatch = 1 : i64}
+// CHECK: %[[O1:.*]] = weft.add %{{.*}}, %[[R1]] {weft.microbatch = 1 : i64}
+// CHECK: weft.dropout %{{.*}}, %{{.*}}, %[[O1]] {{.*}}weft.microbatch = 1 : i64
+shard.grid @mesh(shape = 2x1x2) {weft.mesh_axes = ["dp", "tp", "mb"]}
+func.func @main(%x: tensor<2x4xf32> {weft.name = "x", weft.shard = {dims = [array<i16: 0, 2>, array<i16>], partial = array<i16>}}) -> (tensor<f32> {weft.name = "loss"}) {
+  %step = weft.param "weft.step" {weft.role = "step"} : tensor<i64>
+  %zero = weft.constant dense<0> : tensor<2xi64>
+  %start = weft.mesh_offset on @mesh grid_axes = [0, 2] block = 2 {weft.position} : tensor<i64>
+  %e0 = weft.constant dense<[1, 0]> : tensor<2xi64>
+  %r = weft.mul %e0, %start : (tensor<2xi64>, tensor<i64>) -> tensor<2xi64>
+  %off = weft.add %zero, %r : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64>
+  %y, %m = weft.dropout %x, %step, %off {global_shape = array<i64: 8, 4>, ratio = 5.000000e-01 : f64, seed = 0 : i64, stream = 0 : i64} : tensor<2x4xf32>, tensor<i64>, tensor<2xi64> -> tensor<2x4xf32>, tensor<2x4xi1>
+  %s = weft.reduce_sum %y {axes = array<i64: 0, 1>, keepdims = false} : (tensor<2x4xf32>) -> tensor<f32>
+  %l = shard.all_reduce %s on @mesh grid_axes = [0, 2] : tensor<f32> -> tensor<f32>
+  return %l : tensor<f32>
+}

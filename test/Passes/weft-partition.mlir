@@ -353,3 +353,31 @@ func.func @main(%x: tensor<8x3xf32> {weft.name = "x", weft.shard = {dims = [arra
   %l = weft.reduce_sum %z {axes = array<i64: 0, 1>, keepdims = false} : (tensor<8x3xf32>) -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// Dropout draws from each element's position in the whole tensor: on a
+// dp x tp block its offsets become the block's start, a weft.mesh_offset per
+// split dim (block = the local extent), so every plan draws the
+// single-device masks.
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: (%[[X:.*]]: tensor<4x3xf32>
+// CHECK: %[[STEP:.*]] = weft.param "weft.step"
+// CHECK: %[[ZERO:.*]] = weft.constant dense<0> : tensor<2xi64>
+// CHECK: %[[ROWS:.*]] = weft.mesh_offset on @mesh grid_axes = [0] block = 4 {weft.position} : tensor<i64>
+// CHECK: %[[E0:.*]] = weft.constant dense<[1, 0]> : tensor<2xi64>
+// CHECK: %[[R:.*]] = weft.mul %[[E0]], %[[ROWS]]
+// CHECK: %[[O1:.*]] = weft.add %[[ZERO]], %[[R]]
+// CHECK: %[[COLS:.*]] = weft.mesh_offset on @mesh grid_axes = [1] block = 3 {weft.position} : tensor<i64>
+// CHECK: %[[E1:.*]] = weft.constant dense<[0, 1]> : tensor<2xi64>
+// CHECK: %[[C:.*]] = weft.mul %[[E1]], %[[COLS]]
+// CHECK: %[[O2:.*]] = weft.add %[[O1]], %[[C]]
+// CHECK: weft.dropout %[[X]], %[[STEP]], %[[O2]] {global_shape = array<i64: 8, 6>, {{.*}}} : tensor<4x3xf32>, tensor<i64>, tensor<2xi64> -> tensor<4x3xf32>, tensor<4x3xi1>
+shard.grid @mesh(shape = 2x2) {weft.mesh_axes = ["dp", "tp"]}
+func.func @main(%x: tensor<8x6xf32> {weft.name = "x", weft.shard = {dims = [array<i16: 0>, array<i16: 1>], partial = array<i16>}}) -> (tensor<f32> {weft.name = "loss"}) {
+  %step = weft.param "weft.step" {weft.role = "step"} : tensor<i64>
+  %off = weft.constant dense<0> : tensor<2xi64>
+  %y, %m = weft.dropout %x, %step, %off {global_shape = array<i64: 8, 6>, ratio = 2.500000e-01 : f64, seed = 0 : i64, stream = 0 : i64} : tensor<8x6xf32>, tensor<i64>, tensor<2xi64> -> tensor<8x6xf32>, tensor<8x6xi1>
+  %l = weft.reduce_sum %y {axes = array<i64: 0, 1>, keepdims = false} : (tensor<8x6xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}

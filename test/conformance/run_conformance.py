@@ -15,7 +15,10 @@ output_K.pb (float: rtol = atol = 1e-4, NaN positions must match; ints and
 bools: exact; dtype and shape must match).
 
 Classification
-  PASS  every output of every data set matches.
+  PASS  every output of every data set matches. (Training-mode Dropout with
+        a ratio above 0 is random: there every output element must be 0 or
+        x / (1 - ratio), the mask must say which, and the kept count must be
+        plausible; RANDOM_DROPOUT_RE.)
   SKIP  weftc exits 2 with a message naming an unsupported feature
         ("unsupported", "not supported", "not implemented", "does not
         support", "supports opsets N to M": a dtype, an attribute value, an
@@ -349,6 +352,8 @@ def _run_and_compare(t, bundle, inputs, arrays, outputs, expected, k, work, args
     if missing:
         problems.append("%s: missing output file(s) for %s" % (
             label, ", ".join("'%s'" % m for m in missing)))
+    if RANDOM_DROPOUT_RE.match(t.name):
+        return problems + compare_random_dropout(arrays[0], got, outputs, expected)
     for name, exp in zip(outputs, expected):
         if name not in got:
             continue
@@ -359,6 +364,44 @@ def _run_and_compare(t, bundle, inputs, arrays, outputs, expected, k, work, args
                                                         atol=args.atol)
         if not ok:
             problems.append("output '%s' (%s%s): %s" % (name, exp.dtype, list(exp.shape), msg))
+    return problems
+
+
+# Training-mode Dropout with a ratio above 0 draws random masks: weft's are
+# Philox draws of each element's position (runtime/kernels/cpu/DropoutDraw.h),
+# the reference's numpy's generator, and no two implementations share them.
+# These tests check what Dropout guarantees instead: every element of y is
+# 0 or x / (1 - ratio) (the scale read off the reference's kept elements),
+# the mask output says which, and the kept count is within 5 standard
+# deviations of (1 - ratio) of the elements.
+RANDOM_DROPOUT_RE = re.compile(r"^test_training_dropout(?!_zero_ratio)")
+
+
+def compare_random_dropout(x, got, outputs, expected):
+    problems = []
+    ref_y = expected[0]
+    kept_ref = ref_y != 0
+    if not kept_ref.any():
+        return ["the reference keeps no element: no scale to check against"]
+    scale = float(np.median(ref_y[kept_ref] / x[kept_ref]))
+    y = got.get(outputs[0])
+    if y is None:
+        return problems
+    if y.shape != ref_y.shape or y.dtype != ref_y.dtype:
+        return ["output '%s': %s%s, expected %s%s" % (outputs[0], y.dtype, list(y.shape),
+                                                    ref_y.dtype, list(ref_y.shape))]
+    kept = y != 0
+    scaled_ok = np.allclose(y[kept], x[kept] * scale, rtol=1e-5, atol=0)
+    if not scaled_ok:
+        problems.append("output '%s': kept elements are not x * %.6g" % (outputs[0], scale))
+    if len(outputs) > 1 and outputs[1] in got:
+        mask = got[outputs[1]]
+        if mask.dtype != np.bool_ or not np.array_equal(mask[x != 0], kept[x != 0]):
+            problems.append("output '%s' does not mark the kept elements of '%s'"
+                            % (outputs[1], outputs[0]))
+    n, p = x.size, 1.0 / scale
+    if abs(int(kept.sum()) - n * p) > 5 * np.sqrt(n * p * (1 - p)) + 1:
+        problems.append("kept %d of %d elements; expected about %.1f" % (kept.sum(), n, n * p))
     return problems
 
 

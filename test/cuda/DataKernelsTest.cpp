@@ -763,6 +763,40 @@ void testTopK() {
         }
 }
 
+/// dropout: the GPU's masks and outputs are the CPU's bit for bit (one
+/// Philox draw per element against the CPU's blocks of four), for whole
+/// tensors and for a block at offsets inside a larger one.
+void testDropout() {
+  struct Spec {
+    Dims local, global;
+    std::vector<double> offsets;
+  };
+  const Spec specs[] = {{{7, 33}, {7, 33}, {0, 0}},
+                        {{4, 1000, 3}, {4, 1000, 3}, {0, 0, 0}},
+                        {{3, 5, 8}, {6, 10, 8}, {2, 5, 0}},
+                        {{1 << 20}, {1 << 21}, {1 << 20}}};
+  for (const Spec &s : specs)
+    for (int64_t dtype : {WEFT_F32, WEFT_F64})
+      for (double ratio : {0.1, 0.5}) {
+        KernelCase c;
+        c.name = name("dropout", dtype,
+                      dimsName(s.local) + " of " + dimsName(s.global) +
+                          " ratio " + std::to_string(ratio));
+        c.cpu = weft_k_dropout;
+        c.gpu = weft_cuda_k_dropout;
+        c.operands = {
+            input(dtype, s.local, -3, 3, 141), tensorOf(WEFT_I64, {}, {7}),
+            tensorOf(WEFT_I64, {int64_t(s.offsets.size())}, s.offsets)};
+        c.results = {zeroTensor(dtype, s.local),
+                     zeroTensor(WEFT_BOOL, s.local)};
+        c.attrs = {weftDoubleToAttr(ratio), int64_t(1) << 33, 5};
+        c.attrs.insert(c.attrs.end(), s.global.begin(), s.global.end());
+        c.rtol = 0;
+        c.atol = 0;
+        expect(c);
+      }
+}
+
 int main() {
   skipWithoutGpu();
   testUnary();
@@ -779,6 +813,7 @@ int main() {
   testGather();
   testScatterAdd();
   testTopK();
+  testDropout();
   testReduce();
   benchmarks();
   if (failures > 0) {

@@ -19,8 +19,8 @@ launch more per layer norm.
 
 usage: /usr/bin/python3 check_training.py MODEL OPTIMIZER WORKDIR [--resume-check]
            [--clip NORM] [--dtype bf16]
-  MODEL: mlp | causal_lm | cnn | bn_cnn | llama | mobile_cnn | unet | rnn_lm
-         | packed_lm | unsorted_lm
+  MODEL: mlp | dropout_mlp | causal_lm | cnn | bn_cnn | llama | mobile_cnn | unet
+         | rnn_lm | packed_lm | unsorted_lm
   OPTIMIZER: adamw | sgd
 """
 import contextlib
@@ -111,6 +111,27 @@ class BnCnn(torch.nn.Module):
         h = F.relu(h + self.bn1(self.c1(h)))
         h = torch.flatten(F.adaptive_avg_pool2d(h, 1), 1)
         return F.cross_entropy(self.fc(F.relu(self.bn2(self.fc1(h)))), labels)
+
+
+class DropoutMlp(torch.nn.Module):
+    """An MLP with two training-mode dropouts (ONNX Dropout, exported in
+    training mode). The reference loop applies weft's masks (WeftDropout),
+    so the trajectories must agree as closely as without dropout."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = []
+        self.l1 = torch.nn.Linear(16, 32)
+        self.d1 = WeftDropout(0.25, self.calls)
+        self.l2 = torch.nn.Linear(32, 32)
+        self.d2 = WeftDropout(0.1, self.calls)
+        self.l3 = torch.nn.Linear(32, 4)
+
+    def forward(self, x, y):
+        self.calls.clear()
+        h = self.d1(F.gelu(self.l1(x)))
+        h = self.d2(F.relu(self.l2(h)))
+        return torch.mean(torch.square(self.l3(h) - y))
 
 
 class TinyLlama(torch.nn.Module):
@@ -301,6 +322,9 @@ def make_data(name, rng):
     if name == "unet":
         return TinyUnet(), {"x": rng.standard_normal((n, 2, 8, 8)).astype(np.float32),
                             "target": rng.standard_normal((n, 2, 8, 8)).astype(np.float32)}
+    if name == "dropout_mlp":
+        return DropoutMlp(), {"x": rng.standard_normal((n, 16)).astype(np.float32),
+                              "y": rng.standard_normal((n, 4)).astype(np.float32)}
     if name == "bn_cnn":
         return BnCnn(), {"x": rng.standard_normal((n, 3, 6, 6)).astype(np.float32),
                          "labels": rng.integers(0, 5, n).astype(np.int64)}
@@ -329,6 +353,56 @@ def read_safetensors(path):
         out[name] = np.frombuffer(data[begin:end], NP_DTYPES[info["dtype"]]) \
             .reshape(info["shape"])
     return out
+
+
+def philox4x32(c0, c1, c2, c3, k0, k1):
+    """Philox4x32-10 on uint64 numpy arrays holding 32-bit words (weft's
+    runtime/kernels/cpu/DropoutDraw.h), for every element at once."""
+    m32 = np.uint64(0xFFFFFFFF)
+    c = [np.asarray(v, np.uint64) & m32 for v in (c0, c1, c2, c3)]
+    k0, k1 = np.uint64(k0) & m32, np.uint64(k1) & m32
+    for _ in range(10):
+        p0 = np.uint64(0xD2511F53) * c[0]
+        p1 = np.uint64(0xCD9E8D57) * c[2]
+        c = [(p1 >> np.uint64(32)) ^ c[1] ^ k0, p1 & m32,
+             (p0 >> np.uint64(32)) ^ c[3] ^ k1, p0 & m32]
+        k0 = (k0 + np.uint64(0x9E3779B9)) & m32
+        k1 = (k1 + np.uint64(0xBB67AE85)) & m32
+    return c
+
+
+def weft_dropout_mask(shape, ratio, step, stream, seed=0):
+    """The mask weft.dropout draws for a tensor of `shape` at `step` (the
+    count of steps before it) and `stream` (the dropout's place among the
+    model's dropouts): element at row-major position p keeps when the top 24
+    bits of word p % 4 of Philox((p / 4, step, stream), seed), as a float in
+    [0, 1), are >= ratio."""
+    position = np.arange(int(np.prod(shape)), dtype=np.uint64)
+    group = position >> np.uint64(2)
+    words = philox4x32(group, group >> np.uint64(32), np.uint64(step),
+                       np.uint64(stream), seed & 0xFFFFFFFF, seed >> 32)
+    word = np.choose((position & np.uint64(3)).astype(np.int64), words)
+    uniform = (word >> np.uint64(8)).astype(np.float32) * np.float32(1.0 / 16777216.0)
+    return (uniform >= np.float32(ratio)).reshape(shape)
+
+
+class WeftDropout(torch.nn.Module):
+    """nn.Dropout that exports as ONNX Dropout; in the reference loop it
+    applies weft's masks instead of PyTorch's (set `step` and count the
+    model's dropouts with a shared `calls` list, reset per forward)."""
+
+    def __init__(self, p, calls):
+        super().__init__()
+        self.p, self.calls, self.step = p, calls, None
+
+    def forward(self, x):
+        if torch.onnx.is_in_onnx_export() or self.step is None:
+            return F.dropout(x, self.p, self.training)
+        stream = len(self.calls)
+        self.calls.append(self)
+        mask = torch.from_numpy(weft_dropout_mask(tuple(x.shape), self.p,
+                                                  self.step, stream))
+        return x * mask / (1 - self.p)
 
 
 def running_stats(model):
@@ -436,6 +510,9 @@ def main():
         losses = []
         for s in range(STEPS):
             opt.zero_grad()
+            for module in m.modules():
+                if isinstance(module, WeftDropout):
+                    module.step = s
             with context():
                 loss = m(*(rows(data, s, batch)[k] for k in names))
             loss.float().backward()

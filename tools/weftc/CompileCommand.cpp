@@ -174,7 +174,7 @@ bool weft::importForLowering(const CompileOptions &opts, LoweringInput &input,
   OnnxImportOptions importOptions;
   importOptions.inputShapes = opts.inputShapes;
   importOptions.loadExternalData = !structureOnly;
-  importOptions.updateRunningStats = opts.train;
+  importOptions.trainingStep = opts.train;
   input.imported =
       importOnnxFile(*input.context, opts.model, importOptions, error);
   return input.imported.has_value();

@@ -829,3 +829,27 @@ func.func @sce_none_shape(%s: tensor<4x10xf32>, %l: tensor<4xi64>) {
   %0 = weft.softmax_cross_entropy %s, %l {reduction = "none"} : (tensor<4x10xf32>, tensor<4xi64>) -> tensor<f32>
   return
 }
+
+// -----
+
+func.func @dropout_ratio(%x: tensor<2x4xf32>, %s: tensor<i64>, %o: tensor<2xi64>) {
+  // expected-error @+1 {{'weft.dropout' op ratio must be in [0, 1), got 1}}
+  %y, %m = weft.dropout %x, %s, %o {global_shape = array<i64: 2, 4>, ratio = 1.0 : f64, seed = 0 : i64, stream = 0 : i64} : tensor<2x4xf32>, tensor<i64>, tensor<2xi64> -> tensor<2x4xf32>, tensor<2x4xi1>
+  return
+}
+
+// -----
+
+func.func @dropout_offsets(%x: tensor<2x4xf32>, %s: tensor<i64>, %o: tensor<3xi64>) {
+  // expected-error @+1 {{'weft.dropout' op global_shape and offsets need one entry per dim of the input}}
+  %y, %m = weft.dropout %x, %s, %o {global_shape = array<i64: 2, 4>, ratio = 0.5 : f64, seed = 0 : i64, stream = 0 : i64} : tensor<2x4xf32>, tensor<i64>, tensor<3xi64> -> tensor<2x4xf32>, tensor<2x4xi1>
+  return
+}
+
+// -----
+
+func.func @dropout_global(%x: tensor<2x4xf32>, %s: tensor<i64>, %o: tensor<2xi64>) {
+  // expected-error @+1 {{'weft.dropout' op the input is larger than global_shape}}
+  %y, %m = weft.dropout %x, %s, %o {global_shape = array<i64: 2, 3>, ratio = 0.5 : f64, seed = 0 : i64, stream = 0 : i64} : tensor<2x4xf32>, tensor<i64>, tensor<2xi64> -> tensor<2x4xf32>, tensor<2x4xi1>
+  return
+}

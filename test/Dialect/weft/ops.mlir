@@ -174,6 +174,13 @@ func.func @data_movement(%t: tensor<2x5x8xf32>, %u: tensor<2x3x8xf32>, %idx: ten
   return
 }
 
+// CHECK-LABEL: func.func @dropout
+func.func @dropout(%x: tensor<4x6xf32>, %step: tensor<i64>, %off: tensor<2xi64>) {
+  // CHECK: weft.dropout %{{.*}}, %{{.*}}, %{{.*}} {global_shape = array<i64: 8, 6>, ratio = 1.000000e-01 : f64, seed = 3 : i64, stream = 2 : i64} : tensor<4x6xf32>, tensor<i64>, tensor<2xi64> -> tensor<4x6xf32>, tensor<4x6xi1>
+  %y, %m = weft.dropout %x, %step, %off {global_shape = array<i64: 8, 6>, ratio = 0.1 : f64, seed = 3 : i64, stream = 2 : i64} : tensor<4x6xf32>, tensor<i64>, tensor<2xi64> -> tensor<4x6xf32>, tensor<4x6xi1>
+  return
+}
+
 // CHECK-LABEL: func.func @losses
 func.func @losses(%scores: tensor<4x10x3xf32>, %labels: tensor<4x3xi64>, %w: tensor<10xf32>) {
   // CHECK: weft.softmax_cross_entropy %{{.*}}, %{{.*}} : (tensor<4x10x3xf32>, tensor<4x3xi64>) -> tensor<f32>

@@ -603,6 +603,21 @@ def constants():
     m["dropout_training"] = model(
         [node("Dropout", ["x", "", "t"], ["y"])], x, y,
         [numpy_helper.from_array(np.array(True), "t")])
+    # Two training-mode dropouts with a scalar loss to train: streams 0 and
+    # 1, one step counter; a seed attribute; a bad ratio.
+    m["dropout_training_two"] = model(
+        [node("Mul", ["x", "w"], ["xw"]),
+         node("Dropout", ["xw", "r", "t"], ["h", "hm"], seed=77),
+         node("Dropout", ["h", "r2", "t"], ["y"]),
+         node("ReduceSumSquare", ["y"], ["loss"], keepdims=0)], x,
+        [vi("loss", F32, []), vi("hm", BOOL, None)],
+        [numpy_helper.from_array(np.array(0.25, np.float32), "r"),
+         numpy_helper.from_array(np.array(0.125, np.float32), "r2"),
+         numpy_helper.from_array(np.array(True), "t"), floats("w", [5])])
+    m["dropout_training_ratio1"] = model(
+        [node("Dropout", ["x", "r", "t"], ["y"])], x, y,
+        [numpy_helper.from_array(np.array(1.0, np.float32), "r"),
+         numpy_helper.from_array(np.array(True), "t")])
     # PyTorch's dropout=0.0 in training mode: nothing is dropped.
     m["dropout_training_ratio0"] = model(
         [node("Dropout", ["x", "r", "t"], ["y"])], x, y,

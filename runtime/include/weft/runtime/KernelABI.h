@@ -243,6 +243,16 @@ enum WeftLossReduction {
 ///                                    value (largest or smallest first; NaN
 ///                                    above every number; ties in index
 ///                                    order), indices i64
+/// dropout      x, step, offsets -> y, mask
+///                                    ratio (double bits), seed, stream,
+///                                    global dims[rank]; y = x * mask /
+///                                    (1 - ratio), mask (bool) keeps the
+///                                    elements whose draw (DropoutDraw.h:
+///                                    Philox4x32-10 of the element's
+///                                    position in the whole tensor, step
+///                                    and stream) is >= ratio; offsets
+///                                    (i64 [rank]) is where this block
+///                                    starts in the whole tensor; f32, f64
 /// scatter_add  indices, updates -> y axis; y = 0, then for every index
 ///                                    position p: y[.., indices[p], ..] +=
 ///                                    updates[.., p, ..] (gather's gradient;
@@ -360,7 +370,7 @@ enum WeftLossReduction {
   X(softmax_xent) X(copy) X(scatter_add) X(conv_grad_input)                    \
   X(conv_grad_weight) X(max_pool_grad) X(avg_pool_grad) X(layer_norm_grad)     \
   X(softmax_grad) X(softmax_xent_grad) X(slice_grad) X(adamw) X(sgd)      \
-  X(fused) X(attention) X(attention_grad) X(topk)
+  X(fused) X(attention) X(attention_grad) X(topk) X(dropout)
 // clang-format on
 
 // clang-format off
