@@ -1,12 +1,18 @@
 """Gradient cases of the ops weft's importer gained with weft.rem, weft.topk
 and the flattened gathers and scatters (Mod, TopK, CumSum, Celu, Asinh,
 Sinh, DepthToSpace, ScatterND, GatherND, NegativeLogLikelihoodLoss, cubic
-Resize) and of training-mode BatchNormalization, which check_gradients.py
+Resize) and of training-mode BatchNormalization and Dropout, which check_gradients.py
 runs (its case(), node() and i64() are passed in). Every case draws from a generator of its own, so adding or
 moving cases leaves the others' values alone."""
+import os
+import sys
+
 import numpy as np
 import torch
 import torch.nn.functional as F
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+from weft_tools import weft_dropout_mask  # noqa: E402
 
 
 def distinct(rng, *shape):
@@ -126,3 +132,15 @@ def define(case, node, i64):
          [node("BatchNormalization", ["x", "s", "b", "frozen.rm", "frozen.rv"], "y",
                training_mode=1)],
          lambda e: batch_norm(e, 1e-5), consts=bn_consts, group=g)
+    # Training-mode Dropout: the gradient goes through the kept elements,
+    # scaled like them. An --emit-gradients compile draws step 0's masks,
+    # which the reference applies (weft_tools.weft_dropout_mask; the only
+    # dropout of its model: stream 0).
+    drop_rng = np.random.RandomState(59)
+    drop_shape = (4, 6)
+    drop_mask = torch.from_numpy(weft_dropout_mask(drop_shape, 0.3, 0, 0, seed=5))
+    case("dropout_training", {"x": drop_rng.uniform(-2, 2, drop_shape).astype(np.float32)},
+         [node("Dropout", ["x", "frozen.ratio", "frozen.train"], "y", seed=5)],
+         lambda e: e["x"] * drop_mask / (1 - np.float32(0.3)),
+         consts={"frozen.ratio": np.array(0.3, np.float32),
+                 "frozen.train": np.array(True)}, group="dropout")

@@ -15,6 +15,7 @@ What is here:
   read_outputs(out_dir, names)    load DIR/<sanitized name>.npy for each output
   compare_exact_or_close(...)     conformance comparison (NaN-aware)
   relative_l2(actual, ref)        ||y - ref|| / ||ref||
+  weft_dropout_mask(shape, ...)   the mask weft.dropout draws (its Philox in numpy)
 Only the standard library and numpy are needed at import time; onnx is
 imported lazily by pb_to_array.
 """
@@ -254,3 +255,34 @@ def relative_l2(actual, reference):
     if np.isnan(num):
         return float("inf")
     return num / denom if denom > 0 else num
+
+
+def philox4x32(c0, c1, c2, c3, k0, k1):
+    """Philox4x32-10 on uint64 numpy arrays holding 32-bit words (weft's
+    runtime/kernels/cpu/DropoutDraw.h), for every element at once."""
+    m32 = np.uint64(0xFFFFFFFF)
+    c = [np.asarray(v, np.uint64) & m32 for v in (c0, c1, c2, c3)]
+    k0, k1 = np.uint64(k0) & m32, np.uint64(k1) & m32
+    for _ in range(10):
+        p0 = np.uint64(0xD2511F53) * c[0]
+        p1 = np.uint64(0xCD9E8D57) * c[2]
+        c = [(p1 >> np.uint64(32)) ^ c[1] ^ k0, p1 & m32,
+             (p0 >> np.uint64(32)) ^ c[3] ^ k1, p0 & m32]
+        k0 = (k0 + np.uint64(0x9E3779B9)) & m32
+        k1 = (k1 + np.uint64(0xBB67AE85)) & m32
+    return c
+
+
+def weft_dropout_mask(shape, ratio, step, stream, seed=0):
+    """The mask weft.dropout draws for a tensor of `shape` at `step` (the
+    count of steps before it) and `stream` (the dropout's place among the
+    model's dropouts): element at row-major position p keeps when the top 24
+    bits of word p % 4 of Philox((p / 4, step, stream), seed), as a float in
+    [0, 1), are >= ratio."""
+    position = np.arange(int(np.prod(shape)), dtype=np.uint64)
+    group = position >> np.uint64(2)
+    words = philox4x32(group, group >> np.uint64(32), np.uint64(step),
+                       np.uint64(stream), seed & 0xFFFFFFFF, seed >> 32)
+    word = np.choose((position & np.uint64(3)).astype(np.int64), words)
+    uniform = (word >> np.uint64(8)).astype(np.float32) * np.float32(1.0 / 16777216.0)
+    return (uniform >= np.float32(ratio)).reshape(shape)
