@@ -64,6 +64,8 @@ torch = None
 ct = None
 
 DEFAULT_MODELS = ["mlp", "causal_lm", "cnn", "mlp_wide", "causal_lm_d128", "rnn_lm_h256"]
+# Run only when named with --model (slower).
+EXTRA_MODELS = ["resnet18_bn"]
 
 
 def model_specs():
@@ -128,7 +130,28 @@ def model_specs():
         return CausalLmD128(), {"tokens": toks[:, :-1].astype(np.int64),
                                 "targets": toks[:, 1:].astype(np.int64)}
 
+    class ResNet18Bn(nn.Module):
+        """torchvision's resnet18 (10 classes) with cross-entropy, trained
+        with batch statistics (training-mode BatchNorm: 20 of them)."""
+
+        def __init__(self):
+            super().__init__()
+            import torchvision
+            self.net = torchvision.models.resnet18(num_classes=10)
+
+        def forward(self, x, labels):
+            return nn.functional.cross_entropy(self.net(x), labels)
+
+    def make_resnet18(rng):
+        n = 4 * 16
+        return ResNet18Bn(), {
+            "x": rng.standard_normal((n, 3, 32, 32)).astype(np.float32),
+            "labels": rng.integers(0, 10, n).astype(np.int64)}
+
     return {
+        "resnet18_bn": ("torchvision resnet18, 32x32, 10 classes, training-mode BatchNorm "
+                        "(losses drift apart chaotically after a few steps: so do PyTorch's "
+                        "own f32 and f64 runs)", 16, make_resnet18),
         "mlp": ("check_training Mlp 16-32-4, GELU, MSE", 8,
                 lambda rng: ct.make_data("mlp", rng)),
         "causal_lm": ("check_training CausalLm d=32, 1 layer, seq 12, vocab 50", 8,
@@ -369,7 +392,7 @@ def ms(t):
 def main(argv=None):
     global torch, ct
     ap = argparse.ArgumentParser(description="weft vs PyTorch CPU training-step benchmark")
-    ap.add_argument("--model", action="append", choices=DEFAULT_MODELS,
+    ap.add_argument("--model", action="append", choices=DEFAULT_MODELS + EXTRA_MODELS,
                     help="model (repeatable; default all)")
     ap.add_argument("--steps", type=int, default=60, help="training steps per run")
     ap.add_argument("--warmup", type=int, default=10,
