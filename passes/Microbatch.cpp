@@ -82,8 +82,10 @@ bool Unroller::dropAxis(ArrayRef<int16_t> axes, SmallVectorImpl<int16_t> &rest,
       continue;
     }
     found = true;
-    // The microbatches are the minor blocks: "mb" must come last.
-    if (i + 1 != axes.size()) {
+    // The microbatches are the minor blocks: "mb" must come last, but for
+    // an all_reduce, whose sum (max, min) over a group does not depend on
+    // the order of its axes.
+    if (i + 1 != axes.size() && !isa<shard::AllReduceOp>(op)) {
       op->emitError("collective over the microbatch axis before other axes "
                     "(")
           << axes.size() << " axes); microbatches split a rank's rows last";

@@ -13,12 +13,14 @@ func.func @main(%x: tensor<2x4xf32> {weft.shard = {dims = [array<i16: 0, 2>, arr
 
 // -----
 
+// A gather's blocks follow its axes' order: the microbatches' must be the
+// minor ones. (An all_reduce's sum does not depend on the order:
+// weft-microbatch.mlir.)
 shard.grid @mesh(shape = 2x1x2) {weft.mesh_axes = ["dp", "tp", "mb"]}
-func.func @main(%x: tensor<2x4xf32> {weft.shard = {dims = [array<i16: 0, 2>, array<i16>], partial = array<i16>}}) -> tensor<f32> {
-  %0 = weft.reduce_sum %x {axes = array<i64: 0, 1>, keepdims = false} : (tensor<2x4xf32>) -> tensor<f32>
+func.func @main(%x: tensor<2x4xf32> {weft.shard = {dims = [array<i16: 0, 2>, array<i16>], partial = array<i16>}}) -> tensor<8x4xf32> {
   // expected-error @+1 {{collective over the microbatch axis before other axes (2 axes); microbatches split a rank's rows last}}
-  %1 = shard.all_reduce %0 on @mesh grid_axes = [2, 0] : tensor<f32> -> tensor<f32>
-  return %1 : tensor<f32>
+  %1 = shard.all_gather %x on @mesh grid_axes = [2, 0] gather_axis = 0 : tensor<2x4xf32> -> tensor<8x4xf32>
+  return %1 : tensor<8x4xf32>
 }
 
 // -----

@@ -113,3 +113,22 @@ func.func @main(%x: tensor<2x4xf32> {weft.name = "x", weft.shard = {dims = [arra
   %l = shard.all_reduce %s on @mesh grid_axes = [0, 2] : tensor<f32> -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// An all_reduce over [mb, tp] (the loss of a tensor-parallel step whose
+// last product is column-split): the order of a sum's axes does not
+// matter, so the microbatches' partial sums are added, then all-reduced
+// over tp.
+// CHECK-LABEL: func.func @main
+// CHECK: %[[S0:.*]] = weft.reduce_sum {{.*}}weft.microbatch = 0 : i64
+// CHECK: %[[S1:.*]] = weft.reduce_sum {{.*}}weft.microbatch = 1 : i64
+// CHECK: %[[S:.*]] = weft.add %[[S0]], %[[S1]] {weft.combines_microbatches}
+// CHECK: %[[L:.*]] = shard.all_reduce %[[S]] on @mesh grid_axes = [1] : tensor<f32>
+// CHECK: return %[[L]]
+shard.grid @mesh(shape = 1x2x2) {weft.mesh_axes = ["dp", "tp", "mb"]}
+func.func @main(%x: tensor<2x4xf32> {weft.name = "x", weft.shard = {dims = [array<i16: 2>, array<i16>], partial = array<i16>}}) -> (tensor<f32> {weft.name = "loss"}) {
+  %s = weft.reduce_sum %x {axes = array<i64: 0, 1>, keepdims = false} : (tensor<2x4xf32>) -> tensor<f32>
+  %l = shard.all_reduce %s on @mesh grid_axes = [2, 1] : tensor<f32> -> tensor<f32>
+  return %l : tensor<f32>
+}
