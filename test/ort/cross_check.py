@@ -407,10 +407,30 @@ def normalization(rng):
                  [numpy_helper.from_array(b, "b"), numpy_helper.from_array(c, "c")]), {"a": a}
 
 
+def batchnorm(rng):
+    """BatchNormalization in both modes: training mode normalizes with the
+    batch's statistics and (when asked) outputs the running ones mixed by
+    momentum (ONNX: the population variance)."""
+    shape = [[5, 3], [2, 3, 4], [2, 3, 4, 3]][int(rng.integers(0, 3))]
+    training = int(rng.integers(0, 2))
+    x = (rng.uniform(-2, 2, shape) * rng.uniform(0.5, 3)).astype(np.float32)
+    inits = [numpy_helper.from_array(rng.uniform(0.5, 1.5, 3).astype(np.float32), "s"),
+             numpy_helper.from_array(rng.uniform(-1, 1, 3).astype(np.float32), "b"),
+             numpy_helper.from_array(rng.uniform(-1, 1, 3).astype(np.float32), "m"),
+             numpy_helper.from_array(rng.uniform(0.5, 2, 3).astype(np.float32), "v")]
+    outputs = ["y", "rm", "rv"] if training else ["y"]  # onnxruntime wants all three
+    node = helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], outputs,
+                            training_mode=training, epsilon=float(rng.choice([1e-5, 1e-2])),
+                            momentum=float(rng.uniform(0.5, 0.99)))
+    return model([node], [vi("x", F32, shape)], [vi(o, F32, None) for o in outputs],
+                 inits, opset=15), {"x": x}
+
+
 CASES = {"recurrent": recurrent, "resize": resize, "cumsum": cumsum,
          "scatter_gather": scatter_gather, "selection": selection,
          "elementwise": elementwise, "losses": losses, "rearrange": rearrange,
-         "conv_pool": conv_pool, "shape_ops": shape_ops, "normalization": normalization}
+         "conv_pool": conv_pool, "shape_ops": shape_ops, "normalization": normalization,
+         "batchnorm": batchnorm}
 
 
 def run(cmd):
