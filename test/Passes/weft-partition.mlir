@@ -381,3 +381,30 @@ func.func @main(%x: tensor<8x6xf32> {weft.name = "x", weft.shard = {dims = [arra
   %l = weft.reduce_sum %y {axes = array<i64: 0, 1>, keepdims = false} : (tensor<8x6xf32>) -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// A dropout on rows split in strided blocks ([seq, batch] merged, outer 6):
+// it runs on the [outer, rest] view, whose rest is split in plain blocks
+// (the same row-major positions), between two reshapes.
+// CHECK-LABEL: func.func @main
+// CHECK: %[[R:.*]] = weft.reshape %{{.*}} : tensor<6x2x8xf32> to tensor<12x8xf32>
+// CHECK: %[[STEP:.*]] = weft.param "weft.step"
+// CHECK: %[[ZERO:.*]] = weft.constant dense<0> : tensor<3xi64>
+// CHECK: %[[START:.*]] = weft.mesh_offset on @mesh grid_axes = [0] block = 2 {weft.position} : tensor<i64>
+// CHECK: %[[E:.*]] = weft.constant dense<[0, 1, 0]> : tensor<3xi64>
+// CHECK: %[[M:.*]] = weft.mul %[[E]], %[[START]]
+// CHECK: %[[OFF:.*]] = weft.add %[[ZERO]], %[[M]]
+// CHECK: %[[V:.*]] = weft.reshape %[[R]] : tensor<12x8xf32> to tensor<6x2x8xf32>
+// CHECK: %[[Y:.*]], %[[MASK:.*]] = weft.dropout %[[V]], %[[STEP]], %[[OFF]] {global_shape = array<i64: 6, 4, 8>, {{.*}}} : tensor<6x2x8xf32>, tensor<i64>, tensor<3xi64> -> tensor<6x2x8xf32>, tensor<6x2x8xi1>
+// CHECK: %[[YL:.*]] = weft.reshape %[[Y]] : tensor<6x2x8xf32> to tensor<12x8xf32>
+// CHECK: weft.reduce_sum %[[YL]]
+shard.grid @mesh(shape = 2x1) {weft.mesh_axes = ["dp", "tp"]}
+func.func @main(%x: tensor<6x4x8xf32> {weft.name = "x", weft.shard = {dims = [array<i16>, array<i16: 0>, array<i16>], partial = array<i16>}}) -> (tensor<f32> {weft.name = "loss"}) {
+  %0 = weft.reshape %x : tensor<6x4x8xf32> to tensor<24x8xf32>
+  %step = weft.param "weft.step" {weft.role = "step"} : tensor<i64>
+  %off = weft.constant dense<0> : tensor<2xi64>
+  %y, %m = weft.dropout %0, %step, %off {global_shape = array<i64: 24, 8>, ratio = 5.000000e-01 : f64, seed = 0 : i64, stream = 0 : i64} : tensor<24x8xf32>, tensor<i64>, tensor<2xi64> -> tensor<24x8xf32>, tensor<24x8xi1>
+  %l = weft.reduce_sum %y {axes = array<i64: 0, 1>, keepdims = false} : (tensor<24x8xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}

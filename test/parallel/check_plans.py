@@ -18,7 +18,8 @@ and requires, per plan:
     counted in the report.
 
 usage: /usr/bin/python3 check_plans.py MODEL OPTIMIZER WORKDIR PLAN [PLAN ...]
-  MODEL: mlp | causal_lm | cnn | bn_cnn | llama | mobile_cnn | unet | rnn_lm | packed_lm
+  MODEL: mlp | causal_lm | dropout_lm | cnn | bn_cnn | llama | mobile_cnn | unet | rnn_lm
+         | packed_lm
   OPTIMIZER: adamw | sgd
   PLAN:  comma-separated weftc flags, e.g. dp=2  dp=4,zero=3
          tp=2,sequence-parallel

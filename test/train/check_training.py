@@ -76,6 +76,19 @@ class CausalLm(torch.nn.Module):
         return F.cross_entropy(logits.reshape(-1, self.VOCAB), targets.reshape(-1))
 
 
+class DropoutLm(CausalLm):
+    """CausalLm with PyTorch's dropout 0.1 in its encoder layer: on the
+    attention weights (inside multi-head attention), after attention and in
+    the feed-forward block. Its masks are PyTorch's own in a torch loop, so
+    only check_plans.py uses it (every plan against weft's single device)."""
+
+    def __init__(self):
+        super().__init__()
+        self.block = torch.nn.TransformerEncoderLayer(
+            self.DIM, 4, 64, dropout=0.1, batch_first=True, norm_first=True,
+            activation="gelu")
+
+
 class Cnn(torch.nn.Module):
     def __init__(self):
         super().__init__()
@@ -293,6 +306,10 @@ def make_data(name, rng):
     if name == "mlp":
         return Mlp(), {"x": rng.standard_normal((n, 16)).astype(np.float32),
                        "y": rng.standard_normal((n, 4)).astype(np.float32)}
+    if name == "dropout_lm":
+        toks = rng.integers(0, CausalLm.VOCAB, (n, CausalLm.SEQ + 1))
+        return DropoutLm(), {"tokens": toks[:, :-1].astype(np.int64),
+                             "targets": toks[:, 1:].astype(np.int64)}
     if name == "causal_lm":
         toks = rng.integers(0, CausalLm.VOCAB, (n, CausalLm.SEQ + 1))
         return CausalLm(), {"tokens": toks[:, :-1].astype(np.int64),
