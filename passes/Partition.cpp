@@ -13,6 +13,7 @@
 #include "dialects/weft/GradientRules.h"
 #include "dialects/weft/Sharding.h"
 #include "dialects/weft/ShardingRules.h"
+#include "passes/DropoutPositions.h"
 #include "passes/VocabParallel.h"
 
 #include "mlir/IR/IRMapping.h"
@@ -44,8 +45,6 @@ private:
   LogicalResult partitionOp(Operation *op);
   FailureOr<Value> reshard(Value value, const TensorSharding &to,
                            Operation *user);
-  FailureOr<SmallVector<Value>> offsetDropout(DropoutOp dropout,
-                                              const TensorSharding &split);
   FailureOr<Value> rebuildSplit(Value value, Value whole,
                                 const TensorSharding &to, Operation *user);
   FailureOr<RankedTensorType> local(Value value, const TensorSharding &s,
@@ -514,86 +513,6 @@ Partitioner::expandLookup(Operation *op, const ShardingPlan &plan,
       gradient::mul(b, loc, gradient::sub(b, loc, probs, onehot), coef)};
 }
 
-/// A dropout draws from its elements' positions in the whole tensor: its
-/// offsets move to where this rank's block starts, dim by dim (a
-/// weft.mesh_offset per split dim), so every plan draws the single-device
-/// masks. A dim split in strided blocks (heads merged with the batch, say)
-/// is viewed as [outer, rest], whose two parts are split in plain blocks:
-/// the dropout runs on that view (same row-major positions) between two
-/// reshapes. Returns the local results (output, mask).
-FailureOr<SmallVector<Value>>
-Partitioner::offsetDropout(DropoutOp dropout, const TensorSharding &split) {
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPoint(dropout);
-  Location loc = dropout.getLoc();
-  auto local = dropout.getInput().getType();
-  ArrayRef<int64_t> global = dropout.getGlobalShape();
-  SmallVector<int64_t> viewLocal, viewGlobal;
-  // Per view dim: the mesh axes its blocks are split over (none: whole).
-  SmallVector<MeshAxes> viewAxes;
-  bool strided = false;
-  for (auto [d, dim] : llvm::enumerate(split.dims)) {
-    int64_t extent = local.getDimSize(d), whole = global[d];
-    if (dim.empty() || (dim.outer == 1 && dim.outerAxes.empty())) {
-      viewLocal.push_back(extent);
-      viewGlobal.push_back(whole);
-      viewAxes.push_back(dim.axes);
-      continue;
-    }
-    strided = true;
-    int64_t outerLocal = dim.outer / mesh.groupSize(dim.outerAxes);
-    viewLocal.append({outerLocal, extent / outerLocal});
-    viewGlobal.append({dim.outer, whole / dim.outer});
-    viewAxes.push_back(dim.outerAxes);
-    viewAxes.push_back(dim.axes);
-  }
-  auto i64 = RankedTensorType::get({}, b.getI64Type());
-  auto offsetsType =
-      RankedTensorType::get({int64_t(viewLocal.size())}, b.getI64Type());
-  Value offsets =
-      strided
-          ? Value(ConstantOp::create(
-                b, loc,
-                DenseElementsAttr::get(offsetsType, b.getI64IntegerAttr(0))))
-          : dropout.getOffsets();
-  for (auto [d, axes] : llvm::enumerate(viewAxes)) {
-    if (axes.empty())
-      continue;
-    auto start = MeshOffsetOp::create(
-        b, loc, i64, FlatSymbolRefAttr::get(b.getContext(), mesh.symbol),
-        b.getDenseI16ArrayAttr(axes), b.getI64IntegerAttr(viewLocal[d]));
-    // Only a position: over microbatches it is each microbatch's own
-    // (weft-microbatch), unlike the block of a gather's data, which all
-    // microbatches would have to share.
-    start->setAttr("weft.position", b.getUnitAttr());
-    SmallVector<int64_t> unit(viewLocal.size(), 0);
-    unit[d] = 1;
-    Value along = ConstantOp::create(
-        b, loc, DenseElementsAttr::get(offsetsType, ArrayRef<int64_t>(unit)));
-    offsets = AddOp::create(b, loc, offsetsType, offsets,
-                            MulOp::create(b, loc, offsetsType, along, start));
-  }
-  if (!strided) {
-    dropout->setOperand(2, offsets);
-    return SmallVector<Value>(dropout->getResults());
-  }
-  Value input = gradient::reshape(b, loc, dropout.getInput(), viewLocal);
-  auto view = DropoutOp::create(
-      b, loc,
-      TypeRange{local.clone(viewLocal),
-                dropout.getMask().getType().clone(viewLocal)},
-      input, dropout.getStep(), offsets, dropout.getRatioAttr(),
-      dropout.getSeedAttr(), dropout.getStreamAttr(),
-      b.getDenseI64ArrayAttr(viewGlobal));
-  for (NamedAttribute attr : dropout->getDiscardableAttrs())
-    view->setAttr(attr.getName(), attr.getValue());
-  SmallVector<Value> results = {
-      gradient::reshape(b, loc, view.getOutput(), local.getShape()),
-      gradient::reshape(b, loc, view.getMask(), local.getShape())};
-  dropout.erase();
-  return results;
-}
-
 LogicalResult Partitioner::partitionOp(Operation *op) {
   Location loc = op->getLoc();
   if (auto param = dyn_cast<ParamOp>(op)) {
@@ -683,7 +602,7 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
   SmallVector<Value> results(clone->getResults());
   if (auto dropout = dyn_cast<DropoutOp>(clone)) {
     FailureOr<SmallVector<Value>> local =
-        offsetDropout(dropout, plan->operands[0]);
+        localizeDropout(b, mesh, dropout, plan->operands[0]);
     if (failed(local))
       return failure();
     results = *local;

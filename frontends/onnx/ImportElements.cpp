@@ -221,14 +221,23 @@ static LogicalResult checkScatterReduction(NodeImporter &imp,
   return success();
 }
 
+/// A scatter's input 2, 'updates', of data's element type; null after an
+/// error.
+static Value readUpdates(NodeImporter &imp, Value data) {
+  Value updates = imp.getInput(2, "updates");
+  if (!updates ||
+      failed(imp.checkSameElementType(data, updates, "data", "updates")))
+    return {};
+  return updates;
+}
+
 /// ScatterElements: scatterRows over the flattened data, one element a row.
 LogicalResult onnx_import::importScatterElements(NodeImporter &imp) {
   FailureOr<ElementIndexing> ix = readIndexing(imp, "ScatterElements");
   if (failed(ix))
     return failure();
-  Value updates = imp.getInput(2, "updates");
-  if (!updates ||
-      failed(imp.checkSameElementType(ix->data, updates, "data", "updates")))
+  Value updates = readUpdates(imp, ix->data);
+  if (!updates)
     return failure();
   if (getShape(updates) != getShape(ix->indices))
     return imp.emitError("updates (" + formatType(updates.getType()) +
@@ -384,9 +393,8 @@ LogicalResult onnx_import::importScatterNDComputed(NodeImporter &imp) {
   FailureOr<RowIndexing> ix = readRowIndexing(imp, 0);
   if (failed(ix))
     return failure();
-  Value updates = imp.getInput(2, "updates");
-  if (!updates ||
-      failed(imp.checkSameElementType(ix->data, updates, "data", "updates")))
+  Value updates = readUpdates(imp, ix->data);
+  if (!updates)
     return failure();
   ArrayRef<int64_t> dataShape = getShape(ix->data);
   SmallVector<int64_t> expected(ix->outer);

@@ -1,6 +1,7 @@
 # The GPU data kernels (runtime/kernels/cuda/DataKernels.cmake) against their
 # CPU twins.
-weft_add_cuda_test(weft_cuda_data_kernels_test DataKernelsTest.cpp)
+weft_add_cuda_test(weft_cuda_data_kernels_test DataKernelsTest.cpp
+                   DataKernelsDrawTest.cpp)
 # The fused elementwise kernel against its CPU twin and the unfused GPU
 # kernels.
 weft_add_cuda_test(weft_cuda_fused_kernel_test FusedKernelTest.cpp)

@@ -6,11 +6,12 @@
 // shapes, odd and large sizes, transposes, reductions and slices of several
 // layouts. scatter_add must also give the same bits on two GPU runs. Ends
 // with throughput lines for a few memory-bound kernels. Exits 1 when a case
-// fails, 77 without a GPU.
+// fails, 77 without a GPU. topk and dropout are in DataKernelsDrawTest.cpp
+// (one executable).
 //
 //===----------------------------------------------------------------------===//
 
-#include "KernelCheck.h"
+#include "DataKernelsCommon.h"
 
 #include "runtime/cuda/CudaRuntime.h"
 #include "runtime/kernels/cuda/CudaKernels.h"
@@ -26,84 +27,9 @@
 
 using namespace weft;
 using namespace weft::test;
+using namespace weft::test::data;
 
 namespace {
-
-using Dims = std::vector<int64_t>;
-
-int failures = 0;
-
-void expect(const KernelCase &c) {
-  if (!runCase(c))
-    ++failures;
-}
-
-std::string dimsName(const Dims &dims) {
-  std::string s = "[";
-  for (size_t i = 0; i < dims.size(); ++i)
-    s += (i ? "x" : "") + std::to_string(dims[i]);
-  return s + "]";
-}
-
-std::string name(const char *kernel, int64_t dtype, const std::string &what) {
-  return std::string(kernel) + " " + weftDTypeName(dtype) + " " + what;
-}
-
-/// Integer values drawn uniformly from [lo, hi), clipped to the range of
-/// `dtype` (bool: 0/1 at random), stored as `dtype`.
-HostTensor smallInts(int64_t dtype, Dims dims, int lo, int hi, uint32_t seed) {
-  if (dtype == WEFT_U8) {
-    lo = std::max(lo, 0);
-    hi = std::min(hi, 256);
-  } else if (dtype == WEFT_I8) {
-    lo = std::max(lo, -128);
-    hi = std::min(hi, 128);
-  }
-  int64_t n = 1;
-  for (int64_t d : dims)
-    n *= d;
-  std::mt19937 gen(seed);
-  std::uniform_int_distribution<int> dist(lo, hi - 1);
-  std::vector<double> values(static_cast<size_t>(n));
-  for (double &v : values)
-    v = dtype == WEFT_BOOL ? (dist(gen) & 1) : dist(gen);
-  return tensorOf(dtype, std::move(dims), values);
-}
-
-/// Like smallInts but never 0 (divisors).
-HostTensor nonZeroInts(int64_t dtype, Dims dims, int lo, int hi,
-                       uint32_t seed) {
-  HostTensor t = smallInts(dtype, dims, lo, hi, seed);
-  std::vector<double> values;
-  for (int64_t i = 0; i < t.numel(); ++i)
-    values.push_back(t.at(i) == 0 ? 1 : t.at(i));
-  return tensorOf(dtype, std::move(dims), values);
-}
-
-bool isFloat(int64_t dtype) {
-  return dtype == WEFT_F32 || dtype == WEFT_F64 || dtype == WEFT_F16 ||
-         dtype == WEFT_BF16;
-}
-
-/// Random contents suited to the dtype: floats in [lo, hi), integers in
-/// [lo, hi) (bool 0/1).
-HostTensor input(int64_t dtype, Dims dims, double lo, double hi,
-                 uint32_t seed) {
-  if (isFloat(dtype))
-    return randomTensor(dtype, std::move(dims), lo, hi, seed);
-  return smallInts(dtype, std::move(dims), static_cast<int>(lo),
-                   static_cast<int>(hi), seed);
-}
-
-const int64_t kAllTypes[] = {WEFT_F32, WEFT_F16, WEFT_BF16, WEFT_F64, WEFT_I64,
-                             WEFT_I32, WEFT_I8,  WEFT_U8,   WEFT_BOOL};
-/// Dtypes for case i of a kernel that only moves elements: every dtype for
-/// the first case, one per element size for the rest.
-std::vector<int64_t> typesFor(size_t i) {
-  if (i == 0)
-    return std::vector<int64_t>(std::begin(kAllTypes), std::end(kAllTypes));
-  return {WEFT_U8, WEFT_BF16, WEFT_F32, WEFT_I64};
-}
 
 //===-- unary -------------------------------------------------------------===//
 
@@ -731,71 +657,6 @@ void benchmarks() {
 }
 
 } // namespace
-
-/// topk: the GPU's ranks against the CPU's partial sort, values and
-/// indices (both exact), every axis, largest and smallest; rows with ties
-/// (small integers) check the index order.
-void testTopK() {
-  const Dims shapes[] = {{4, 7, 5}, {33, 64}, {3, 1000}};
-  for (const Dims &shape : shapes)
-    for (int64_t dtype : {WEFT_F32, WEFT_F64, WEFT_I64, WEFT_I32})
-      for (int64_t axis = 0; axis < static_cast<int64_t>(shape.size()); ++axis)
-        for (bool largest : {true, false}) {
-          const int64_t extent = shape[axis];
-          for (int64_t k : {int64_t(1), (extent + 1) / 2, extent}) {
-            Dims out = shape;
-            out[axis] = k;
-            KernelCase c;
-            c.name = name("topk", dtype,
-                          dimsName(shape) + " axis " + std::to_string(axis) +
-                              " k " + std::to_string(k) +
-                              (largest ? " largest" : " smallest"));
-            c.cpu = weft_k_topk;
-            c.gpu = weft_cuda_k_topk;
-            c.operands = {isFloat(dtype) ? input(dtype, shape, -3, 3, 141)
-                                         : smallInts(dtype, shape, -5, 5, 141)};
-            c.results = {zeroTensor(dtype, out), zeroTensor(WEFT_I64, out)};
-            c.attrs = {axis, largest ? 1 : 0};
-            c.rtol = 0;
-            c.atol = 0;
-            expect(c);
-          }
-        }
-}
-
-/// dropout: the GPU's masks and outputs are the CPU's bit for bit (one
-/// Philox draw per element against the CPU's blocks of four), for whole
-/// tensors and for a block at offsets inside a larger one.
-void testDropout() {
-  struct Spec {
-    Dims local, global;
-    std::vector<double> offsets;
-  };
-  const Spec specs[] = {{{7, 33}, {7, 33}, {0, 0}},
-                        {{4, 1000, 3}, {4, 1000, 3}, {0, 0, 0}},
-                        {{3, 5, 8}, {6, 10, 8}, {2, 5, 0}},
-                        {{1 << 20}, {1 << 21}, {1 << 20}}};
-  for (const Spec &s : specs)
-    for (int64_t dtype : {WEFT_F32, WEFT_F64})
-      for (double ratio : {0.1, 0.5}) {
-        KernelCase c;
-        c.name = name("dropout", dtype,
-                      dimsName(s.local) + " of " + dimsName(s.global) +
-                          " ratio " + std::to_string(ratio));
-        c.cpu = weft_k_dropout;
-        c.gpu = weft_cuda_k_dropout;
-        c.operands = {
-            input(dtype, s.local, -3, 3, 141), tensorOf(WEFT_I64, {}, {7}),
-            tensorOf(WEFT_I64, {int64_t(s.offsets.size())}, s.offsets)};
-        c.results = {zeroTensor(dtype, s.local),
-                     zeroTensor(WEFT_BOOL, s.local)};
-        c.attrs = {weftDoubleToAttr(ratio), int64_t(1) << 33, 5};
-        c.attrs.insert(c.attrs.end(), s.global.begin(), s.global.end());
-        c.rtol = 0;
-        c.atol = 0;
-        expect(c);
-      }
-}
 
 int main() {
   skipWithoutGpu();

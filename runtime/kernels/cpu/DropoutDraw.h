@@ -79,7 +79,7 @@ struct DropoutCall {
   /// The block's dims, and the whole tensor's dims and row-major strides.
   int64_t dims[cpu::kMaxRank], global[cpu::kMaxRank], strides[cpu::kMaxRank];
 
-  DropoutStream drawsOf(int64_t stepValue) const {
+  WEFT_DROPOUT_HD DropoutStream drawsOf(int64_t stepValue) const {
     return {seed, uint32_t(stepValue), stream};
   }
   /// The position in the whole tensor of the block's element `index`.

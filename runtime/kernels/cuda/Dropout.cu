@@ -23,7 +23,7 @@ template <class T>
 __global__ void __launch_bounds__(kBlock)
     dropoutElements(const T *x, T *y, uint8_t *mask, int64_t total,
                     DropoutCall call) {
-  const DropoutStream draws{call.seed, uint32_t(*call.step), call.stream};
+  const DropoutStream draws = call.drawsOf(*call.step);
   const int64_t step = gridStep<int64_t>();
   for (int64_t t = gridStart<int64_t>(); t < total; t += step) {
     const uint64_t position = call.positionOf(t);

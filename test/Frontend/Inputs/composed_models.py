@@ -1,0 +1,227 @@
+"""The `composed` group of onnx_models.py: ops the importer builds from
+weft's elementwise ops, Pad and Einsum (its own module: the biggest group)."""
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper  # noqa: F401
+
+from onnx_builders import (F32, F16, I64, I32, BOOL, INT_MAX, group, vi, ints,  # noqa: F401
+                           floats, node, model, unary_model, binary_model)
+
+
+@group
+def composed():
+    """Ops the importer builds from weft's elementwise ops, Pad and Einsum."""
+    m = {}
+    x = [vi("x", F32, [2, 3])]
+    y = [vi("y", F32, None)]
+    m["sin"] = unary_model("Sin")
+    m["cos"] = unary_model("Cos")
+    m["round"] = unary_model("Round")
+    m["reciprocal"] = unary_model("Reciprocal")
+    m["abs"] = unary_model("Abs")
+    m["clip"] = model([node("Clip", ["x", "lo", "hi"], ["y"])], x, y,
+                      inits=[numpy_helper.from_array(np.array(-1, np.float32), "lo"),
+                             numpy_helper.from_array(np.array(1, np.float32), "hi")])
+    m["clip_min_only"] = model([node("Clip", ["x", "lo"], ["y"])], x, y,
+                               inits=[numpy_helper.from_array(np.array(0, np.float32), "lo")])
+    m["clip_vector_bound"] = model([node("Clip", ["x", "lo"], ["y"])], x, y,
+                                   inits=[numpy_helper.from_array(np.zeros(3, np.float32), "lo")])
+    m["clip_int_bound"] = model([node("Clip", ["x", "lo"], ["y"])], x, y,
+                                inits=[numpy_helper.from_array(np.array(0, np.int64), "lo")])
+    m["hardsigmoid"] = unary_model("HardSigmoid", alpha=0.25, beta=0.5)
+    m["hardswish"] = unary_model("HardSwish")
+    m["hardswish_int"] = unary_model("HardSwish", dtype=I32)
+    m["leakyrelu"] = unary_model("LeakyRelu", alpha=0.1)
+    m["elu"] = unary_model("Elu", alpha=0.5)
+    m["softplus"] = unary_model("Softplus")
+    m["mish"] = unary_model("Mish", opset=18)
+    m["gelu"] = unary_model("Gelu", opset=20)
+    m["gelu_tanh"] = unary_model("Gelu", opset=20, approximate="tanh")
+    m["gelu_bad"] = unary_model("Gelu", opset=20, approximate="fast")
+    m["prelu_channel"] = model([node("PRelu", ["x", "slope"], ["y"])], [vi("x", F32, [2, 3, 4])], y,
+                               inits=[floats("slope", [3])])
+    m["mean"] = model([node("Mean", ["a", "b"], ["y"])], [vi("a", F32, [2, 3]), vi("b", F32, [3])], y)
+
+    def pad(mode, pads, shape=(3, 4), extra=(), opset=17, value=None):
+        inputs = ["x", "pads"] + (["value"] if value is not None else [])
+        inits = [ints("pads", pads)]
+        if value is not None:
+            inits.append(numpy_helper.from_array(np.array(value, np.float32), "value"))
+        inputs += list(extra)
+        return model([node("Pad", inputs, ["y"], mode=mode)], [vi("x", F32, list(shape))], y,
+                     inits=inits, opset=opset)
+    m["pad_constant"] = pad("constant", [1, -1, 0, 2], value=0.5)
+    m["pad_reflect"] = pad("reflect", [0, 2, 0, 1])
+    m["pad_edge"] = pad("edge", [1, 0, 0, 0])
+    m["pad_wrap"] = pad("wrap", [0, 5, 0, 0], opset=19)
+    m["pad_wrap_opset17"] = pad("wrap", [0, 1, 0, 0])
+    m["pad_bad_mode"] = pad("mirror", [0, 1, 0, 1])
+    m["pad_wrong_count"] = pad("constant", [1, 1, 1])
+    m["pad_crop_too_much"] = pad("constant", [-2, 0, -2, 0])
+    m["pad_reflect_too_wide"] = pad("reflect", [0, 4, 0, 0])
+    m["pad_axes"] = model([node("Pad", ["x", "pads", "", "axes"], ["y"])], [vi("x", F32, [3, 4])], y,
+                          inits=[ints("pads", [2, 1]), ints("axes", [-1])], opset=18)
+
+    def einsum(eq, *shapes, dtype=F32):
+        names = ["x%d" % i for i in range(len(shapes))]
+        return model([node("Einsum", names, ["y"], equation=eq)],
+                     [vi(n, dtype, list(s)) for n, s in zip(names, shapes)], y)
+    m["einsum_heads"] = einsum("bhqd,bhkd->bhqk", (2, 4, 5, 8), (2, 4, 6, 8))
+    m["einsum_implicit"] = einsum("ij,jk", (3, 4), (4, 5))
+    m["einsum_ellipsis"] = einsum("...ij,jk->...ik", (2, 3, 4), (4, 5))
+    m["einsum_outer"] = einsum("bi,bj->bij", (2, 3), (2, 4))
+    m["einsum_diagonal"] = einsum("ii->i", (3, 3))
+    m["einsum_rank"] = einsum("ij->i", (3, 3, 3))
+    m["einsum_terms"] = einsum("ij,jk->ik", (3, 4))
+    m["einsum_unknown_label"] = einsum("ij->ik", (3, 4))
+    m["einsum_sizes"] = einsum("ij,jk->ik", (3, 4), (5, 6))
+    m["einsum_int"] = einsum("ij->ji", (3, 4), dtype=I64)
+    m["einsum_symbol"] = einsum("i$->i", (3, 4))
+
+    def convt(shape=(1, 2, 3, 3), w=(2, 3, 3, 3), **attrs):
+        return model([node("ConvTranspose", ["x", "w"], ["y"], **attrs)], [vi("x", F32, list(shape))], y,
+                     inits=[floats("w", list(w))])
+    m["convtranspose"] = convt(strides=[2, 2], pads=[1, 1, 0, 0], output_padding=[1, 0])
+    m["convtranspose_output_shape"] = convt(strides=[2, 2], output_shape=[6, 6], auto_pad="SAME_UPPER")
+    m["convtranspose_bad_outpad"] = convt(strides=[2, 2], output_padding=[2, 0])
+    m["convtranspose_bad_weight"] = convt(w=(3, 3, 3, 3))
+
+    def resize(mode, extra_inputs, inits, **attrs):
+        return model([node("Resize", ["x"] + extra_inputs, ["y"], mode=mode, **attrs)],
+                     [vi("x", F32, [1, 1, 2, 3])], y, inits=inits)
+    sizes = ints("sizes", [1, 1, 4, 5])
+    scales = numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")
+    m["resize_nearest"] = resize("nearest", ["", "scales"], [scales],
+                                 coordinate_transformation_mode="asymmetric", nearest_mode="floor")
+    m["resize_linear"] = resize("linear", ["", "", "sizes"], [sizes],
+                                coordinate_transformation_mode="align_corners")
+    m["resize_cubic"] = resize("cubic", ["", "", "sizes"], [sizes])
+    m["resize_lanczos"] = resize("lanczos", ["", "", "sizes"], [sizes])
+    m["resize_cubic_antialias"] = resize("cubic", ["", "", "sizes"], [sizes], antialias=1)
+    m["resize_both"] = resize("linear", ["", "scales", "sizes"], [sizes, scales])
+
+    m["argmax"] = model([node("ArgMax", ["x"], ["y"], axis=1, keepdims=0)], x, [vi("y", I64, None)])
+    m["argmin_last"] = model([node("ArgMin", ["x"], ["y"], axis=1, select_last_index=1)], x,
+                             [vi("y", I64, None)])
+    m["argmax_bool"] = model([node("ArgMax", ["b"], ["y"])], [vi("b", BOOL, [3])], [vi("y", I64, None)])
+    m["reducemin"] = model([node("ReduceMin", ["x"], ["y"], axes=[1])], x, y)
+    idx22 = [vi("i", I64, [2, 2])]
+    m["gather_elements"] = model([node("GatherElements", ["x", "i"], ["y"], name="ge", axis=1)],
+                                 x + idx22, y)
+    m["gather_elements_oob"] = model([node("GatherElements", ["x", "i"], ["y"], name="ge", axis=0)],
+                                     x, y, inits=[ints("i", [[0, 2]])])
+    m["gather_elements_rank"] = model([node("GatherElements", ["x", "i"], ["y"], name="ge")],
+                                      x + [vi("i", I64, [2])], y)
+    m["scatter_elements"] = model(
+        [node("ScatterElements", ["x", "i", "u"], ["y"], name="se", axis=1)],
+        x + idx22 + [vi("u", F32, [2, 2])], y)
+    m["scatter_elements_add"] = model(
+        [node("ScatterElements", ["x", "i", "u"], ["y"], name="se", reduction="add")],
+        x + idx22 + [vi("u", F32, [2, 2])], y)
+    m["scatter_elements_mul"] = model(
+        [node("ScatterElements", ["x", "i", "u"], ["y"], name="se", reduction="mul")],
+        x + idx22 + [vi("u", F32, [2, 2])], y)
+    m["scatter_elements_add_int"] = model(
+        [node("ScatterElements", ["a", "i", "b"], ["y"], name="se", reduction="add")],
+        [vi("a", I64, [2, 3])] + idx22 + [vi("b", I64, [2, 2])], [vi("y", I64, None)])
+    m["scatter_elements_updates"] = model(
+        [node("ScatterElements", ["x", "i", "u"], ["y"], name="se")],
+        x + idx22 + [vi("u", F32, [2, 1])], y)
+    labels3 = [vi("t", I64, [3])]
+    scores = [vi("s", F32, [3, 4])]
+    m["nll_of_log_softmax"] = model(
+        [node("LogSoftmax", ["s"], ["lp"], axis=1),
+         node("NegativeLogLikelihoodLoss", ["lp", "t"], ["y"], name="nll", ignore_index=-1)],
+        scores + labels3, [vi("y", F32, None)])
+    m["nll"] = model([node("NegativeLogLikelihoodLoss", ["s", "t", "w"], ["y"], name="nll")],
+                     scores + labels3 + [vi("w", F32, [4])], [vi("y", F32, None)])
+    m["nll_bad_target"] = model([node("NegativeLogLikelihoodLoss", ["s", "t"], ["y"], name="nll")],
+                                scores + [vi("t", I64, [3, 4])], [vi("y", F32, None)])
+    m["nll_bad_reduction"] = model(
+        [node("NegativeLogLikelihoodLoss", ["s", "t"], ["y"], name="nll", reduction="max")],
+        scores + labels3, [vi("y", F32, None)])
+    m["size"] = model([node("Size", ["s"], ["y"])], scores, [vi("y", I64, None)])
+    m["castlike"] = model([node("CastLike", ["s", "d"], ["y"])], scores + [vi("d", TensorProto.DOUBLE, [1])],
+                          [vi("y", TensorProto.DOUBLE, None)])
+    img = [vi("img", F32, [1, 8, 2, 3])]
+    m["depth_to_space"] = model([node("DepthToSpace", ["img"], ["y"], blocksize=2)], img, y)
+    m["depth_to_space_mode"] = model(
+        [node("DepthToSpace", ["img"], ["y"], name="d2s", blocksize=2, mode="XYZ")], img, y)
+    m["depth_to_space_channels"] = model(
+        [node("DepthToSpace", ["img"], ["y"], name="d2s", blocksize=3)], img, y)
+    m["space_to_depth_odd"] = model(
+        [node("SpaceToDepth", ["img"], ["y"], name="s2d", blocksize=2)], img, y)
+    m["cumsum"] = model([node("CumSum", ["x", "ax"], ["y"], exclusive=1)], x, y,
+                        inits=[ints("ax", 1)])
+    m["onehot_values"] = model([node("OneHot", ["t", "depth", "vals"], ["y"], name="oh")],
+                               [vi("t", I64, [3])], y,
+                               inits=[ints("depth", 4),
+                                      numpy_helper.from_array(np.zeros(3, np.float32), "vals")])
+    m["xor_float"] = model([node("Xor", ["x", "x"], ["y"], name="xor")], x, y)
+    m["eyelike"] = model([node("EyeLike", ["x"], ["y"], k=1)], x, y)
+    topk_out = [vi("v", F32, None), vi("i", I64, None)]
+    m["topk"] = model([node("TopK", ["x", "k"], ["v", "i"], name="top", largest=0, sorted=0)],
+                      x, topk_out, inits=[ints("k", [2])])
+    m["topk_k_input"] = model([node("TopK", ["x", "k"], ["v", "i"], name="top")],
+                              x + [vi("k", I64, [1])], topk_out)
+    m["topk_k_too_big"] = model([node("TopK", ["x", "k"], ["v", "i"], name="top", axis=0)],
+                                x, topk_out, inits=[ints("k", [3])])
+    m["topk_bool"] = model([node("TopK", ["b", "k"], ["v", "i"], name="top")],
+                           [vi("b", BOOL, [3])], [vi("v", BOOL, None), vi("i", I64, None)],
+                           inits=[ints("k", [1])])
+    m["reducelogsumexp"] = model([node("ReduceLogSumExp", ["x"], ["y"], axes=[1], keepdims=0)], x, y)
+    m["instancenorm"] = model([node("InstanceNormalization", ["x", "s", "b"], ["y"], epsilon=1e-3)],
+                              [vi("x", F32, [2, 3, 4, 5])], y, inits=[floats("s", [3]), floats("b", [3])])
+    m["instancenorm_bad_scale"] = model([node("InstanceNormalization", ["x", "s", "b"], ["y"])],
+                                        [vi("x", F32, [2, 3, 4])], y,
+                                        inits=[floats("s", [4]), floats("b", [3])])
+    m["tile"] = model([node("Tile", ["x", "r"], ["y"])], x, y, inits=[ints("r", [2, 1])])
+    m["tile_bad"] = model([node("Tile", ["x", "r"], ["y"])], x, y, inits=[ints("r", [2])])
+
+    ab = [vi("a", I64, [4]), vi("b", I64, [4])]
+    m["mod_int"] = model([node("Mod", ["a", "b"], ["y"])], ab, [vi("y", I64, None)])
+    m["mod_folded"] = model([node("Mod", ["a", "b"], ["y"])], [], [vi("y", I64, None)],
+                            inits=[ints("a", [7, -7, 7, -7]), ints("b", [3, 3, -3, -3])])
+    m["mod_fmod_folded"] = model([node("Mod", ["a", "b"], ["y"], fmod=1)], [], [vi("y", I64, None)],
+                                 inits=[ints("a", [7, -7, 7, -7]), ints("b", [3, 3, -3, -3])])
+    m["mod_float"] = model([node("Mod", ["a", "b"], ["y"], fmod=1)],
+                           [vi("a", F32, [8]), vi("b", F32, [8])], [vi("y", F32, None)])
+    m["mod_float_folded"] = model(
+        [node("Constant", [], ["a"], value=numpy_helper.from_array(
+            np.array([7.5, -7.5, 1e10, 3.0], np.float32))),
+         node("Constant", [], ["b"], value=numpy_helper.from_array(
+             np.array([2.0, 2.0, 3.0, np.inf], np.float32))),
+         node("Mod", ["a", "b"], ["y"], fmod=1)], [], [vi("y", F32, None)])
+    m["mod_by_zero"] = model([node("Mod", ["a", "b"], ["y"])], [vi("a", I64, [4])], [vi("y", I64, None)],
+                             inits=[ints("b", [3, 0, 1, 2])])
+    m["argmax_empty"] = model([node("ArgMax", ["e"], ["y"], axis=0)], [vi("e", F32, [0, 3])],
+                              [vi("y", I64, None)])
+    m["mod_float_no_fmod"] = model([node("Mod", ["a", "b"], ["y"])],
+                                   [vi("a", F32, [4]), vi("b", F32, [4])], y)
+    m["scatternd"] = model(
+        [node("Constant", [], ["d"], value=numpy_helper.from_array(np.zeros((2, 3), np.float32))),
+         node("Constant", [], ["u"], value=numpy_helper.from_array(np.array([5, 6], np.float32))),
+         node("ScatterND", ["d", "i", "u"], ["y"])], [], y, inits=[ints("i", [[1, 2], [0, 0]])])
+    # Float initializers are trainable parameters: not folded.
+    m["scatternd_params"] = model([node("ScatterND", ["d", "i", "u"], ["y"])], [], y,
+                                  inits=[numpy_helper.from_array(np.zeros((2, 3), np.float32), "d"),
+                                         ints("i", [[1, 2], [0, 0]]),
+                                         numpy_helper.from_array(np.array([5, 6], np.float32), "u")])
+    m["scatternd_computed"] = model([node("ScatterND", ["x", "i", "u"], ["y"])], x, y,
+                                    inits=[ints("i", [[1]]),
+                                           numpy_helper.from_array(np.ones((1, 3), np.float32), "u")])
+    m["scatternd_runtime_indices"] = model(
+        [node("ScatterND", ["x", "i", "u"], ["y"])], x + [vi("i", I64, [1, 1]), vi("u", F32, [1, 3])], y)
+    m["scatternd_computed_mul"] = model(
+        [node("ScatterND", ["x", "i", "u"], ["y"], name="snd", reduction="mul")], x, y,
+        inits=[ints("i", [[1]]), numpy_helper.from_array(np.ones((1, 3), np.float32), "u")],
+        opset=18)
+    m["gathernd"] = model([node("GatherND", ["x", "i"], ["y"])], x + [vi("i", I64, [2, 1])], y)
+    m["gathernd_batch"] = model([node("GatherND", ["x", "i"], ["y"], name="gnd", batch_dims=1)],
+                                x, y, inits=[ints("i", [[2], [0]])])
+    m["gathernd_bad"] = model([node("GatherND", ["x", "i"], ["y"], name="gnd")], x, y,
+                              inits=[ints("i", [[0, 1, 2]])])
+    m["scatternd_bad_reduction"] = model(
+        [node("ScatterND", ["d", "i", "u"], ["y"], reduction="sum")], [], y,
+        inits=[numpy_helper.from_array(np.zeros((2, 3), np.float32), "d"), ints("i", [[1]]),
+               numpy_helper.from_array(np.ones((1, 3), np.float32), "u")], opset=18)
+    return m
