@@ -14,6 +14,8 @@
 //   to 4x fewer of them).
 // - Depthwise convs (one input channel per group) are computed directly, one
 //   output plane per task: their gemms would be degenerate.
+// - Taps that read only padding for every output (a 3x3 "same" conv on 1x1
+//   images has eight) are dropped first (ConvTaps.h).
 // - Every other conv is, per (image, group) item, the gemm
 //     y_g[OCg, P] = w_g[OCg, K] x cols[K, P] (+ bias),  K = Cg * taps,
 //   with vectors along the P output positions (the large dimension), cols
@@ -23,9 +25,12 @@
 //   own columns (a few hundred KiB, k-blocked) in its own scratch and
 //   multiplies all of w_g by it while it is in L2. With few columns (late,
 //   low-resolution stages), one shared im2col matrix is built in parallel and
-//   the output channels are split over the pool; when P would waste vector
-//   lanes (7x7 = 49 of 64) the product is turned around, y_g^T = cols^T x
-//   w_g^T, with vectors along output channels.
+//   the output channels are split over the pool; with fewer than
+//   kBatchedPositions positions, several images share that matrix side by
+//   side, so one product reads the weights for all of them (at 1x1 each
+//   image alone would be a matrix-vector product). When the columns would
+//   waste vector lanes (7x7 = 49 of 64) the product is turned around,
+//   y_g^T = cols^T x w_g^T, with vectors along output channels.
 // - im2col rows are masked vector copies of "phase planes" of the input
 //   (usesPhasePlanes) when the geometry allows, else copied output row by
 //   output row. 1x1 stride-1 unpadded convs use x itself as cols; other 1x1
@@ -33,7 +38,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ConvGeometry.h"
+#include "ConvForward.h"
+#include "ConvTaps.h"
 #include "Gemm.h"
 #include "Parallel.h"
 #include "RowOps.h"
@@ -57,6 +63,10 @@ constexpr int64_t kSharedFloats = int64_t(1) << 20;
 /// Columns per thread from which one image's columns are split over the
 /// pool rather than its output channels.
 constexpr int64_t kSplitColumnsPerThread = 256;
+/// Output positions per image below which images are multiplied together
+/// (convImages), and the columns of one such product at most.
+constexpr int64_t kBatchedPositions = 64;
+constexpr int64_t kBatchedColumns = 512;
 /// Multiply-adds below which a range of work is not worth a thread.
 constexpr int64_t kMinParallelMacs = int64_t(1) << 17;
 
@@ -365,7 +375,9 @@ void convColumns(const ConvProblem &p, int64_t item, int64_t c0, int64_t c1) {
   // tile of the range has a partial vector.
   const int64_t width = ((c1 - c0 + blocks - 1) / blocks + 15) / 16 * 16;
   const int64_t ld = paddedColumns(width);
-  int64_t rows = kBlockFloats / ld;
+  // k blocks sized for the widest block, so that they (and each output's
+  // order of additions) do not depend on how the pool cut the columns.
+  int64_t rows = kBlockFloats / paddedColumns(kBlockColumns);
   const int64_t kBlocks = (k + rows - 1) / (rows < 1 ? 1 : rows);
   rows = (k + kBlocks - 1) / kBlocks;
   float *cols = scratch<float>(0, rows * ld);
@@ -443,57 +455,91 @@ WEFT_TARGET_AVX512 void untransposeAvx512(const float *yt, const float *bias,
 }
 #endif
 
-/// One item with all threads: a shared im2col matrix, then the output
-/// channels split over the pool.
-void convShared(const ConvProblem &p, int64_t item) {
-  const int64_t k = p.depth(), n = p.positions(), ocg = p.ocg;
-  const float *xg = p.input(item);
-  const float *wg = p.weights(item);
-  const float *bias = p.biasOf(item);
-  float *yg = p.output(item);
-  const int threads = numThreads();
-  const bool transposed = transposedPays(ocg, n);
-  // Output channels per range: whole vectors when they run along them.
+/// Images [n0, n1) of group `grp` with all threads: one shared im2col
+/// matrix of their columns side by side (image by image), then the gemm
+/// y'[OCg, images x P] = w_g x cols with the output channels split over the
+/// pool. With few positions per image, several images make one product, so
+/// the weights are read once for all of them rather than once per image (at
+/// P = 1 each per-image product would be a matrix-vector product). When the
+/// columns would waste vector lanes, the product runs turned around with
+/// vectors along output channels (transposedPays). y' is then spread into y
+/// with the bias, except for one image in the plain orientation, whose y'
+/// is its part of y.
+void convImages(const ConvProblem &p, int64_t grp, int64_t n0, int64_t n1) {
+  const int64_t k = p.depth(), P = p.positions(), ocg = p.ocg;
+  const int64_t cols = (n1 - n0) * P;
+  const float *wg = p.weights(grp);
+  const float *bias = p.biasOf(grp);
+  const bool transposed = transposedPays(ocg, cols);
+  const bool inPlace = n1 - n0 == 1 && !transposed;
   const int64_t units = transposed ? (ocg + 15) / 16 : ocg;
   const int64_t unit = transposed ? 16 : 1;
+  const int threads = numThreads();
   int64_t grain = (units + threads - 1) / threads;
   if (grain * unit < 8)
     grain = (8 + unit - 1) / unit;
-  // y_g^T, when transposed.
-  float *yt = transposed ? scratch<float>(1, n * ocg) : nullptr;
-
-  const bool direct = p.pointwise();
-  const int64_t ld = direct ? n : paddedColumns(n);
+  // One pointwise image is its own im2col matrix.
+  const bool direct = n1 - n0 == 1 && p.pointwise();
+  const int64_t ld = direct ? P : paddedColumns(cols);
   int64_t rows = direct ? k : kSharedFloats / ld;
   const int64_t kBlocks = (k + rows - 1) / (rows < 1 ? 1 : rows);
   rows = (k + kBlocks - 1) / kBlocks;
   float *buffer = direct ? nullptr : scratch<float>(0, rows * ld);
+  // y' as [OCg, cols], or its transpose [cols, OCg].
+  float *out =
+      inPlace ? p.output(n0 * p.groups + grp) : scratch<float>(1, ocg * cols);
   for (int64_t k0 = 0; k0 < k; k0 += rows) {
     const int64_t k1 = k0 + rows < k ? k0 + rows : k;
-    const float *cols = direct ? xg + k0 * n : buffer;
+    const float *colsAt =
+        direct ? p.input(n0 * p.groups + grp) + k0 * P : buffer;
     if (!direct)
-      parallelFor(k1 - k0, grainFor(n), [&](int64_t r0, int64_t r1) {
-        im2col(p, item, k0 + r0, k0 + r1, 0, n, buffer + r0 * ld, ld);
+      parallelFor(k1 - k0, grainFor(cols), [&](int64_t r0, int64_t r1) {
+        for (int64_t n = n0; n < n1; ++n) {
+          float *dst = buffer + r0 * ld + (n - n0) * P;
+          if (!p.pointwise()) {
+            im2col(p, n * p.groups + grp, k0 + r0, k0 + r1, 0, P, dst, ld);
+            continue;
+          }
+          // Row r of the columns is input channel r of each image.
+          const float *x = p.input(n * p.groups + grp);
+          for (int64_t r = r0; r < r1; ++r)
+            std::memcpy(dst + (r - r0) * ld, x + (k0 + r) * P,
+                        static_cast<size_t>(P) * sizeof(float));
+        }
       });
     parallelFor(units, grain, [&](int64_t u0, int64_t u1) {
       const int64_t m0 = u0 * unit, m1 = u1 * unit < ocg ? u1 * unit : ocg;
       if (transposed)
-        gemmTile(n, m1 - m0, k1 - k0, cols, ld, true, wg + m0 * k + k0, k, true,
-                 yt + m0, ocg, nullptr, k0 > 0);
+        gemmTile(cols, m1 - m0, k1 - k0, colsAt, ld, true, wg + m0 * k + k0, k,
+                 true, out + m0, ocg, nullptr, k0 > 0);
       else
-        gemmTile(m1 - m0, n, k1 - k0, wg + m0 * k + k0, k, cols, ld,
-                 yg + m0 * n, n, bias ? bias + m0 : nullptr, k0 > 0);
+        gemmTile(m1 - m0, cols, k1 - k0, wg + m0 * k + k0, k, colsAt, ld,
+                 out + m0 * cols, cols, inPlace && bias ? bias + m0 : nullptr,
+                 k0 > 0);
     });
   }
-  if (transposed)
-    parallelFor((ocg + 15) / 16, grainFor(16 * n), [&](int64_t u0, int64_t u1) {
-      const int64_t o0 = u0 * 16, o1 = u1 * 16 < ocg ? u1 * 16 : ocg;
+  if (inPlace)
+    return;
+  parallelFor(n1 - n0, grainFor(ocg * P), [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      float *y = p.output((n0 + i) * p.groups + grp);
+      if (!transposed) {
+        for (int64_t o = 0; o < ocg; ++o) {
+          const float add = bias ? bias[o] : 0.0f;
+          for (int64_t q = 0; q < P; ++q)
+            y[o * P + q] = out[o * cols + i * P + q] + add;
+        }
+        continue;
+      }
 #if WEFT_HAVE_AVX512_KERNELS
-      if (gemmUsesOwnKernels())
-        return untransposeAvx512(yt, bias, yg, n, ocg, o0, o1);
+      if (gemmUsesOwnKernels()) {
+        untransposeAvx512(out + i * P * ocg, bias, y, P, ocg, 0, ocg);
+        continue;
+      }
 #endif
-      untranspose(yt, bias, yg, n, ocg, o0, o1);
-    });
+      untranspose(out + i * P * ocg, bias, y, P, ocg, 0, ocg);
+    }
+  });
 }
 
 /// Depthwise (one input channel per group), 1-D or 2-D: output plane
@@ -530,29 +576,25 @@ void depthwisePlane(const ConvProblem &p, int64_t plane) {
 
 } // namespace
 
-extern "C" void weft_k_conv(void *const *bufs, const int64_t *desc) {
-  if (runBF16AsF32(bufs, desc, 1, weft_k_conv))
-    return;
-  KernelArgs args("conv", bufs, desc);
-  args.expectTensors(3, 4);
-  args.expectAttrs(2);
-  const bool hasBias = args.attr(0) != 0;
-  args.expectTensors(hasBias ? 4 : 3, hasBias ? 4 : 3);
-  for (int i = 0; i < args.numTensors(); ++i)
-    if (args.tensor(i).dtype != WEFT_F32)
-      args.unsupportedDType(args.tensor(i).dtype);
-  const TensorArg &x = args.tensor(0);
-  const TensorArg &w = args.tensor(1);
-  const TensorArg &y = args.tensor(hasBias ? 3 : 2);
+void weft::cpu::convForward(const ConvShape &shape, const float *x,
+                            const float *w, const float *bias, float *y) {
   ConvProblem p;
-  static_cast<ConvShape &>(p) =
-      makeConvShape(args, x, y, w, 1, "expected x, w and y of equal rank >= 3");
-  p.x = x.as<float>();
-  p.w = w.as<float>();
-  p.bias = hasBias ? args.tensor(2).as<float>() : nullptr;
-  p.y = y.as<float>();
-  if (y.numel == 0)
-    return;
+  static_cast<ConvShape &>(p) = shape;
+  p.x = x;
+  p.w = w;
+  p.bias = bias;
+  p.y = y;
+
+  LiveTaps live;
+  if (findDeadTaps(p, live)) {
+    const int64_t pairs = p.outChannels * p.cg;
+    float *cut = scratch<float>(kOperandSlot, pairs * live.shape.taps());
+    parallelFor(pairs, grainFor(p.taps()), [&](int64_t q0, int64_t q1) {
+      cutWeights(live, q0, q1, p.w, cut);
+    });
+    static_cast<ConvShape &>(p) = live.shape;
+    p.w = cut;
+  }
 
   const int threads = numThreads();
   if (p.cg == 1 && p.g.kernel[0] == 1 && p.g.in[0] == 1 && p.g.out[0] == 1 &&
@@ -600,17 +642,24 @@ extern "C" void weft_k_conv(void *const *bufs, const int64_t *desc) {
     }
   }
 #endif
-  if (transposedPays(p.ocg, n)) {
+  if (n < kBatchedPositions && p.batch > 1) {
+    // Few positions: images side by side, in chunks of at most
+    // kBatchedColumns columns.
+    const int64_t chunk = n >= kBatchedColumns ? 1 : kBatchedColumns / n;
+    for (int64_t grp = 0; grp < p.groups; ++grp)
+      for (int64_t n0 = 0; n0 < p.batch; n0 += chunk)
+        convImages(p, grp, n0, n0 + chunk < p.batch ? n0 + chunk : p.batch);
+  } else if (transposedPays(p.ocg, n)) {
     // Few positions: items one after another, each split over the pool, or
     // (with enough items) whole items per thread.
     if (items >= threads)
       parallelFor(items, 1, [&](int64_t i0, int64_t i1) {
         for (int64_t i = i0; i < i1; ++i)
-          convShared(p, i);
+          convImages(p, i % p.groups, i / p.groups, i / p.groups + 1);
       });
     else
       for (int64_t i = 0; i < items; ++i)
-        convShared(p, i);
+        convImages(p, i % p.groups, i / p.groups, i / p.groups + 1);
   } else if (items >= threads || n >= kSplitColumnsPerThread * threads ||
              p.ocg < 16) {
     // Units of 16 columns; the pool's dynamic ranges even out the threads.
@@ -621,6 +670,28 @@ extern "C" void weft_k_conv(void *const *bufs, const int64_t *desc) {
                 [&](int64_t u0, int64_t u1) { convColumnRange(p, u0, u1); });
   } else {
     for (int64_t i = 0; i < items; ++i)
-      convShared(p, i);
+      convImages(p, i % p.groups, i / p.groups, i / p.groups + 1);
   }
+}
+
+extern "C" void weft_k_conv(void *const *bufs, const int64_t *desc) {
+  if (runBF16AsF32(bufs, desc, 1, weft_k_conv))
+    return;
+  KernelArgs args("conv", bufs, desc);
+  args.expectTensors(3, 4);
+  args.expectAttrs(2);
+  const bool hasBias = args.attr(0) != 0;
+  args.expectTensors(hasBias ? 4 : 3, hasBias ? 4 : 3);
+  for (int i = 0; i < args.numTensors(); ++i)
+    if (args.tensor(i).dtype != WEFT_F32)
+      args.unsupportedDType(args.tensor(i).dtype);
+  const TensorArg &x = args.tensor(0);
+  const TensorArg &w = args.tensor(1);
+  const TensorArg &y = args.tensor(hasBias ? 3 : 2);
+  const ConvShape shape =
+      makeConvShape(args, x, y, w, 1, "expected x, w and y of equal rank >= 3");
+  if (y.numel == 0)
+    return;
+  convForward(shape, x.as<float>(), w.as<float>(),
+              hasBias ? args.tensor(2).as<float>() : nullptr, y.as<float>());
 }

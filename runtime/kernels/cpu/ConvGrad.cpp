@@ -7,17 +7,25 @@
 //   dx_g = col2im(w_g^T x dy_g)          (conv_grad_input)
 //   dw_g = sum over images of dy_g x cols^T    (conv_grad_weight)
 //
-// both with cblas_sgemm over column blocks of whole output rows. Work
-// splits into tasks whose shapes depend only on the problem, never on the
-// thread count, and every sum runs in a fixed order inside one task (or, for
-// dw over batch chunks, partials added in chunk order), so results are
-// bitwise the same for any number of threads. grad_input tasks own whole
-// input channels, so col2im never races. Convs with one input channel per
-// group and few outputs per group (depthwise) are computed directly.
+// Taps that read only padding are dropped first (ConvTaps.h). With unit
+// strides dx is itself a conv of dy (gradInputAsConv) and runs on conv's
+// forward, Winograd included. With fewer than kBatchedPositions positions
+// per image, the products run over many images' columns at once
+// (gemmTile), so w is read, and dw accumulated, once for all of them.
+// Otherwise the gemms are cblas_sgemm over column blocks of whole output
+// rows. Work splits into tasks whose shapes depend only on the problem,
+// never on the thread count, and every sum runs in a fixed order inside one
+// task (or, for dw over batch chunks, partials added in chunk order), so
+// results are bitwise the same for any number of threads. grad_input tasks
+// own whole input channels, so col2im never races. Convs with one input
+// channel per group and few outputs per group (depthwise) are computed
+// directly.
 //
 //===----------------------------------------------------------------------===//
 
-#include "ConvGeometry.h"
+#include "ConvForward.h"
+#include "ConvTaps.h"
+#include "Gemm.h"
 #include "GradRowOps.h"
 #include "Parallel.h"
 #include "RowOps.h"
@@ -335,6 +343,174 @@ void gemmGradWeight(const ConvGradProblem &p, const float *x, const float *dy,
   });
 }
 
+//===-- stride 1: the input gradient as a conv ----------------------------===//
+
+/// With unit strides, dx[i] = sum over taps t of dy[i + pad - t * dilation]
+/// w[t] is itself a conv: of dy, by the kernel flipped along every dim with
+/// its input and output channels swapped, with (kernel - 1) * dilation -
+/// pad leading padding. Running it through conv's forward gives the
+/// input gradient Winograd, the images-together products and every other
+/// path of the forward, and needs no col2im.
+bool gradInputIsConv(const ConvShape &p) {
+  for (int d = 0; d < WindowGeometry::kDims; ++d)
+    if (p.g.stride[d] != 1 ||
+        (p.g.kernel[d] - 1) * p.g.dilation[d] < p.g.padBegin[d])
+      return false;
+  return true;
+}
+
+void gradInputAsConv(const ConvShape &p, const float *dy, const float *w,
+                     float *dx) {
+  ConvShape t = p;
+  for (int d = 0; d < WindowGeometry::kDims; ++d) {
+    const int64_t span = (p.g.kernel[d] - 1) * p.g.dilation[d];
+    t.g.in[d] = p.g.out[d];
+    t.g.out[d] = p.g.in[d];
+    t.g.padBegin[d] = span - p.g.padBegin[d];
+    t.g.padEnd[d] = span > p.g.padEnd[d] ? span - p.g.padEnd[d] : 0;
+  }
+  t.channels = p.outChannels;
+  t.outChannels = p.channels;
+  t.cg = p.ocg;
+  t.ocg = p.cg;
+  // w'[g, c, o, T - 1 - tap] = w[g, o, c, tap] (taps flattened row-major,
+  // so reversing them flips every dim).
+  const int64_t T = p.taps();
+  float *flipped = scratch<float>(kOuterOperandSlot, p.outChannels * p.cg * T);
+  parallelFor(p.channels, grainFor(p.ocg * T), [&](int64_t b, int64_t e) {
+    for (int64_t row = b; row < e; ++row) { // g * cg + c
+      const int64_t grp = row / p.cg, c = row % p.cg;
+      for (int64_t o = 0; o < p.ocg; ++o) {
+        const float *src = w + ((grp * p.ocg + o) * p.cg + c) * T;
+        float *dst = flipped + (row * p.ocg + o) * T;
+        for (int64_t i = 0; i < T; ++i)
+          dst[i] = src[T - 1 - i];
+      }
+    }
+  });
+  convForward(t, dy, flipped, nullptr, dx);
+}
+
+//===-- few output positions: images side by side -------------------------===//
+
+/// Output positions per image below which the gradients multiply the columns
+/// of many images at once, as conv does (Conv.cpp's convImages), so that each
+/// product reads w or accumulates dw once for all of them; the columns of one
+/// such product at most; multiply-adds per task.
+constexpr int64_t kBatchedPositions = 64;
+constexpr int64_t kBatchedColumns = 512;
+constexpr int64_t kBatchedTaskMacs = int64_t(1) << 21;
+
+bool batchesImages(const ConvGradProblem &p) {
+  return p.g.outSize() < kBatchedPositions && p.batch > 1;
+}
+
+/// Images per batched product.
+int64_t batchedImages(const ConvGradProblem &p) {
+  const int64_t P = p.g.outSize();
+  return P >= kBatchedColumns ? 1 : kBatchedColumns / P;
+}
+
+/// dy of images [n0, n1) and group grp as one [OCg, images x P] matrix,
+/// image by image along its rows.
+void gatherImages(const ConvGradProblem &p, const float *dy, int64_t grp,
+                  int64_t n0, int64_t n1, float *dst) {
+  const int64_t P = p.g.outSize(), cols = (n1 - n0) * P;
+  parallelFor(p.ocg, grainFor(cols), [&](int64_t o0, int64_t o1) {
+    for (int64_t o = o0; o < o1; ++o)
+      for (int64_t n = n0; n < n1; ++n) {
+        const float *src = dy + (n * p.outChannels + grp * p.ocg + o) * P;
+        float *row = dst + o * cols + (n - n0) * P;
+        for (int64_t q = 0; q < P; ++q)
+          row[q] = src[q];
+      }
+  });
+}
+
+/// Input channels [c0, c1) of group grp of image n, `dxg` the image's
+/// group, from rows [c0 * T, c1 * T) of the columns' gradient `cols` (the
+/// image's P columns, `ld` floats per row).
+void imageGradInput(const ConvGradProblem &p, const float *cols, int64_t ld,
+                    int64_t c0, int64_t c1, float *dxg) {
+  const WindowGeometry &g = p.g;
+  float *dst = dxg + c0 * g.inSize();
+  if (p.pointwise()) {
+    for (int64_t c = c0; c < c1; ++c, dst += g.inSize())
+      for (int64_t q = 0; q < g.inSize(); ++q)
+        dst[q] = cols[(c - c0) * ld + q];
+    return;
+  }
+  std::memset(dst, 0,
+              static_cast<size_t>((c1 - c0) * g.inSize()) * sizeof(float));
+  col2imRows(g, cols, c0 * p.taps(), c1 * p.taps(), 0, g.out[0] * g.out[1], ld,
+             dxg);
+}
+
+/// dx of images [n0, n1) and group grp: the columns' gradient
+/// w_g^T x dy' (dy' from gatherImages) for all the images at once, tasks
+/// owning whole input channels (so col2im never races) in chunks sized by
+/// the problem alone.
+void gradInputImages(const ConvGradProblem &p, const float *dy, const float *w,
+                     float *dx, int64_t grp, int64_t n0, int64_t n1) {
+  const int64_t T = p.taps(), P = p.g.outSize(), k = p.cg * T;
+  const int64_t cols = (n1 - n0) * P;
+  float *dyc = scratch<float>(1, p.ocg * cols);
+  gatherImages(p, dy, grp, n0, n1, dyc);
+  const float *wg = w + grp * p.ocg * k;
+  const int64_t chunkC = clamp(ceilDiv(kBatchedTaskMacs, p.ocg * T * cols),
+                               ceilDiv(kMinTaskRows, T), p.cg);
+  parallelFor(ceilDiv(p.cg, chunkC), 1, [&](int64_t b, int64_t e) {
+    for (int64_t t = b; t < e; ++t) {
+      const int64_t c0 = t * chunkC;
+      const int64_t c1 = c0 + chunkC < p.cg ? c0 + chunkC : p.cg;
+      float *buf = scratch<float>(0, (c1 - c0) * T * cols);
+      gemmTile((c1 - c0) * T, cols, p.ocg, wg + c0 * T, k, true, dyc, cols,
+               false, buf, cols, nullptr, false);
+      for (int64_t n = n0; n < n1; ++n)
+        imageGradInput(p, buf + (n - n0) * P, cols, c0, c1,
+                       dx + (n * p.channels + grp * p.cg) * p.g.inSize());
+    }
+  });
+}
+
+/// Adds (or, with !accumulate, writes) the dw of group grp from images
+/// [n0, n1): dy' x cols^T over all their columns at once, tasks owning
+/// ranges of dw's columns (rows of the im2col matrix) sized by the problem
+/// alone, each building the im2col rows it needs.
+void gradWeightImages(const ConvGradProblem &p, const float *x, const float *dy,
+                      float *dw, int64_t grp, int64_t n0, int64_t n1,
+                      bool accumulate) {
+  const WindowGeometry &g = p.g;
+  const int64_t P = g.outSize(), k = p.cg * p.taps();
+  const int64_t cols = (n1 - n0) * P;
+  float *dyc = scratch<float>(1, p.ocg * cols);
+  gatherImages(p, dy, grp, n0, n1, dyc);
+  float *dwg = dw + grp * p.ocg * k;
+  const int64_t chunkRows =
+      ceilDiv(clamp(ceilDiv(kBatchedTaskMacs, p.ocg * cols), kMinTaskRows, k),
+              16) *
+      16;
+  parallelFor(ceilDiv(k, chunkRows), 1, [&](int64_t b, int64_t e) {
+    for (int64_t t = b; t < e; ++t) {
+      const int64_t q0 = t * chunkRows;
+      const int64_t q1 = q0 + chunkRows < k ? q0 + chunkRows : k;
+      float *buf = scratch<float>(0, (q1 - q0) * cols);
+      for (int64_t n = n0; n < n1; ++n) {
+        const float *xg = x + (n * p.channels + grp * p.cg) * g.inSize();
+        float *dst = buf + (n - n0) * P;
+        if (p.pointwise())
+          for (int64_t r = q0; r < q1; ++r)
+            for (int64_t q = 0; q < P; ++q)
+              dst[(r - q0) * cols + q] = xg[r * P + q];
+        else
+          im2colRows(g, xg, q0, q1, 0, g.out[0] * g.out[1], dst, cols);
+      }
+      gemmTile(p.ocg, q1 - q0, cols, dyc, cols, false, buf, cols, true,
+               dwg + q0, k, nullptr, accumulate);
+    }
+  });
+}
+
 } // namespace
 
 extern "C" void weft_k_conv_grad_input(void *const *bufs, const int64_t *desc) {
@@ -354,6 +530,18 @@ extern "C" void weft_k_conv_grad_input(void *const *bufs, const int64_t *desc) {
     std::memset(pdx, 0, static_cast<size_t>(dx.numel) * sizeof(float));
     return;
   }
+  LiveTaps live;
+  if (findDeadTaps(p, live)) {
+    const int64_t pairs = p.outChannels * p.cg;
+    float *cut = scratch<float>(kOperandSlot, pairs * live.shape.taps());
+    parallelFor(pairs, grainFor(p.taps()), [&](int64_t q0, int64_t q1) {
+      cutWeights(live, q0, q1, pw, cut);
+    });
+    static_cast<ConvShape &>(p) = live.shape;
+    pw = cut;
+  }
+  if (gradInputIsConv(p))
+    return gradInputAsConv(p, pdy, pw, pdx);
   const int64_t T = p.taps(), P = g.outSize();
   if (p.direct()) {
     parallelFor(p.batch * p.channels, grainFor(g.inSize() + p.ocg * T * P),
@@ -361,6 +549,14 @@ extern "C" void weft_k_conv_grad_input(void *const *bufs, const int64_t *desc) {
                   for (int64_t i = b; i < e; ++i)
                     directGradInputPlane(p, pdy, pw, pdx, i);
                 });
+    return;
+  }
+  if (batchesImages(p)) {
+    const int64_t chunk = batchedImages(p);
+    for (int64_t grp = 0; grp < p.groups; ++grp)
+      for (int64_t n0 = 0; n0 < p.batch; n0 += chunk)
+        gradInputImages(p, pdy, pw, pdx, grp, n0,
+                        n0 + chunk < p.batch ? n0 + chunk : p.batch);
     return;
   }
   const int64_t macsPerChannel = p.ocg * T * P;
@@ -397,14 +593,40 @@ extern "C" void weft_k_conv_grad_weight(void *const *bufs,
     std::memset(pdw, 0, static_cast<size_t>(dw.numel) * sizeof(float));
     return;
   }
+  // With dead taps (ConvTaps.h), the cut conv's dw is computed into
+  // `target` and spread out over the full kernel at the end.
+  LiveTaps live;
+  const bool cut = findDeadTaps(p, live);
+  const int64_t pairs = p.outChannels * p.cg;
+  float *target = pdw;
+  int64_t targetNumel = dw.numel;
+  if (cut) {
+    static_cast<ConvShape &>(p) = live.shape;
+    targetNumel = pairs * p.taps();
+    target = scratch<float>(kOperandSlot, targetNumel);
+  }
   if (p.direct()) {
     parallelFor(p.outChannels, grainFor(p.batch * p.g.outSize() * p.taps()),
                 [&](int64_t b, int64_t e) {
                   float *acc = scratch<float>(0, p.taps() * p.g.out[2]);
                   for (int64_t oc = b; oc < e; ++oc)
-                    directGradWeightChannel(p, px, pdy, pdw, oc, acc);
+                    directGradWeightChannel(p, px, pdy, target, oc, acc);
                 });
-    return;
+  } else if (batchesImages(p)) {
+    // Image chunks one after another, so dw sums them in a fixed order.
+    const int64_t chunk = batchedImages(p);
+    for (int64_t grp = 0; grp < p.groups; ++grp)
+      for (int64_t n0 = 0; n0 < p.batch; n0 += chunk)
+        gradWeightImages(p, px, pdy, target, grp, n0,
+                         n0 + chunk < p.batch ? n0 + chunk : p.batch, n0 > 0);
+  } else {
+    gemmGradWeight(p, px, pdy, target, targetNumel);
   }
-  gemmGradWeight(p, px, pdy, pdw, dw.numel);
+  if (cut)
+    parallelFor(
+        pairs,
+        grainFor(live.fullKernel[0] * live.fullKernel[1] * live.fullKernel[2]),
+        [&](int64_t q0, int64_t q1) {
+          uncutWeights(live, q0, q1, target, pdw);
+        });
 }

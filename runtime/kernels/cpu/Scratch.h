@@ -14,7 +14,14 @@ namespace weft {
 namespace cpu {
 
 /// Independent scratch buffers a kernel may hold at once, per thread.
-constexpr int kScratchSlots = 6;
+/// Kernels use slots 0-4 as they like and the gemm tiles slot 5. The operand
+/// slots hold an operand a kernel prepares on the calling thread before its
+/// parallel work, which no task touches: kOperandSlot conv's cut weights,
+/// kOuterOperandSlot what a kernel built on another one (conv_grad_input
+/// on conv) prepares for it.
+constexpr int kScratchSlots = 8;
+constexpr int kOperandSlot = 6;
+constexpr int kOuterOperandSlot = 7;
 
 /// At least `bytes` bytes, 64-byte aligned, owned by the calling thread and
 /// valid until its next call with the same slot.

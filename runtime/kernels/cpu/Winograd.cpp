@@ -18,7 +18,10 @@
 // and M of the whole image) transform the whole image's input first, then
 // give each thread blocks of output channels: it builds its slice of U in
 // its own cache and runs all gemms and the output transform of the slice,
-// so U never makes a round trip through memory.
+// so U never makes a round trip through memory. Small images go through
+// in passes of several (at least kPassTiles tiles, tiles numbered image by
+// image), so the gemms have enough rows and the weights are transformed
+// once per pass rather than once per image.
 //
 // m = 2 (A = 4) has transforms of additions and halvings only and rounds
 // like direct convolution. m = 4 (A = 6) needs 1.8x fewer multiply-adds
@@ -85,6 +88,16 @@ constexpr int64_t kBlockFloats = int64_t(160) << 10;
 
 int64_t roundUp16(int64_t v) { return (v + 15) / 16 * 16; }
 
+/// Tiles of a pass at least, when images are small enough to share one.
+constexpr int64_t kPassTiles = 64;
+
+/// Images of `batch` that one pass transforms and multiplies together,
+/// with `tiles` output tiles each.
+int64_t imagesPerPass(int64_t tiles, int64_t batch) {
+  const int64_t images = (kPassTiles + tiles - 1) / tiles;
+  return images < 1 ? 1 : images > batch ? batch : images;
+}
+
 std::atomic<int> gForced{0};
 
 #if WEFT_HAVE_AVX512_KERNELS
@@ -120,7 +133,8 @@ apply(const float (&mat)[R][C], const __m512 *in, int is, __m512 *out, int os) {
 
 struct Shape {
   int64_t c, oc, cp, ocp; // channels, padded to 16
-  int64_t tilesH, tilesW; // output tiles
+  int64_t tilesH, tilesW; // output tiles of one image
+  int64_t tiles;          // tilesH * tilesW
   int64_t hp, wp;         // padded input extent
   int64_t inH, inW, outH, outW, padTop, padLeft;
 };
@@ -179,13 +193,14 @@ WEFT_TARGET_AVX512 void transformWeights(const Shape &s, const float *w,
   }
 }
 
-/// Rows [r0, r1) of xp (rows of all channel blocks, cb * hp + h) from
-/// image x.
+/// Rows [r0, r1) of xp (rows of all images and channel blocks,
+/// (n * cp / 16 + cb) * hp + h) from the images at x.
 WEFT_TARGET_AVX512 void padInput(const Shape &s, const float *x, float *xp,
                                  int64_t r0, int64_t r1) {
-  const int64_t plane = s.inH * s.inW;
+  const int64_t plane = s.inH * s.inW, imageRows = s.cp / 16 * s.hp;
   for (int64_t r = r0; r < r1; ++r) {
-    const int64_t cb = r / s.hp, h = r % s.hp;
+    const int64_t n = r / imageRows;
+    const int64_t cb = r % imageRows / s.hp, h = r % s.hp;
     const int64_t ih = h - s.padTop;
     float *dst = xp + r * s.wp * 16;
     if (ih < 0 || ih >= s.inH) {
@@ -198,7 +213,7 @@ WEFT_TARGET_AVX512 void padInput(const Shape &s, const float *x, float *xp,
       _mm512_storeu_ps(dst + q * 16, _mm512_setzero_ps());
     for (int64_t q = s.padLeft + s.inW; q < s.wp; ++q)
       _mm512_storeu_ps(dst + q * 16, _mm512_setzero_ps());
-    const float *src = x + (cb * 16 * s.inH + ih) * s.inW;
+    const float *src = x + n * s.c * plane + (cb * 16 * s.inH + ih) * s.inW;
     const int64_t cols = s.wp - s.padLeft < s.inW ? s.wp - s.padLeft : s.inW;
     for (int64_t iw = 0; iw < cols; iw += 16) {
       const __mmask16 m = lanesBelow(cols - iw);
@@ -216,15 +231,17 @@ WEFT_TARGET_AVX512 void padInput(const Shape &s, const float *x, float *xp,
   }
 }
 
-/// Rows [r0, r1) (ob * outH + oh) of y from yp.
+/// Rows [r0, r1) ((n * ocp / 16 + ob) * outH + oh) of the images at y
+/// from yp.
 WEFT_TARGET_AVX512 void unpadOutput(const Shape &s, const float *yp, float *y,
                                     int64_t r0, int64_t r1) {
-  const int64_t plane = s.outH * s.outW;
+  const int64_t plane = s.outH * s.outW, imageRows = s.ocp / 16 * s.outH;
   for (int64_t r = r0; r < r1; ++r) {
-    const int64_t ob = r / s.outH, oh = r % s.outH;
+    const int64_t n = r / imageRows;
+    const int64_t ob = r % imageRows / s.outH, oh = r % s.outH;
     const int64_t lanes = s.oc - ob * 16 < 16 ? s.oc - ob * 16 : 16;
-    const float *src = yp + (ob * s.outH + oh) * s.outW * 16;
-    float *dst = y + (ob * 16 * s.outH + oh) * s.outW;
+    const float *src = yp + r * s.outW * 16;
+    float *dst = y + n * s.oc * plane + (ob * 16 * s.outH + oh) * s.outW;
     for (int64_t ow = 0; ow < s.outW; ow += 16) {
       const int64_t n = s.outW - ow < 16 ? s.outW - ow : 16;
       __m512 v[16];
@@ -240,17 +257,19 @@ WEFT_TARGET_AVX512 void unpadOutput(const Shape &s, const float *yp, float *y,
   }
 }
 
-/// Input transform of tiles [t0, t1): tile t, channel c, point xi goes to
-/// v[(t - t0) * ldv + xi * stride + c].
+/// Input transform of tiles [t0, t1) (tile t of image t / tiles of xp):
+/// tile t, channel c, point xi goes to v[(t - t0) * ldv + xi * stride + c].
 template <class F>
 WEFT_TARGET_AVX512 void transformInput(const Shape &s, const float *xp,
                                        float *v, int64_t ldv, int64_t stride,
                                        int64_t t0, int64_t t1) {
   constexpr int A = F::kA, M = F::kM;
   for (int64_t t = t0; t < t1; ++t) {
-    const int64_t ty = t / s.tilesW, tx = t % s.tilesW;
+    const int64_t n = t / s.tiles, ty = t % s.tiles / s.tilesW;
+    const int64_t tx = t % s.tilesW;
     for (int64_t cb = 0; cb < s.cp / 16; ++cb) {
-      const float *src = xp + ((cb * s.hp + ty * M) * s.wp + tx * M) * 16;
+      const float *src =
+          xp + (((n * s.cp / 16 + cb) * s.hp + ty * M) * s.wp + tx * M) * 16;
       __m512 d[A * A], e[A * A], o[A * A];
 #pragma GCC unroll 6
       for (int i = 0; i < A; ++i)
@@ -271,9 +290,9 @@ WEFT_TARGET_AVX512 void transformInput(const Shape &s, const float *xp,
   }
 }
 
-/// Output transform of tiles [t0, t1) and output channel blocks [ob0, ob1),
-/// reading tile t, output channel oc, point xi at
-/// mm[xi * stride + (t - t0) * ldm + oc - 16 * ob0], into yp.
+/// Output transform of tiles [t0, t1) (tile t of image t / tiles) and
+/// output channel blocks [ob0, ob1), reading tile t, output channel oc,
+/// point xi at mm[xi * stride + (t - t0) * ldm + oc - 16 * ob0], into yp.
 template <class F>
 WEFT_TARGET_AVX512 void
 transformOutput(const Shape &s, const float *mm, int64_t stride, int64_t ldm,
@@ -281,7 +300,8 @@ transformOutput(const Shape &s, const float *mm, int64_t stride, int64_t ldm,
                 int64_t t0, int64_t t1) {
   constexpr int A = F::kA, M = F::kM;
   for (int64_t t = t0; t < t1; ++t) {
-    const int64_t ty = t / s.tilesW, tx = t % s.tilesW;
+    const int64_t n = t / s.tiles, ty = t % s.tiles / s.tilesW;
+    const int64_t tx = t % s.tilesW;
     const int64_t rows = s.outH - ty * M < M ? s.outH - ty * M : M;
     const int64_t cols = s.outW - tx * M < M ? s.outW - tx * M : M;
     for (int64_t ob = ob0; ob < ob1; ++ob) {
@@ -299,7 +319,9 @@ transformOutput(const Shape &s, const float *mm, int64_t stride, int64_t ldm,
       const __m512 b = bias ? _mm512_maskz_loadu_ps(lanesBelow(s.oc - ob * 16),
                                                     bias + ob * 16)
                             : _mm512_setzero_ps();
-      float *dst = yp + ((ob * s.outH + ty * M) * s.outW + tx * M) * 16;
+      float *dst =
+          yp +
+          (((n * s.ocp / 16 + ob) * s.outH + ty * M) * s.outW + tx * M) * 16;
       for (int64_t i = 0; i < rows; ++i)
         for (int64_t j = 0; j < cols; ++j)
           _mm512_storeu_ps(dst + (i * s.outW + j) * 16,
@@ -317,6 +339,7 @@ template <class F> void run(const Conv3x3 &c) {
   s.ocp = roundUp16(s.oc);
   s.tilesH = (c.outH + M - 1) / M;
   s.tilesW = (c.outW + M - 1) / M;
+  s.tiles = s.tilesH * s.tilesW;
   s.hp = s.tilesH * M + 2;
   s.wp = s.tilesW * M + 2;
   s.inH = c.inH;
@@ -325,16 +348,22 @@ template <class F> void run(const Conv3x3 &c) {
   s.outW = c.outW;
   s.padTop = c.padTop;
   s.padLeft = c.padLeft;
-  const int64_t tiles = s.tilesH * s.tilesW;
   const int threads = numThreads();
+  // Images per pass: small images go several at a time, so that each pass
+  // has enough tiles for full gemms and transforms the weights once for
+  // all of them.
+  const int64_t images = imagesPerPass(s.tiles, c.batch);
+  const int64_t tiles = images * s.tiles; // of a full pass
+  const int64_t inImage = s.c * s.inH * s.inW,
+                outImage = s.oc * s.outH * s.outW;
 
-  float *xp = scratch<float>(3, s.cp * s.hp * s.wp);
-  float *yp = scratch<float>(4, s.ocp * s.outH * s.outW);
+  float *xp = scratch<float>(3, images * s.cp * s.hp * s.wp);
+  float *yp = scratch<float>(4, images * s.ocp * s.outH * s.outW);
   const int64_t oblocks = s.ocp / 16, cblocks = s.cp / 16;
   const int64_t inRows = cblocks * s.hp, outRows = oblocks * s.outH;
 
   // Large U (late stages: many channels, few tiles): by blocks of output
-  // channels. The input transform of the whole image comes first; then a
+  // channels. The input transform of the pass's images comes first; then a
   // thread transforms the weights of its block into its own L2-sized U
   // block and runs all the gemms and the output transform of that block, so
   // U never leaves the thread's cache. Else by blocks of tiles: U is built
@@ -349,33 +378,37 @@ template <class F> void run(const Conv3x3 &c) {
     groups = groups > oblocks ? oblocks : groups;
     const int64_t ldv = A * A * s.cp + 16;
     float *vAll = scratch<float>(2, tiles * ldv);
-    for (int64_t n = 0; n < c.batch; ++n) {
-      const float *x = c.x + n * s.c * s.inH * s.inW;
-      float *y = c.y + n * s.oc * s.outH * s.outW;
-      parallelFor(inRows, grainFor(s.wp * 16),
+    for (int64_t n0 = 0; n0 < c.batch; n0 += images) {
+      const int64_t nb = c.batch - n0 < images ? c.batch - n0 : images;
+      const int64_t passTiles = nb * s.tiles;
+      const float *x = c.x + n0 * inImage;
+      float *y = c.y + n0 * outImage;
+      parallelFor(nb * inRows, grainFor(s.wp * 16),
                   [&](int64_t r0, int64_t r1) { padInput(s, x, xp, r0, r1); });
-      parallelFor(tiles, grainFor(A * A * s.cp), [&](int64_t t0, int64_t t1) {
-        transformInput<F>(s, xp, vAll + t0 * ldv, ldv, s.cp, t0, t1);
-      });
+      parallelFor(
+          passTiles, grainFor(A * A * s.cp), [&](int64_t t0, int64_t t1) {
+            transformInput<F>(s, xp, vAll + t0 * ldv, ldv, s.cp, t0, t1);
+          });
       parallelFor(groups, 1, [&](int64_t g0, int64_t g1) {
         for (int64_t gi = g0; gi < g1; ++gi) {
           const int64_t ob0 = gi * oblocks / groups;
           const int64_t ob1 = (gi + 1) * oblocks / groups;
           const int64_t width = 16 * (ob1 - ob0), ld = A * A * width + 16;
           float *u = scratch<float>(0, s.cp * ld);
-          float *mm = scratch<float>(1, tiles * ld);
+          float *mm = scratch<float>(1, passTiles * ld);
           for (int64_t ob = ob0; ob < ob1; ++ob)
             for (int64_t cb = 0; cb < cblocks; ++cb)
               transformWeights<F>(s, c.w, u, ld, width, 16 * ob0, ob, cb);
           for (int xi = 0; xi < A * A; ++xi)
-            gemmTile(tiles, width, s.cp, vAll + xi * s.cp, ldv, u + xi * width,
-                     ld, mm + xi * width, ld, nullptr, false);
-          transformOutput<F>(s, mm, width, ld, ob0, ob1, c.bias, yp, 0, tiles);
+            gemmTile(passTiles, width, s.cp, vAll + xi * s.cp, ldv,
+                     u + xi * width, ld, mm + xi * width, ld, nullptr, false);
+          transformOutput<F>(s, mm, width, ld, ob0, ob1, c.bias, yp, 0,
+                             passTiles);
         }
       });
-      parallelFor(outRows, grainFor(s.outW * 16), [&](int64_t r0, int64_t r1) {
-        unpadOutput(s, yp, y, r0, r1);
-      });
+      parallelFor(
+          nb * outRows, grainFor(s.outW * 16),
+          [&](int64_t r0, int64_t r1) { unpadOutput(s, yp, y, r0, r1); });
     }
     return;
   }
@@ -395,18 +428,20 @@ template <class F> void run(const Conv3x3 &c) {
   // thread count of them so the threads finish together.
   int64_t maxTiles = kBlockFloats / (A * A * (s.cp + s.ocp));
   maxTiles = maxTiles < 12 ? 12 : maxTiles;
-  int64_t blocks = (tiles + maxTiles - 1) / maxTiles;
-  blocks = (blocks + threads - 1) / threads * threads;
-  blocks = blocks > tiles ? tiles : blocks;
-  for (int64_t n = 0; n < c.batch; ++n) {
-    const float *x = c.x + n * s.c * s.inH * s.inW;
-    float *y = c.y + n * s.oc * s.outH * s.outW;
-    parallelFor(inRows, grainFor(s.wp * 16),
+  for (int64_t n0 = 0; n0 < c.batch; n0 += images) {
+    const int64_t nb = c.batch - n0 < images ? c.batch - n0 : images;
+    const int64_t passTiles = nb * s.tiles;
+    int64_t blocks = (passTiles + maxTiles - 1) / maxTiles;
+    blocks = (blocks + threads - 1) / threads * threads;
+    blocks = blocks > passTiles ? passTiles : blocks;
+    const float *x = c.x + n0 * inImage;
+    float *y = c.y + n0 * outImage;
+    parallelFor(nb * inRows, grainFor(s.wp * 16),
                 [&](int64_t r0, int64_t r1) { padInput(s, x, xp, r0, r1); });
     parallelFor(blocks, 1, [&](int64_t b0, int64_t b1) {
       for (int64_t b = b0; b < b1; ++b) {
-        const int64_t t0 = b * tiles / blocks;
-        const int64_t t1 = (b + 1) * tiles / blocks;
+        const int64_t t0 = b * passTiles / blocks;
+        const int64_t t1 = (b + 1) * passTiles / blocks;
         const int64_t tb = t1 - t0;
         float *v = scratch<float>(0, tb * ldv);
         float *mm = scratch<float>(1, tb * ldm);
@@ -417,7 +452,7 @@ template <class F> void run(const Conv3x3 &c) {
         transformOutput<F>(s, mm, s.ocp, ldm, 0, oblocks, c.bias, yp, t0, t1);
       }
     });
-    parallelFor(outRows, grainFor(s.outW * 16),
+    parallelFor(nb * outRows, grainFor(s.outW * 16),
                 [&](int64_t r0, int64_t r1) { unpadOutput(s, yp, y, r0, r1); });
   }
 }
@@ -451,8 +486,11 @@ int winogradTileSize(const Conv3x3 &c) {
   int64_t bestCost = direct;
   for (int m = 2; m <= allowed; m += 2) {
     const int64_t a = m + 2;
+    // Per image; small images share their pass's weight transform.
     const int64_t tiles = ((c.outH + m - 1) / m) * ((c.outW + m - 1) / m);
-    const int64_t cost = cp * ocp * (a * a * tiles + kFilterCost[m / 4]);
+    const int64_t cost =
+        cp * ocp *
+        (a * a * tiles + kFilterCost[m / 4] / imagesPerPass(tiles, c.batch));
     if (cost < bestCost) {
       best = m;
       bestCost = cost;

@@ -127,6 +127,26 @@ TEST(ConvGrad, Pointwise) {
   checkConvGrad({{1, 3, 5, 5}, 2, 1, {1, 1}, {2, 2}, {0, 0, 0, 0}, {1, 1}});
 }
 
+TEST(ConvGrad, FewPositionsImagesTogether) {
+  // Fewer than 64 output positions and several images: the products run
+  // over all the images' columns (as in conv's FewPositionsImagesTogether).
+  checkConvGrad({{6, 8, 4, 4}, 10, 1, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}});
+  checkConvGrad({{5, 12, 6, 5}, 18, 3, {2, 2}, {1, 1}, {0, 1, 1, 0}, {1, 1}});
+  checkConvGrad({{7, 6, 5}, 4, 1, {3}, {1}, {1, 1}, {1}});
+  checkConvGrad({{9, 8, 4, 4}, 5, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}});
+  checkConvGrad({{3, 10, 1, 1}, 6, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}});
+}
+
+TEST(ConvGrad, DeadTapsDropped) {
+  // As conv's DeadTapsDropped: dw is zero on the dropped taps.
+  checkConvGrad({{4, 6, 1, 1}, 5, 1, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}});
+  checkConvGrad({{3, 4, 2, 2}, 3, 1, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}});
+  checkConvGrad({{1, 3, 1, 6}, 4, 1, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}});
+  checkConvGrad({{2, 4, 2, 9}, 4, 2, {5, 3}, {1, 2}, {3, 0, 3, 1}, {1, 1}});
+  checkConvGrad({{2, 4, 3}, 4, 1, {5}, {1}, {4, 0}, {1}});
+  checkConvGrad({{2, 3, 3, 3}, 4, 1, {3, 3}, {1, 1}, {3, 3, 3, 3}, {3, 3}});
+}
+
 /// dx and dw of project(conv(x, w), dy) by direct loops in double.
 void referenceConvGrads(const ConvGradCase &c, const HostTensor<float> &x,
                         const HostTensor<float> &w, const HostTensor<float> &dy,
@@ -180,7 +200,11 @@ TEST(ConvGrad, LargeChunkedMatchesReference) {
       {{2, 8, 200, 200}, 8, 1, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}},
       {{16, 3, 96, 96}, 16, 1, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}},
       {{2, 32, 50, 50}, 64, 4, {3, 3}, {2, 2}, {1, 0, 1, 2}, {1, 2}},
-      {{2, 256, 30, 30}, 256, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}}};
+      {{2, 256, 30, 30}, 256, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}},
+      // Images together in chunks (60 x 9 positions: 56 images, then 4;
+      // dw adds the chunks), and resnet18's last stage on 1x1 images.
+      {{60, 16, 3, 3}, 24, 1, {2, 2}, {1, 1}, {1, 1, 0, 0}, {1, 1}},
+      {{16, 64, 1, 1}, 64, 1, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}}};
   for (const ConvGradCase &c : cases) {
     SCOPED_TRACE(testing::Message()
                  << "N " << c.x[0] << " C " << c.x[1] << " H " << c.x[2]);
@@ -373,7 +397,12 @@ TEST(GradDeterminism, ConvAndPoolIndependentOfThreadCount) {
       {{16, 3, 96, 96}, 16, 1, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}},
       {{1, 64, 30, 30}, 64, 1, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}},
       {{2, 8, 3, 40}, 16, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}},
-      {{4, 16, 20, 20}, 16, 16, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}}};
+      {{4, 16, 20, 20}, 16, 16, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}},
+      // The input gradient by Winograd over passes of several images.
+      {{20, 32, 4, 4}, 48, 1, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}},
+      // Images together, in two chunks, with dead taps.
+      {{60, 32, 3, 3}, 40, 1, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}},
+      {{16, 96, 1, 1}, 64, 1, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}}};
   for (const ConvGradCase &c : cases) {
     auto x = randomTensor<float>(c.x);
     auto w = randomTensor<float>(c.wDims());

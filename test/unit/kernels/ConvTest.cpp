@@ -180,6 +180,12 @@ TEST(Conv, WinogradTilesChannelsAndPads) {
       {{1, 17, 8, 9}, 33, 1, {3, 3}, {1, 1}, {1, 0, 2, 1}, {1, 1}, false},
       {{1, 64, 6, 6}, 64, 1, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, true},
       {{2, 48, 4, 5}, 80, 1, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, false},
+      // Small images share passes of at least 64 tiles: two passes, the
+      // last one short (by tile blocks), and 40 images in one pass by
+      // output channel blocks.
+      {{21, 16, 4, 4}, 24, 1, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, true},
+      {{37, 40, 2, 3}, 72, 1, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, false},
+      {{40, 96, 2, 2}, 96, 1, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, true},
   };
   checkWinograd(2, cases);
   checkWinograd(4, cases);
@@ -245,6 +251,37 @@ TEST(Conv, BatchParallelAndLarge) {
   // One big image: OpenBLAS threads and a parallel im2col.
   checkConv(
       {{1, 32, 40, 40}, 64, 1, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, true});
+}
+
+TEST(Conv, FewPositionsImagesTogether) {
+  // Fewer than 64 output positions per image and several images: one
+  // product over all the images' columns, in chunks of at most 512 columns
+  // (60 images of 9 positions: 56, then 4).
+  checkConvBothGemms({
+      {{16, 32, 4, 4}, 40, 1, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, true},
+      {{60, 8, 3, 3}, 12, 1, {2, 2}, {1, 1}, {1, 1, 0, 0}, {1, 1}, true},
+      {{5, 12, 6, 5}, 18, 3, {2, 2}, {1, 1}, {0, 1, 1, 0}, {1, 1}, false},
+      {{7, 16, 5}, 24, 1, {3}, {1}, {1, 1}, {1}, true},
+      {{9, 24, 4, 4}, 20, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, true},
+      {{3, 20, 1, 1}, 16, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, true},
+      {{6, 40, 3, 3}, 8, 1, {1, 1}, {2, 2}, {0, 0, 0, 0}, {1, 1}, false},
+  });
+}
+
+TEST(Conv, DeadTapsDropped) {
+  // Taps that read padding for every output are dropped (ConvTaps.h): the
+  // centre tap of a 3x3 "same" conv on 1x1 images; taps 1-2 of a stride-2
+  // 3x3 on 2x2; taps along one dim only, with one image; groups and uneven
+  // pads; a 1-D conv whose first taps are dead; the middle tap of a dilated
+  // conv.
+  checkConvBothGemms({
+      {{4, 24, 1, 1}, 16, 1, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, true},
+      {{3, 16, 2, 2}, 8, 1, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, false},
+      {{1, 8, 1, 6}, 8, 1, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, true},
+      {{2, 6, 2, 9}, 6, 2, {5, 3}, {1, 2}, {3, 0, 3, 1}, {1, 1}, true},
+      {{2, 4, 3}, 4, 1, {5}, {1}, {4, 0}, {1}, false},
+      {{2, 4, 3, 3}, 6, 1, {3, 3}, {1, 1}, {3, 3, 3, 3}, {3, 3}, true},
+  });
 }
 
 } // namespace
