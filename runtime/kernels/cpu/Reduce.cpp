@@ -6,7 +6,8 @@
 // [outer, R, inner]: rows (inner = 1) reduce with vectorized row helpers,
 // the rest accumulate whole contiguous rows of `inner` into the result.
 // Interleaved patterns (kept, reduced, kept, reduced, ...) fall back to a
-// per-output-element loop.
+// per-output-element loop, over whole rows when the innermost reduced dims
+// are contiguous.
 //
 //===----------------------------------------------------------------------===//
 
@@ -189,10 +190,17 @@ void reduceTyped(const KernelArgs &args, int64_t op,
       }
     }
   } else {
-    // General: walk the reduced dims for each output element.
+    // General: walk the reduced dims for each output element. When the
+    // innermost reduced group is contiguous (a BatchNorm's statistics:
+    // [N, C, H, W] over N, H and W), its rows go to the vectorized row
+    // reduction and only the outer reduced dims are walked.
     std::vector<DimGroup> kept, red;
     for (const DimGroup &g : groups)
       (g.reduced ? red : kept).push_back(g);
+    const bool rows = red.back().stride == 1 && red.back().extent > 1;
+    const int64_t rowLength = rows ? red.back().extent : 1;
+    if (rows)
+      red.back().extent = 1;
     parallelFor(outCount, grainFor(reducedCount), [&](int64_t b, int64_t e) {
       int64_t idx[kMaxRank];
       for (int64_t o = b; o < e; ++o) {
@@ -207,7 +215,8 @@ void reduceTyped(const KernelArgs &args, int64_t op,
         T acc = ident;
         int64_t off = base;
         for (;;) {
-          acc = combine(acc, x[off], isMax);
+          acc = combine(
+              acc, rows ? reduceRow(x + off, rowLength, isMax) : x[off], isMax);
           int i = nr - 1;
           for (; i >= 0; --i) {
             off += red[i].stride;

@@ -39,9 +39,20 @@ void whereRows(const BroadcastPlan<3> &plan, const uint8_t *cond, const U *x,
                    else
                      for (int64_t i = 0; i < n; ++i)
                        pz[i] = *src;
-                 } else {
+                 } else if (sx && !sy) {
+                   // One side a broadcast value (ReLU's gradient: where(x
+                   // > 0, g, 0)): a select the compiler vectorizes.
+                   const U v = *py;
                    for (int64_t i = 0; i < n; ++i)
-                     pz[i] = pc[i] ? px[i * sx] : py[i * sy];
+                     pz[i] = pc[i] ? px[i] : v;
+                 } else if (!sx && sy) {
+                   const U v = *px;
+                   for (int64_t i = 0; i < n; ++i)
+                     pz[i] = pc[i] ? v : py[i];
+                 } else {
+                   const U a = *px, b = *py;
+                   for (int64_t i = 0; i < n; ++i)
+                     pz[i] = pc[i] ? a : b;
                  }
                });
   });

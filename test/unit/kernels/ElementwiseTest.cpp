@@ -411,6 +411,9 @@ TEST(Where, Broadcasting) {
   checkWhere<float>({256, 512}, {512}, {256, 512}, {256, 512});
   // Causal-mask style: [S, S] condition over [B, H, S, S] scores.
   checkWhere<float>({16, 16}, {2, 3, 16, 16}, {}, {2, 3, 16, 16});
+  // Per-element condition with one or both sides broadcast along rows.
+  checkWhere<float>({6, 33}, {}, {6, 33}, {6, 33});
+  checkWhere<int64_t>({6, 33}, {6, 1}, {1}, {6, 33});
 }
 
 } // namespace
