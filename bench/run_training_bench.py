@@ -65,7 +65,7 @@ ct = None
 
 DEFAULT_MODELS = ["mlp", "causal_lm", "cnn", "mlp_wide", "causal_lm_d128", "rnn_lm_h256"]
 # Run only when named with --model (slower).
-EXTRA_MODELS = ["resnet18_bn"]
+EXTRA_MODELS = ["resnet18_bn", "mobilenet_v2_bn", "efficientnet_b0_bn"]
 
 
 def model_specs():
@@ -130,28 +130,51 @@ def model_specs():
         return CausalLmD128(), {"tokens": toks[:, :-1].astype(np.int64),
                                 "targets": toks[:, 1:].astype(np.int64)}
 
-    class ResNet18Bn(nn.Module):
-        """torchvision's resnet18 (10 classes) with cross-entropy, trained
-        with batch statistics (training-mode BatchNorm: 20 of them)."""
+    class Classifier(nn.Module):
+        """A torchvision classifier (10 classes) with cross-entropy, trained
+        with batch statistics (training-mode BatchNorm)."""
 
-        def __init__(self):
+        def __init__(self, net):
             super().__init__()
-            import torchvision
-            self.net = torchvision.models.resnet18(num_classes=10)
+            self.net = net
 
         def forward(self, x, labels):
             return nn.functional.cross_entropy(self.net(x), labels)
 
-    def make_resnet18(rng):
-        n = 4 * 16
-        return ResNet18Bn(), {
-            "x": rng.standard_normal((n, 3, 32, 32)).astype(np.float32),
-            "labels": rng.integers(0, 10, n).astype(np.int64)}
+    def make_classifier(build_net):
+        def make(rng):
+            import torchvision
+            n = 4 * 16
+            return Classifier(build_net(torchvision.models)), {
+                "x": rng.standard_normal((n, 3, 32, 32)).astype(np.float32),
+                "labels": rng.integers(0, 10, n).astype(np.int64)}
+        return make
+
+    make_resnet18 = make_classifier(lambda tv: tv.resnet18(num_classes=10))
+    # Without dropout or stochastic depth, whose random masks no two
+    # implementations share.
+    make_mobilenet = make_classifier(
+        lambda tv: tv.mobilenet_v2(num_classes=10, dropout=0.0))
+    def efficientnet_b0(tv):
+        # efficientnet_b0() fixes its dropout at 0.2: zero the classifier's.
+        net = tv.efficientnet_b0(num_classes=10, stochastic_depth_prob=0.0)
+        for m in net.modules():
+            if isinstance(m, nn.Dropout):
+                m.p = 0.0
+        return net
+
+    make_efficientnet = make_classifier(efficientnet_b0)
 
     return {
         "resnet18_bn": ("torchvision resnet18, 32x32, 10 classes, training-mode BatchNorm "
                         "(losses drift apart chaotically after a few steps: so do PyTorch's "
                         "own f32 and f64 runs)", 16, make_resnet18),
+        "mobilenet_v2_bn": ("torchvision mobilenet_v2 (no dropout), 32x32, 10 classes, "
+                            "training-mode BatchNorm, depthwise convs, ReLU6", 16,
+                            make_mobilenet),
+        "efficientnet_b0_bn": ("torchvision efficientnet_b0 (no dropout or stochastic depth), "
+                               "32x32, 10 classes, training-mode BatchNorm, SiLU, "
+                               "squeeze-excitation", 16, make_efficientnet),
         "mlp": ("check_training Mlp 16-32-4, GELU, MSE", 8,
                 lambda rng: ct.make_data("mlp", rng)),
         "causal_lm": ("check_training CausalLm d=32, 1 layer, seq 12, vocab 50", 8,
@@ -380,6 +403,9 @@ def bench_model(name, spec, work, args, env, configs):
         diffs = [d for d in diffs if d is not None]
         row["max_rel_loss_diff"] = max(diffs) if diffs else None
         row["final_rel_loss_diff"] = rel_diff(weft_losses[-1], torch_losses[best][-1])
+        # The first steps' relative differences: for chaotic models (the
+        # CNNs) these show that the runs start together.
+        row["first_rel_loss_diffs"] = diffs[:8]
     if row.get("weft") and row["torch"]["median_s"] > 0:
         row["ratio_weft_over_torch"] = row["weft"]["median_s"] / row["torch"]["median_s"]
     return row

@@ -542,6 +542,40 @@ void convImages(const ConvProblem &p, int64_t grp, int64_t n0, int64_t n1) {
   });
 }
 
+/// depthwisePlane with unit strides and dilations: x goes into a
+/// zero-padded plane wp = out[2] + kw - 1 wide, and the output into rows of
+/// the same stride, so that each tap is one axpy over the whole plane
+/// (output (oh, ow) reads tap (th, tw) at padded offset (oh + th) * wp + ow
+/// + tw; the columns past out[2] collect products that are dropped). Small
+/// images' rows are too short for an axpy per row and tap to pay.
+void depthwisePaddedPlane(const ConvProblem &p, int64_t plane, float *buf) {
+  const WindowGeometry &g = p.g;
+  const int64_t n = plane / p.outChannels, oc = plane % p.outChannels;
+  const float *xs = p.x + (n * p.channels + oc / p.ocg) * g.inSize();
+  const float *wp = p.w + oc * p.taps();
+  const int64_t kh = g.kernel[1], kw = g.kernel[2];
+  const int64_t oh = g.out[1], ow = g.out[2], inH = g.in[1], inW = g.in[2];
+  const int64_t width = ow + kw - 1, hp = oh + kh;
+  float *xp = buf, *acc = buf + hp * width;
+  for (int64_t r = 0; r < hp; ++r) {
+    const int64_t ih = r - g.padBegin[1];
+    for (int64_t j = 0; j < width; ++j) {
+      const int64_t iw = j - g.padBegin[2];
+      xp[r * width + j] =
+          ih >= 0 && ih < inH && iw >= 0 && iw < inW ? xs[ih * inW + iw] : 0.0f;
+    }
+  }
+  const float b = p.bias ? p.bias[oc] : 0.0f;
+  for (int64_t i = 0; i < oh * width; ++i)
+    acc[i] = b;
+  for (int64_t t = 0; t < kh * kw; ++t)
+    axpyRow(acc, xp + t / kw * width + t % kw, 1, wp[t], oh * width);
+  float *yp = p.y + plane * g.outSize();
+  for (int64_t r = 0; r < oh; ++r)
+    std::memcpy(yp + r * ow, acc + r * width,
+                static_cast<size_t>(ow) * sizeof(float));
+}
+
 /// Depthwise (one input channel per group), 1-D or 2-D: output plane
 /// (n, oc) reads input plane (n, oc / ocg).
 void depthwisePlane(const ConvProblem &p, int64_t plane) {
@@ -599,11 +633,20 @@ void weft::cpu::convForward(const ConvShape &shape, const float *x,
   const int threads = numThreads();
   if (p.cg == 1 && p.g.kernel[0] == 1 && p.g.in[0] == 1 && p.g.out[0] == 1 &&
       p.g.padBegin[0] == 0) {
+    const WindowGeometry &g = p.g;
+    const bool padded = g.stride[1] == 1 && g.stride[2] == 1 &&
+                        g.dilation[1] == 1 && g.dilation[2] == 1;
+    const int64_t bufFloats =
+        (2 * g.out[1] + g.kernel[1]) * (g.out[2] + g.kernel[2] - 1);
     int64_t planes = p.batch * p.outChannels;
     parallelFor(planes, grainFor(p.g.outSize() * p.taps()),
                 [&](int64_t begin, int64_t end) {
+                  float *buf = padded ? scratch<float>(0, bufFloats) : nullptr;
                   for (int64_t i = begin; i < end; ++i)
-                    depthwisePlane(p, i);
+                    if (padded)
+                      depthwisePaddedPlane(p, i, buf);
+                    else
+                      depthwisePlane(p, i);
                 });
     return;
   }

@@ -30,6 +30,7 @@
 #include "Parallel.h"
 #include "RowOps.h"
 #include "Scratch.h"
+#include "Simd512.h"
 #include "Widen.h"
 
 #include <cblas.h>
@@ -270,6 +271,61 @@ void directGradWeightChannel(const ConvGradProblem &p, const float *x,
     dw[oc * T + t] = static_cast<float>(total[t]);
 }
 
+/// Whether directGradWeightChannel's padded-plane form applies: 1-D or 2-D,
+/// unit strides and dilations.
+bool paddedPlanes(const ConvGradProblem &p) {
+  const WindowGeometry &g = p.g;
+  return g.in[0] == 1 && g.out[0] == 1 && g.kernel[0] == 1 &&
+         g.stride[1] == 1 && g.stride[2] == 1 && g.dilation[1] == 1 &&
+         g.dilation[2] == 1;
+}
+
+/// Floats of `buf` paddedGradWeightChannel needs.
+int64_t paddedPlaneFloats(const ConvGradProblem &p) {
+  const WindowGeometry &g = p.g;
+  const int64_t wp = g.out[2] + g.kernel[2] - 1;
+  return (2 * g.out[1] + g.kernel[1]) * wp;
+}
+
+/// directGradWeightChannel with unit strides (paddedPlanes): x goes into a
+/// zero-padded plane wp = out[2] + kw - 1 wide and dy into rows of the same
+/// stride, zero past each output row. Output (oh, ow) then reads tap (th,
+/// tw) at padded offset (oh + th) * wp + ow + tw, so each tap's sum over an
+/// image is one contiguous dot product: the products that run past an
+/// output row into the next meet dy's zeros. (Per output row the short
+/// rows of small images cost more in calls than in arithmetic.)
+void paddedGradWeightChannel(const ConvGradProblem &p, const float *x,
+                             const float *dy, float *dw, int64_t oc,
+                             float *buf) {
+  const WindowGeometry &g = p.g;
+  const int64_t T = p.taps(), ic = oc / p.ocg;
+  const int64_t kh = g.kernel[1], kw = g.kernel[2];
+  const int64_t oh = g.out[1], ow = g.out[2], inH = g.in[1], inW = g.in[2];
+  const int64_t wp = ow + kw - 1, hp = oh + kh;
+  float *xp = buf, *dyp = buf + hp * wp;
+  std::vector<double> total(static_cast<size_t>(T), 0.0);
+  for (int64_t n = 0; n < p.batch; ++n) {
+    const float *xs = x + (n * p.channels + ic) * g.inSize();
+    const float *dys = dy + (n * p.outChannels + oc) * g.outSize();
+    for (int64_t r = 0; r < hp; ++r) {
+      const int64_t ih = r - g.padBegin[1];
+      for (int64_t j = 0; j < wp; ++j) {
+        const int64_t iw = j - g.padBegin[2];
+        xp[r * wp + j] = ih >= 0 && ih < inH && iw >= 0 && iw < inW
+                             ? xs[ih * inW + iw]
+                             : 0.0f;
+      }
+    }
+    for (int64_t r = 0; r < oh; ++r)
+      for (int64_t j = 0; j < wp; ++j)
+        dyp[r * wp + j] = j < ow ? dys[r * ow + j] : 0.0f;
+    for (int64_t t = 0; t < T; ++t)
+      total[t] += rowDot(dyp, xp + t / kw * wp + t % kw, oh * wp);
+  }
+  for (int64_t t = 0; t < T; ++t)
+    dw[oc * T + t] = static_cast<float>(total[t]);
+}
+
 /// Adds the contributions of images [n0, n1) to columns [q0, q1) of group
 /// grp's dw (rows of length cg*T) in `out`, which the caller zeroed.
 void gemmGradWeightTask(const ConvGradProblem &p, const float *x,
@@ -361,20 +417,56 @@ bool gradInputIsConv(const ConvShape &p) {
 
 /// The flipped kernels (see gradInputAsConv) of input channels [c0, c1)
 /// of group grp.
+#if WEFT_HAVE_AVX512_KERNELS
+/// flipKernels for 1x1 kernels (a transpose of each group's [OCg, Cg]
+/// weight) by masked 16 x 16 in-register transposes: output channels
+/// [o0, o0 + 16) and input channels [c0, c1), c1 - c0 <= 16.
+WEFT_TARGET_AVX512 void transposeTile(const ConvShape &p, const float *w,
+                                      float *flipped, int64_t grp, int64_t o0,
+                                      int64_t c0, int64_t c1) {
+  const int64_t rows = p.ocg - o0 < 16 ? p.ocg - o0 : 16;
+  const __mmask16 cm = lanesBelow(c1 - c0), om = lanesBelow(rows);
+  __m512 r[16];
+#pragma GCC unroll 16
+  for (int l = 0; l < 16; ++l)
+    r[l] =
+        l < rows
+            ? _mm512_maskz_loadu_ps(cm, w + (grp * p.ocg + o0 + l) * p.cg + c0)
+            : _mm512_setzero_ps();
+  transpose16(r);
+  for (int64_t c = c0; c < c1; ++c)
+    _mm512_mask_storeu_ps(flipped + (grp * p.cg + c) * p.ocg + o0, om,
+                          r[c - c0]);
+}
+#endif
+
 void flipKernels(const ConvShape &p, const float *__restrict w,
                  float *__restrict flipped, int64_t grp, int64_t c0,
                  int64_t c1) {
   const int64_t T = p.taps();
-  for (int64_t o = 0; o < p.ocg; ++o) {
-    const float *src = w + ((grp * p.ocg + o) * p.cg + c0) * T;
-    for (int64_t c = c0; c < c1; ++c, src += T) {
-      float *dst = flipped + ((grp * p.cg + c) * p.ocg + o) * T;
-      if (T == 9) // 3x3: a constant trip count the compiler unrolls
-        for (int64_t i = 0; i < 9; ++i)
-          dst[i] = src[8 - i];
-      else
-        for (int64_t i = 0; i < T; ++i)
-          dst[i] = src[T - 1 - i];
+  // 16 x 16 tiles of (output, input) channel pairs, so that both the reads
+  // and the writes of a tile stay within a few cache lines per row.
+  for (int64_t o0 = 0; o0 < p.ocg; o0 += 16) {
+    const int64_t o1 = o0 + 16 < p.ocg ? o0 + 16 : p.ocg;
+#if WEFT_HAVE_AVX512_KERNELS
+    if (T == 1 && gemmUsesOwnKernels()) {
+      transposeTile(p, w, flipped, grp, o0, c0, c1);
+      continue;
+    }
+#endif
+    for (int64_t c = c0; c < c1; ++c) {
+      float *dst = flipped + ((grp * p.cg + c) * p.ocg + o0) * T;
+      const float *src = w + ((grp * p.ocg + o0) * p.cg + c) * T;
+      for (int64_t o = o0; o < o1; ++o, dst += T, src += p.cg * T) {
+        if (T == 1)
+          dst[0] = src[0];
+        else if (T == 9) // 3x3: a constant trip count the compiler unrolls
+          for (int64_t i = 0; i < 9; ++i)
+            dst[i] = src[8 - i];
+        else
+          for (int64_t i = 0; i < T; ++i)
+            dst[i] = src[T - 1 - i];
+      }
     }
   }
 }
@@ -644,11 +736,16 @@ extern "C" void weft_k_conv_grad_weight(void *const *bufs,
     target = scratch<float>(kOperandSlot, targetNumel);
   }
   if (p.direct()) {
+    const bool padded = paddedPlanes(p);
     parallelFor(p.outChannels, grainFor(p.batch * p.g.outSize() * p.taps()),
                 [&](int64_t b, int64_t e) {
-                  float *acc = scratch<float>(0, p.taps() * p.g.out[2]);
+                  float *buf = scratch<float>(
+                      0, padded ? paddedPlaneFloats(p) : p.taps() * p.g.out[2]);
                   for (int64_t oc = b; oc < e; ++oc)
-                    directGradWeightChannel(p, px, pdy, target, oc, acc);
+                    if (padded)
+                      paddedGradWeightChannel(p, px, pdy, target, oc, buf);
+                    else
+                      directGradWeightChannel(p, px, pdy, target, oc, buf);
                 });
   } else if (batchesImages(p)) {
     // Image chunks one after another, so dw sums them in a fixed order.

@@ -174,6 +174,19 @@ WEFT_ROW_OP bool unaryRow(int64_t op, const float *x, float *y, int64_t n) {
 
 WEFT_ROW_OP float rowSum(const float *x, int64_t n) { return sumOf(x, n); }
 
+WEFT_ROW_OP float rowDot(const float *__restrict a, const float *__restrict b,
+                         int64_t n) {
+  float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int j = 0; j < 8; ++j)
+      acc[j] += a[i + j] * b[i + j];
+  float s = sum8(acc);
+  for (; i < n; ++i)
+    s += a[i] * b[i];
+  return s;
+}
+
 WEFT_ROW_OP float rowMax(const float *x, int64_t n) { return maxOf(x, n); }
 
 WEFT_ROW_OP float rowExpShiftedSum(const float *x, int64_t n, float shift) {

@@ -20,6 +20,8 @@ namespace cpu {
 bool unaryRow(int64_t op, const float *x, float *y, int64_t n);
 
 float rowSum(const float *x, int64_t n);
+/// sum over i < n of a[i] * b[i].
+float rowDot(const float *a, const float *b, int64_t n);
 /// Largest element; -inf for an empty row. NaN elements are skipped.
 float rowMax(const float *x, int64_t n);
 /// Sum of e^(x[i] - shift).
