@@ -5,9 +5,10 @@
 // same kind (reduced or kept) merged, so most reductions take the shape
 // [outer, R, inner]: rows (inner = 1) reduce with vectorized row helpers,
 // the rest accumulate whole contiguous rows of `inner` into the result.
-// Interleaved patterns (kept, reduced, kept, reduced, ...) fall back to a
-// per-output-element loop, over whole rows when the innermost reduced dims
-// are contiguous.
+// [R1, K, R2] (a BatchNorm's statistics) combines the R1 rows first, then
+// each output's R2 values. Other interleaved patterns (kept, reduced, kept,
+// reduced, ...) fall back to a per-output-element loop, over whole rows when
+// the innermost reduced dims are contiguous.
 //
 //===----------------------------------------------------------------------===//
 
@@ -74,6 +75,17 @@ template <class T> T reduceRow(const T *x, int64_t n, bool isMax) {
   }
 }
 
+/// acc[j] = combine(acc[j], row[j]) for j < n.
+template <class T>
+void combineRow(T *acc, const T *row, int64_t n, bool isMax) {
+  if (isMax)
+    for (int64_t j = 0; j < n; ++j)
+      acc[j] = maxOf(acc[j], row[j]);
+  else
+    for (int64_t j = 0; j < n; ++j)
+      acc[j] += row[j];
+}
+
 template <class T>
 void reduceTyped(const KernelArgs &args, int64_t op,
                  const std::vector<DimGroup> &groups, const T *x, T *y,
@@ -134,15 +146,8 @@ void reduceTyped(const KernelArgs &args, int64_t op,
                          int64_t i1, T *acc) {
         for (int64_t j = 0; j < n; ++j)
           acc[j] = ident;
-        for (int64_t i = i0; i < i1; ++i) {
-          const T *row = x + (o * r + i) * inner + j0;
-          if (isMax)
-            for (int64_t j = 0; j < n; ++j)
-              acc[j] = maxOf(acc[j], row[j]);
-          else
-            for (int64_t j = 0; j < n; ++j)
-              acc[j] += row[j];
-        }
+        for (int64_t i = i0; i < i1; ++i)
+          combineRow(acc, x + (o * r + i) * inner + j0, n, isMax);
       };
       const int64_t tasks = outer * chunks;
       auto chunkOf = [&](int64_t task, int64_t &o, int64_t &j0, int64_t &n) {
@@ -189,6 +194,32 @@ void reduceTyped(const KernelArgs &args, int64_t op,
         }
       }
     }
+  } else if (groups.size() == 3 && groups[0].reduced && !groups[1].reduced) {
+    // [R1, K, R2] (a BatchNorm's statistics: [N, C, H, W] over N, H and
+    // W): first the R1 rows of K x R2 are combined column by column (one
+    // streaming pass, vectorized), then each k's R2 values. The columns
+    // split over the pool in fixed chunks, each combined in row order, so
+    // the result does not depend on the threads.
+    const int64_t r1 = groups[0].extent, k = groups[1].extent;
+    const int64_t r2 = groups[2].extent, width = k * r2;
+    std::vector<T> columns(static_cast<size_t>(width));
+    constexpr int64_t kChunk = 1024;
+    parallelFor((width + kChunk - 1) / kChunk, grainFor(r1 * kChunk),
+                [&](int64_t b, int64_t e) {
+                  for (int64_t c = b; c < e; ++c) {
+                    const int64_t j0 = c * kChunk;
+                    const int64_t n = std::min(kChunk, width - j0);
+                    T *acc = columns.data() + j0;
+                    for (int64_t j = 0; j < n; ++j)
+                      acc[j] = ident;
+                    for (int64_t i = 0; i < r1; ++i)
+                      combineRow(acc, x + i * width + j0, n, isMax);
+                  }
+                });
+    parallelFor(k, grainFor(r2), [&](int64_t b, int64_t e) {
+      for (int64_t o = b; o < e; ++o)
+        y[o] = reduceRow(columns.data() + o * r2, r2, isMax);
+    });
   } else {
     // General: walk the reduced dims for each output element. When the
     // innermost reduced group is contiguous (a BatchNorm's statistics:
