@@ -33,6 +33,24 @@ using namespace weft;
 
 namespace {
 
+/// The tensors of a kernel descriptor (KernelABI.h) as MLIR-style types,
+/// "16x64x8x8xf32" (rank 0: "f32"), operands then results.
+llvm::json::Array descTensors(ArrayRef<int64_t> desc) {
+  llvm::json::Array out;
+  if (desc.empty())
+    return out;
+  size_t at = 1;
+  for (int64_t t = 0; t < desc[0] && at + 1 < desc.size(); ++t) {
+    const int64_t dtype = desc[at], rank = desc[at + 1];
+    at += 2;
+    std::string type;
+    for (int64_t d = 0; d < rank && at < desc.size(); ++d, ++at)
+      type += std::to_string(desc[at]) + "x";
+    out.push_back(type + weftDTypeName(dtype));
+  }
+  return out;
+}
+
 /// The bytes of a constant in the runtime's layout: little-endian elements,
 /// booleans one byte each.
 std::string elementsToBytes(ElementsAttr attr) {
@@ -177,10 +195,11 @@ struct RuntimeToLLVMPass
                                              {"shape", std::move(shape)}};
     }
     // The launches in program order, for traces (weft train --trace): the
-    // kernel and where in the step it runs.
+    // kernel, its tensors and where in the step it runs.
     llvm::json::Array launches;
     func.walk([&](rt::LaunchOp launch) {
-      llvm::json::Object entry{{"kernel", launch.getKernel()}};
+      llvm::json::Object entry{{"kernel", launch.getKernel()},
+                               {"tensors", descTensors(launch.getDesc())}};
       for (auto [attr, key] :
            {std::pair<StringRef, StringRef>{"weftrt.stage", "stage"},
             {"weftrt.microbatch", "microbatch"},

@@ -329,6 +329,17 @@ bool parseModelSignature(std::string_view json, ModelSignature &out,
         launch.backward = b->asBool();
       if (const JsonValue *w = entry.get("weight_grad"))
         launch.weightGrad = w->asBool();
+      if (const JsonValue *ts = entry.get("tensors")) {
+        if (!ts->isArray())
+          return fail("launch " + std::to_string(i) +
+                      ": \"tensors\" is not an array");
+        for (size_t j = 0; j < ts->size(); ++j) {
+          if (!ts->at(j).isString())
+            return fail("launch " + std::to_string(i) +
+                        ": \"tensors\" entry is not a string");
+          launch.tensors.push_back(ts->at(j).asString());
+        }
+      }
       sig.launches.push_back(std::move(launch));
     }
   }

@@ -202,6 +202,12 @@ void analyze(const Tracer &t, int64_t rank, std::string &events,
       args.set("chunk", JsonValue::integer(l.chunk));
     if (l.backward)
       args.set("backward", JsonValue::boolean(true));
+    if (!l.tensors.empty()) {
+      JsonValue tensors = JsonValue::array();
+      for (const std::string &type : l.tensors)
+        tensors.push(JsonValue::string(type));
+      args.set("tensors", std::move(tensors));
+    }
     e.set("args", std::move(args));
     out.push_back(std::move(e));
     if (c == Category::Wait)

@@ -12,7 +12,7 @@
 // RT: weftrt.launch "unary"({{.*}}) {desc = {{.*}}, weftrt.stage = 1 : i64}
 // The signature lists the launches with their stages (for traces) and each
 // stage's extent of the arena (what its ranks allocate).
-// CHECK: @weft_model_signature("{{.*}}\22launches\22:[{\22kernel\22:\22mesh_offset\22},{\22kernel\22:\22unary\22,\22stage\22:0},{\22kernel\22:\22unary\22,\22stage\22:0},{\22kernel\22:\22unary\22,\22stage\22:1}]
+// CHECK: @weft_model_signature("{{.*}}\22launches\22:[{\22kernel\22:\22mesh_offset\22,\22tensors\22:[\22i64\22]},{\22kernel\22:\22unary\22,\22stage\22:0,\22tensors\22:[\224xf32\22,\224xf32\22]},{\22kernel\22:\22unary\22,\22stage\22:0,\22tensors\22:[\224xf32\22,\224xf32\22]},{\22kernel\22:\22unary\22,\22stage\22:1,\22tensors\22:[\224xf32\22,\224xf32\22]}]
 // CHECK-SAME: \22stage_arena_bytes\22:[128,128]
 // CHECK-LABEL: llvm.func @weft_model_run
 // CHECK: llvm.call @weft_k_mesh_offset

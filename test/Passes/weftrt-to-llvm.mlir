@@ -1,7 +1,9 @@
 // RUN: weft-opt %s -weftrt-to-llvm | FileCheck %s
 
+// The signature's "launches" name each launch's kernel and its tensors'
+// types, operands then results (from the descriptor), for traces.
 // CHECK-LABEL: module
-// CHECK: llvm.mlir.global external constant @weft_model_signature("{\22arena_alignment\22:64,\22arena_bytes\22:64,\22format_version\22:1,\22inputs\22:[{\22dtype\22:\22f32\22,\22name\22:\22x\22,\22shape\22:[4]}],\22launches\22:[{\22kernel\22:\22binary\22}],\22mode\22:\22inference\22,\22outputs\22:[{\22dtype\22:\22f32\22,\22name\22:\22y\22,\22shape\22:[4]}],\22params\22:[{\22dtype\22:\22f32\22,\22name\22:\22p\22,\22shape\22:[4]}]}\00")
+// CHECK: llvm.mlir.global external constant @weft_model_signature("{\22arena_alignment\22:64,\22arena_bytes\22:64,\22format_version\22:1,\22inputs\22:[{\22dtype\22:\22f32\22,\22name\22:\22x\22,\22shape\22:[4]}],\22launches\22:[{\22kernel\22:\22binary\22,\22tensors\22:[\224xf32\22,\224xf32\22,\224xf32\22]}],\22mode\22:\22inference\22,\22outputs\22:[{\22dtype\22:\22f32\22,\22name\22:\22y\22,\22shape\22:[4]}],\22params\22:[{\22dtype\22:\22f32\22,\22name\22:\22p\22,\22shape\22:[4]}]}\00")
 // CHECK: llvm.func @weft_trace_launch(i64)
 // CHECK: llvm.func @weft_model_run(%[[ARENA:.*]]: !llvm.ptr, %[[PARAMS:.*]]: !llvm.ptr, %[[INPUTS:.*]]: !llvm.ptr, %[[OUTPUTS:.*]]: !llvm.ptr)
 // CHECK: %[[ARRAY:.*]] = llvm.alloca %{{.*}} x !llvm.ptr

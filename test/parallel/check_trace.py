@@ -5,13 +5,15 @@ usage: /usr/bin/python3 check_trace.py make OUT_DIR
          mean-square loss against input y) and OUT_DIR/{x,y}.npy (16 rows)
        /usr/bin/python3 check_trace.py read TRACE.json
          checks the trace's structure (every rank a process with its stage,
-         launches in the compute / p2p / wait categories, each step's span)
-         and prints, for the last traced step of each rank, the order of its
+         launches in the compute / p2p / wait categories, compute ones naming
+         their tensors' types, each step's span) and prints the first matmul's
+         tensors and, for the last traced step of each rank, the order of its
          schedule units (F3 = microbatch 3's forward, B = backward, .c1 =
          interleaved chunk 1), and the measured and theoretical bubble.
 """
 import json
 import os
+import re
 import sys
 
 import numpy as np
@@ -81,6 +83,16 @@ def read(path):
                          begin <= e["ts"] < end), key=lambda e: e["ts"]):
             if not units or units[-1] != e["name"]:
                 units.append(e["name"])
+        # Every compute launch names its tensors' types (operands, then
+        # results).
+        for e in launches:
+            if e["cat"] != "compute":
+                continue
+            types = e["args"].get("tensors")
+            assert types and all(re.fullmatch(r"(\d+x)*[a-z0-9]+", t)
+                                 for t in types), f"launch tensors: {e}"
+        first = next(e for e in launches if e["name"] == "matmul")
+        print(f"{names[pid]}: first matmul {' '.join(first['args']['tensors'])}")
         print(f"{names[pid]}: categories {' '.join(cats)}")
         print(f"{names[pid]} units: {' '.join(units)}")
     measured, theory = other["bubble_measured"], other["bubble_theory"]

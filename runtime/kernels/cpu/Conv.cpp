@@ -542,6 +542,36 @@ void convImages(const ConvProblem &p, int64_t grp, int64_t n0, int64_t n1) {
   });
 }
 
+/// Output positions per plane up to which depthwiseSmallPlanes computes
+/// depthwise convs: below it, a call per plane and tap costs more than
+/// the plane's arithmetic.
+constexpr int64_t kSmallPlane = 64;
+
+/// Depthwise planes [p0, p1) of small images: each output sums its taps
+/// through `offsets` (offsets[t * P + q]: where tap t of output q reads in
+/// the input plane, -1 in the padding), in tap order as depthwisePlane.
+void depthwiseSmallPlanes(const ConvProblem &p, const int64_t *offsets,
+                          int64_t p0, int64_t p1) {
+  const WindowGeometry &g = p.g;
+  const int64_t T = p.taps(), P = g.outSize();
+  for (int64_t plane = p0; plane < p1; ++plane) {
+    const int64_t n = plane / p.outChannels, oc = plane % p.outChannels;
+    const float *xs = p.x + (n * p.channels + oc / p.ocg) * g.inSize();
+    const float *w = p.w + oc * T;
+    float *y = p.y + plane * P;
+    const float b = p.bias ? p.bias[oc] : 0.0f;
+    for (int64_t q = 0; q < P; ++q) {
+      float acc = b;
+      for (int64_t t = 0; t < T; ++t) {
+        const int64_t at = offsets[t * P + q];
+        if (at >= 0)
+          acc += w[t] * xs[at];
+      }
+      y[q] = acc;
+    }
+  }
+}
+
 /// depthwisePlane with unit strides and dilations: x goes into a
 /// zero-padded plane wp = out[2] + kw - 1 wide, and the output into rows of
 /// the same stride, so that each tap is one axpy over the whole plane
@@ -634,11 +664,20 @@ void weft::cpu::convForward(const ConvShape &shape, const float *x,
   if (p.cg == 1 && p.g.kernel[0] == 1 && p.g.in[0] == 1 && p.g.out[0] == 1 &&
       p.g.padBegin[0] == 0) {
     const WindowGeometry &g = p.g;
+    int64_t planes = p.batch * p.outChannels;
+    if (g.outSize() <= kSmallPlane) {
+      const int64_t T = p.taps(), P = g.outSize();
+      int64_t *offsets = scratch<int64_t>(kTableSlot, T * P);
+      tapOffsetTable(g, offsets);
+      parallelFor(planes, grainFor(T * P), [&](int64_t b, int64_t e) {
+        depthwiseSmallPlanes(p, offsets, b, e);
+      });
+      return;
+    }
     const bool padded = g.stride[1] == 1 && g.stride[2] == 1 &&
                         g.dilation[1] == 1 && g.dilation[2] == 1;
     const int64_t bufFloats =
         (2 * g.out[1] + g.kernel[1]) * (g.out[2] + g.kernel[2] - 1);
-    int64_t planes = p.batch * p.outChannels;
     parallelFor(planes, grainFor(p.g.outSize() * p.taps()),
                 [&](int64_t begin, int64_t end) {
                   float *buf = padded ? scratch<float>(0, bufFloats) : nullptr;

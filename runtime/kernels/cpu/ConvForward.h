@@ -14,7 +14,8 @@ namespace weft {
 namespace cpu {
 
 /// y = conv(x, w) + bias (bias may be null) for the checked shape `s`, on
-/// the pool. Uses scratch slots 0-6 of the calling thread (Scratch.h).
+/// the pool. Uses scratch slots 0-6 and kTableSlot of the calling thread
+/// (Scratch.h), never kOuterOperandSlot.
 void convForward(const ConvShape &s, const float *x, const float *w,
                  const float *bias, float *y);
 

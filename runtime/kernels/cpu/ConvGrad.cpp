@@ -210,6 +210,34 @@ void directGradInputPlane(const ConvGradProblem &p, const float *dy,
   }
 }
 
+/// Output positions per plane up to which the depthwise gradients read
+/// their taps through a table (tapOffsetTable) rather than by output rows,
+/// whose short rows would cost a call each.
+constexpr int64_t kSmallPlane = 64;
+
+/// directGradInputPlane for small planes, through `offsets` (same order of
+/// additions: output channel, tap, then position).
+void smallGradInputPlane(const ConvGradProblem &p, const float *dy,
+                         const float *w, float *dx, const int64_t *offsets,
+                         int64_t plane) {
+  const WindowGeometry &g = p.g;
+  const int64_t n = plane / p.channels, c = plane % p.channels;
+  const int64_t T = p.taps(), P = g.outSize();
+  float *dxp = dx + plane * g.inSize();
+  std::memset(dxp, 0, static_cast<size_t>(g.inSize()) * sizeof(float));
+  for (int64_t j = 0; j < p.ocg; ++j) {
+    const int64_t oc = c * p.ocg + j;
+    const float *dyp = dy + (n * p.outChannels + oc) * P;
+    for (int64_t t = 0; t < T; ++t) {
+      const float wv = w[oc * T + t];
+      const int64_t *at = offsets + t * P;
+      for (int64_t q = 0; q < P; ++q)
+        if (at[q] >= 0)
+          dxp[at[q]] += wv * dyp[q];
+    }
+  }
+}
+
 /// Input channels [c0, c1) of group `grp` of image n.
 void gemmGradInputTask(const ConvGradProblem &p, const float *dy,
                        const float *w, float *dx, int64_t n, int64_t grp,
@@ -266,6 +294,30 @@ void directGradWeightChannel(const ConvGradProblem &p, const float *x,
     }
     for (int64_t t = 0; t < T; ++t)
       total[t] += rowSum(acc + t * ow, ow);
+  }
+  for (int64_t t = 0; t < T; ++t)
+    dw[oc * T + t] = static_cast<float>(total[t]);
+}
+
+/// directGradWeightChannel for small planes, through `offsets`: per image
+/// and tap one sum over the positions, the images' sums added in double.
+void smallGradWeightChannel(const ConvGradProblem &p, const float *x,
+                            const float *dy, float *dw, const int64_t *offsets,
+                            int64_t oc) {
+  const WindowGeometry &g = p.g;
+  const int64_t T = p.taps(), P = g.outSize(), ic = oc / p.ocg;
+  std::vector<double> total(static_cast<size_t>(T), 0.0);
+  for (int64_t n = 0; n < p.batch; ++n) {
+    const float *dyp = dy + (n * p.outChannels + oc) * P;
+    const float *xp = x + (n * p.channels + ic) * g.inSize();
+    for (int64_t t = 0; t < T; ++t) {
+      const int64_t *at = offsets + t * P;
+      float acc = 0.0f;
+      for (int64_t q = 0; q < P; ++q)
+        if (at[q] >= 0)
+          acc += dyp[q] * xp[at[q]];
+      total[t] += acc;
+    }
   }
   for (int64_t t = 0; t < T; ++t)
     dw[oc * T + t] = static_cast<float>(total[t]);
@@ -604,17 +656,8 @@ void gradWeightImages(const ConvGradProblem &p, const float *x, const float *dy,
   // (-1: padding), so that an im2col row of one image is a gather of its P
   // values (with so few positions, per output row copies cost more).
   const int64_t T = p.taps();
-  int64_t *offsets = scratch<int64_t>(kOuterOperandSlot, T * P);
-  for (int64_t t = 0; t < T; ++t) {
-    int64_t unused, td, th, tw;
-    decodeRow(g, t, unused, td, th, tw);
-    for (int64_t i = 0; i < P; ++i)
-      offsets[t * P + i] = -1;
-    forEachTapSegment(g, td, th, tw, [&](int64_t o, int64_t in, int64_t n) {
-      for (int64_t j = 0; j < n; ++j)
-        offsets[t * P + o + j] = in + j * g.stride[2];
-    });
-  }
+  int64_t *offsets = scratch<int64_t>(kTableSlot, T * P);
+  tapOffsetTable(g, offsets);
   const int64_t chunkRows =
       ceilDiv(clamp(ceilDiv(kBatchedTaskMacs, p.ocg * cols), kMinTaskRows, k),
               16) *
@@ -674,10 +717,17 @@ extern "C" void weft_k_conv_grad_input(void *const *bufs, const int64_t *desc) {
     return gradInputAsConv(p, pdy, pw, pdx);
   const int64_t T = p.taps(), P = g.outSize();
   if (p.direct()) {
+    const bool small = P <= kSmallPlane;
+    int64_t *offsets = small ? scratch<int64_t>(kTableSlot, T * P) : nullptr;
+    if (small)
+      tapOffsetTable(g, offsets);
     parallelFor(p.batch * p.channels, grainFor(g.inSize() + p.ocg * T * P),
                 [&](int64_t b, int64_t e) {
                   for (int64_t i = b; i < e; ++i)
-                    directGradInputPlane(p, pdy, pw, pdx, i);
+                    if (small)
+                      smallGradInputPlane(p, pdy, pw, pdx, offsets, i);
+                    else
+                      directGradInputPlane(p, pdy, pw, pdx, i);
                 });
     return;
   }
@@ -735,7 +785,15 @@ extern "C" void weft_k_conv_grad_weight(void *const *bufs,
     targetNumel = pairs * p.taps();
     target = scratch<float>(kOperandSlot, targetNumel);
   }
-  if (p.direct()) {
+  if (p.direct() && p.g.outSize() <= kSmallPlane) {
+    int64_t *offsets = scratch<int64_t>(kTableSlot, p.taps() * p.g.outSize());
+    tapOffsetTable(p.g, offsets);
+    parallelFor(p.outChannels, grainFor(p.batch * p.g.outSize() * p.taps()),
+                [&](int64_t b, int64_t e) {
+                  for (int64_t oc = b; oc < e; ++oc)
+                    smallGradWeightChannel(p, px, pdy, target, offsets, oc);
+                });
+  } else if (p.direct()) {
     const bool padded = paddedPlanes(p);
     parallelFor(p.outChannels, grainFor(p.batch * p.g.outSize() * p.taps()),
                 [&](int64_t b, int64_t e) {

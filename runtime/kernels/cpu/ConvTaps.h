@@ -97,6 +97,28 @@ inline void uncutWeights(const LiveTaps &live, int64_t q0, int64_t q1,
   });
 }
 
+/// Where each tap reads for each output position: offsets[t * P + q] is
+/// the offset in an input plane of tap t (row-major over the kernel) of
+/// output position q (P = g.outSize()), or -1 where it reads padding. For
+/// small images, whose rows are too short for a call per output row.
+inline void tapOffsetTable(const WindowGeometry &g, int64_t *offsets) {
+  const int64_t P = g.outSize();
+  const int64_t *k = g.kernel, *o = g.out;
+  for (int64_t t = 0; t < g.kernelSize(); ++t) {
+    const int64_t tap[3] = {t / (k[1] * k[2]), t / k[2] % k[1], t % k[2]};
+    for (int64_t q = 0; q < P; ++q) {
+      const int64_t pos[3] = {q / (o[1] * o[2]), q / o[2] % o[1], q % o[2]};
+      int64_t at = 0;
+      for (int d = 0; d < WindowGeometry::kDims && at >= 0; ++d) {
+        const int64_t i =
+            pos[d] * g.stride[d] - g.padBegin[d] + tap[d] * g.dilation[d];
+        at = i >= 0 && i < g.in[d] ? at * g.in[d] + i : -1;
+      }
+      offsets[t * P + q] = at;
+    }
+  }
+}
+
 } // namespace cpu
 } // namespace weft
 

@@ -14,14 +14,16 @@ namespace weft {
 namespace cpu {
 
 /// Independent scratch buffers a kernel may hold at once, per thread.
-/// Kernels use slots 0-4 as they like and the gemm tiles slot 5. The operand
-/// slots hold an operand a kernel prepares on the calling thread before its
-/// parallel work, which no task touches: kOperandSlot conv's cut weights,
-/// kOuterOperandSlot what a kernel built on another one (conv_grad_input
-/// on conv) prepares for it.
-constexpr int kScratchSlots = 8;
+/// Kernels use slots 0-4 as they like and the gemm tiles slot 5. The others
+/// hold what a kernel prepares on the calling thread before its parallel
+/// work, which no task touches: kOperandSlot an operand (conv's cut
+/// weights), kOuterOperandSlot what a kernel built on another one prepares
+/// for it (conv_grad_input's flipped kernels for conv), kTableSlot an index
+/// table (where each tap of each output reads).
+constexpr int kScratchSlots = 9;
 constexpr int kOperandSlot = 6;
 constexpr int kOuterOperandSlot = 7;
+constexpr int kTableSlot = 8;
 
 /// At least `bytes` bytes, 64-byte aligned, owned by the calling thread and
 /// valid until its next call with the same slot.

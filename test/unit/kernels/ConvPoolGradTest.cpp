@@ -117,6 +117,12 @@ TEST(ConvGrad, DepthwiseAndOneInputChannel) {
                  {1, 2, 1},
                  {1, 0, 1, 0, 1, 1},
                  {1, 1, 1}});
+  // Small planes (at most 64 outputs: an offset table), stride 1 (the input
+  // gradient as a depthwise conv) and 5x5 on 2x2 images (dead taps).
+  checkConvGrad({{3, 8, 5, 5}, 8, 8, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}});
+  checkConvGrad({{4, 6, 2, 2}, 6, 6, {5, 5}, {1, 1}, {2, 2, 2, 2}, {1, 1}});
+  // Strided with more than 64 outputs: output row by output row.
+  checkConvGrad({{2, 2, 20, 20}, 2, 2, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}});
   // One input channel but many outputs: the gemm path with cg = 1.
   checkConvGrad({{2, 1, 5, 5}, 6, 1, {2, 2}, {1, 1}, {0, 0, 1, 1}, {1, 1}});
 }

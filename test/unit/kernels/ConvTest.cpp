@@ -147,6 +147,13 @@ TEST(Conv, Depthwise) {
   checkConv({{1, 3, 9, 8}, 6, 3, {3, 2}, {1, 2}, {2, 0, 1, 1}, {2, 1}, true});
   // 1-D depthwise.
   checkConv({{2, 4, 20}, 4, 4, {5}, {1}, {2, 2}, {1}, true});
+  // Small planes (at most 64 outputs) go through an offset table: stride
+  // 1, and stride 2 with two outputs per input channel.
+  checkConv({{3, 8, 5, 5}, 8, 8, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, true});
+  checkConv({{2, 6, 4, 4}, 12, 6, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, false});
+  // Larger planes: strided row by row, unit strides on padded planes.
+  checkConv({{1, 4, 20, 20}, 4, 4, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, true});
+  checkConv({{2, 3, 12, 9}, 3, 3, {5, 3}, {1, 1}, {2, 1, 2, 1}, {1, 1}, true});
 }
 
 TEST(Conv, Pointwise) {

@@ -71,6 +71,20 @@ TEST(Signature, Parses) {
   EXPECT_EQ(sig.arenaAlignment, 64u);
   EXPECT_EQ(sig.outputs[0].dtype, WEFT_BF16);
   EXPECT_EQ(sig.outputs[0].byteSize, 0u);
+
+  // Launches name their kernel and, for traces, their tensors' types.
+  const char *launches = R"({"format_version":1,"arena_bytes":0,"params":[],
+    "inputs":[],"outputs":[],"launches":[{"kernel":"conv","backward":true,
+    "tensors":["16x3x32x32xf32","64x3x7x7xf32","16x64x16x16xf32"]},
+    {"kernel":"comm_progress"}]})";
+  ASSERT_TRUE(parseModelSignature(launches, sig, error)) << error;
+  ASSERT_EQ(sig.launches.size(), 2u);
+  EXPECT_EQ(sig.launches[0].kernel, "conv");
+  EXPECT_TRUE(sig.launches[0].backward);
+  EXPECT_EQ(sig.launches[0].tensors,
+            (std::vector<std::string>{"16x3x32x32xf32", "64x3x7x7xf32",
+                                      "16x64x16x16xf32"}));
+  EXPECT_TRUE(sig.launches[1].tensors.empty());
 }
 
 TEST(Signature, Errors) {
@@ -114,6 +128,13 @@ TEST(Signature, Errors) {
       errorOf(R"({"format_version":1,"arena_bytes":0,"inputs":[],"outputs":[],)"
               R"("params":[{"dtype":"f32","shape":[1]}]})"),
       "invalid model signature: params[0] has no \"name\"");
+  EXPECT_EQ(errorOf(R"({"format_version":1,"arena_bytes":0,)" + lists +
+                    R"(,"launches":[{"kernel":"a","tensors":"4xf32"}]})"),
+            "invalid model signature: launch 0: \"tensors\" is not an array");
+  EXPECT_EQ(errorOf(R"({"format_version":1,"arena_bytes":0,)" + lists +
+                    R"(,"launches":[{"kernel":"a","tensors":[4]}]})"),
+            "invalid model signature: launch 0: \"tensors\" entry is not a "
+            "string");
 }
 
 Status parseArgs(std::vector<std::string> args, RunOptions &options) {

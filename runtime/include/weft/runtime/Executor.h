@@ -124,6 +124,8 @@ struct LaunchSpec {
   int64_t chunk = -1;      ///< interleaved pipelines: the stage's chunk
   bool backward = false;
   bool weightGrad = false; ///< a weight gradient's work (zero-bubble "W")
+  /// "tensors": its operands' and results' types ("16x64x8x8xf32").
+  std::vector<std::string> tensors;
 };
 
 struct ModelSignature {
