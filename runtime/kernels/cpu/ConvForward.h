@@ -2,7 +2,7 @@
 //
 // weft_k_conv reads its arguments and calls convForward; conv_grad_input
 // calls it too, for the stride-1 convs whose input gradient is itself a
-// conv (ConvGrad.cpp).
+// conv (ConvGradAsConv.cpp).
 //
 //===----------------------------------------------------------------------===//
 #ifndef WEFT_RUNTIME_KERNELS_CPU_CONVFORWARD_H
@@ -18,6 +18,15 @@ namespace cpu {
 /// (Scratch.h), never kOuterOperandSlot.
 void convForward(const ConvShape &s, const float *x, const float *w,
                  const float *bias, float *y);
+
+/// Whether the input gradient of the conv `s` is itself a conv (unit
+/// strides): ConvGradAsConv.cpp.
+bool gradInputIsConv(const ConvShape &s);
+
+/// dx of the conv `s` (gradInputIsConv) through convForward, with the
+/// flipped kernels in kOuterOperandSlot of the calling thread.
+void gradInputAsConv(const ConvShape &s, const float *dy, const float *w,
+                     float *dx);
 
 } // namespace cpu
 } // namespace weft
