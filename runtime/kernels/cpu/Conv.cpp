@@ -542,11 +542,6 @@ void convImages(const ConvProblem &p, int64_t grp, int64_t n0, int64_t n1) {
   });
 }
 
-/// Output positions per plane up to which depthwiseSmallPlanes computes
-/// depthwise convs: below it, a call per plane and tap costs more than
-/// the plane's arithmetic.
-constexpr int64_t kSmallPlane = 64;
-
 /// Depthwise planes [p0, p1) of small images: each output sums its taps
 /// through `offsets` (offsets[t * P + q]: where tap t of output q reads in
 /// the input plane, -1 in the padding), in tap order as depthwisePlane.
@@ -584,17 +579,10 @@ void depthwisePaddedPlane(const ConvProblem &p, int64_t plane, float *buf) {
   const float *xs = p.x + (n * p.channels + oc / p.ocg) * g.inSize();
   const float *wp = p.w + oc * p.taps();
   const int64_t kh = g.kernel[1], kw = g.kernel[2];
-  const int64_t oh = g.out[1], ow = g.out[2], inH = g.in[1], inW = g.in[2];
+  const int64_t oh = g.out[1], ow = g.out[2];
   const int64_t width = ow + kw - 1, hp = oh + kh;
   float *xp = buf, *acc = buf + hp * width;
-  for (int64_t r = 0; r < hp; ++r) {
-    const int64_t ih = r - g.padBegin[1];
-    for (int64_t j = 0; j < width; ++j) {
-      const int64_t iw = j - g.padBegin[2];
-      xp[r * width + j] =
-          ih >= 0 && ih < inH && iw >= 0 && iw < inW ? xs[ih * inW + iw] : 0.0f;
-    }
-  }
+  padPlane(g, xs, xp, width, hp);
   const float b = p.bias ? p.bias[oc] : 0.0f;
   for (int64_t i = 0; i < oh * width; ++i)
     acc[i] = b;
@@ -649,16 +637,7 @@ void weft::cpu::convForward(const ConvShape &shape, const float *x,
   p.bias = bias;
   p.y = y;
 
-  LiveTaps live;
-  if (findDeadTaps(p, live)) {
-    const int64_t pairs = p.outChannels * p.cg;
-    float *cut = scratch<float>(kOperandSlot, pairs * live.shape.taps());
-    parallelFor(pairs, grainFor(p.taps()), [&](int64_t q0, int64_t q1) {
-      cutWeights(live, q0, q1, p.w, cut);
-    });
-    static_cast<ConvShape &>(p) = live.shape;
-    p.w = cut;
-  }
+  p.w = dropDeadTaps(p, p.w);
 
   const int threads = numThreads();
   if (p.cg == 1 && p.g.kernel[0] == 1 && p.g.in[0] == 1 && p.g.out[0] == 1 &&

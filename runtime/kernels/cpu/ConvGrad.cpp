@@ -211,11 +211,6 @@ void directGradInputPlane(const ConvGradProblem &p, const float *dy,
   }
 }
 
-/// Output positions per plane up to which the depthwise gradients read
-/// their taps through a table (tapOffsetTable) rather than by output rows,
-/// whose short rows would cost a call each.
-constexpr int64_t kSmallPlane = 64;
-
 /// directGradInputPlane for small planes, through `offsets` (same order of
 /// additions: output channel, tap, then position).
 void smallGradInputPlane(const ConvGradProblem &p, const float *dy,
@@ -353,22 +348,14 @@ void paddedGradWeightChannel(const ConvGradProblem &p, const float *x,
   const WindowGeometry &g = p.g;
   const int64_t T = p.taps(), ic = oc / p.ocg;
   const int64_t kh = g.kernel[1], kw = g.kernel[2];
-  const int64_t oh = g.out[1], ow = g.out[2], inH = g.in[1], inW = g.in[2];
+  const int64_t oh = g.out[1], ow = g.out[2];
   const int64_t wp = ow + kw - 1, hp = oh + kh;
   float *xp = buf, *dyp = buf + hp * wp;
   std::vector<double> total(static_cast<size_t>(T), 0.0);
   for (int64_t n = 0; n < p.batch; ++n) {
     const float *xs = x + (n * p.channels + ic) * g.inSize();
     const float *dys = dy + (n * p.outChannels + oc) * g.outSize();
-    for (int64_t r = 0; r < hp; ++r) {
-      const int64_t ih = r - g.padBegin[1];
-      for (int64_t j = 0; j < wp; ++j) {
-        const int64_t iw = j - g.padBegin[2];
-        xp[r * wp + j] = ih >= 0 && ih < inH && iw >= 0 && iw < inW
-                             ? xs[ih * inW + iw]
-                             : 0.0f;
-      }
-    }
+    padPlane(g, xs, xp, wp, hp);
     for (int64_t r = 0; r < oh; ++r)
       for (int64_t j = 0; j < wp; ++j)
         dyp[r * wp + j] = j < ow ? dys[r * ow + j] : 0.0f;
@@ -600,16 +587,7 @@ extern "C" void weft_k_conv_grad_input(void *const *bufs, const int64_t *desc) {
     std::memset(pdx, 0, static_cast<size_t>(dx.numel) * sizeof(float));
     return;
   }
-  LiveTaps live;
-  if (findDeadTaps(p, live)) {
-    const int64_t pairs = p.outChannels * p.cg;
-    float *cut = scratch<float>(kOperandSlot, pairs * live.shape.taps());
-    parallelFor(pairs, grainFor(p.taps()), [&](int64_t q0, int64_t q1) {
-      cutWeights(live, q0, q1, pw, cut);
-    });
-    static_cast<ConvShape &>(p) = live.shape;
-    pw = cut;
-  }
+  pw = dropDeadTaps(p, pw);
   if (gradInputIsConv(p))
     return gradInputAsConv(p, pdy, pw, pdx);
   const int64_t T = p.taps(), P = g.outSize();

@@ -15,6 +15,8 @@
 #define WEFT_RUNTIME_KERNELS_CPU_CONVTAPS_H
 
 #include "ConvGeometry.h"
+#include "Parallel.h"
+#include "Scratch.h"
 
 namespace weft {
 namespace cpu {
@@ -95,6 +97,44 @@ inline void uncutWeights(const LiveTaps &live, int64_t q0, int64_t q1,
     for (int64_t t = 0; t < n; ++t)
       dw[f + t] = cut[c + t];
   });
+}
+
+/// When `s` has dead taps, cuts them: `s` becomes the cut conv and the
+/// cut weights, copied in parallel into kOperandSlot of the calling thread,
+/// are returned. Otherwise returns w.
+inline const float *dropDeadTaps(ConvShape &s, const float *w) {
+  LiveTaps live;
+  if (!findDeadTaps(s, live))
+    return w;
+  const int64_t pairs = s.outChannels * s.cg;
+  float *cut = scratch<float>(kOperandSlot, pairs * live.shape.taps());
+  parallelFor(pairs, grainFor(s.taps()), [&](int64_t q0, int64_t q1) {
+    cutWeights(live, q0, q1, w, cut);
+  });
+  s = live.shape;
+  return cut;
+}
+
+/// Output positions per plane up to which depthwise convs (forward and
+/// gradients) read their taps through tapOffsetTable: below it, a call per
+/// output row and tap costs more than the plane's arithmetic.
+constexpr int64_t kSmallPlane = 64;
+
+/// Rows [0, rows) of a zero-padded copy of input plane `x` (1-D or 2-D),
+/// `width` floats a row: xp[r * width + j] is x at (r - padBegin[1],
+/// j - padBegin[2]), 0 outside it. With unit strides, output (oh, ow) then
+/// reads tap (th, tw) at (oh + th) * width + ow + tw.
+inline void padPlane(const WindowGeometry &g, const float *x, float *xp,
+                     int64_t width, int64_t rows) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t ih = r - g.padBegin[1];
+    for (int64_t j = 0; j < width; ++j) {
+      const int64_t iw = j - g.padBegin[2];
+      xp[r * width + j] = ih >= 0 && ih < g.in[1] && iw >= 0 && iw < g.in[2]
+                              ? x[ih * g.in[2] + iw]
+                              : 0.0f;
+    }
+  }
 }
 
 /// Where each tap reads for each output position: offsets[t * P + q] is
