@@ -1,6 +1,7 @@
 //===- NodeImporter.cpp - What an op importer sees of one node ------------===//
 #include "frontends/onnx/NodeImporter.h"
 #include "frontends/onnx/OnnxModelLoader.h"
+#include "frontends/onnx/OpImporters.h"
 
 #include "dialects/weft/ElementTypes.h"
 #include "dialects/weft/ShapeRules.h"
@@ -26,15 +27,16 @@ using namespace weft::onnx_import;
 static constexpr int64_t kMaxParamElementsRead = 1 << 16;
 
 NodeImporter::NodeImporter(GraphState &state, const onnx::NodeProto &node,
-                           int index)
-    : state(state), node(node), index(index),
+                           int index, StringRef scope)
+    : state(state), node(node), index(index), scope(scope.str()),
       loc(NameLoc::get(StringAttr::get(
           &state.ctx, node.name().empty() ? node.op_type() : node.name()))) {}
 
 std::string NodeImporter::describe() const {
   std::string where = node.name().empty() ? "node #" + std::to_string(index)
                                           : "node '" + node.name() + "'";
-  return where + " (" + node.op_type() + ")";
+  where += " (" + node.op_type() + ")";
+  return scope.empty() ? where : where + " in " + scope;
 }
 
 //===----------------------------------------------------------------------===//
@@ -306,6 +308,106 @@ const onnx::TensorProto *NodeImporter::getTensorAttr(StringRef name) {
   const onnx::AttributeProto *attr =
       getTypedAttr(name, onnx::AttributeProto::TENSOR);
   return attr ? &attr->t() : nullptr;
+}
+
+const onnx::GraphProto *NodeImporter::getGraphAttr(StringRef name) {
+  const onnx::AttributeProto *attr =
+      getTypedAttr(name, onnx::AttributeProto::GRAPH);
+  return attr && attr->has_g() ? &attr->g() : nullptr;
+}
+
+//===----------------------------------------------------------------------===//
+// Graphs and subgraphs
+//===----------------------------------------------------------------------===//
+
+/// Records `message` as the graph's error unless one is recorded already.
+static LogicalResult failWith(GraphState &state, const Twine &message) {
+  if (state.error.empty())
+    state.error = message.str();
+  return failure();
+}
+
+LogicalResult onnx_import::importGraphNodes(GraphState &state,
+                                            const onnx::GraphProto &graph,
+                                            StringRef where) {
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const onnx::NodeProto &node = graph.node(i);
+    NodeImporter imp(state, node, i, where);
+    for (const std::string &input : node.input()) {
+      if (state.unloadedInitializers.contains(input))
+        return failWith(state, imp.describe() + ": input " +
+                                   describeUnloadedInitializer(input) +
+                                   "; weft needs the values of integer and "
+                                   "bool initializers at import time (they "
+                                   "become constants)");
+      if (!input.empty() && !state.values.count(input))
+        return failWith(state, imp.describe() + ": input '" + input +
+                                   "' is not produced by an earlier node, an "
+                                   "initializer or a graph input (is the graph "
+                                   "topologically sorted?)");
+    }
+    OpImportFn import = lookupOpImporter(node.op_type());
+    if (!import)
+      return failWith(state, imp.describe() + ": unsupported ONNX op");
+    if (failed(import(imp)) || imp.hasError())
+      return failWith(state, imp.describe() + ": import failed");
+    for (int j = 0; j < node.output_size(); ++j)
+      if (imp.isOutputUsed(j) && !state.values.count(node.output(j)))
+        return failWith(state, imp.describe() + ": output '" + node.output(j) +
+                                   "' is not supported");
+  }
+  return success();
+}
+
+void onnx_import::collectUsedNames(const onnx::GraphProto &graph,
+                                   llvm::StringSet<> &names) {
+  for (const onnx::NodeProto &node : graph.node()) {
+    for (const std::string &input : node.input())
+      if (!input.empty())
+        names.insert(input);
+    for (const onnx::AttributeProto &attr : node.attribute()) {
+      auto visit = [&](const onnx::GraphProto &sub) {
+        collectUsedNames(sub, names);
+        for (const onnx::ValueInfoProto &output : sub.output())
+          names.insert(output.name());
+      };
+      if (attr.has_g())
+        visit(attr.g());
+      for (const onnx::GraphProto &sub : attr.graphs())
+        visit(sub);
+    }
+  }
+}
+
+LogicalResult NodeImporter::importSubgraph(const onnx::GraphProto &graph,
+                                           StringRef what,
+                                           SmallVectorImpl<Value> &outputs) {
+  std::string scope = what.str() + " of " + describe();
+  // A branch's initializers are constants of that branch (whatever their
+  // type: nothing trains them, as nothing outside the branch can name them).
+  for (const onnx::TensorProto &tensor : graph.initializer()) {
+    std::string name = "initializer '" + tensor.name() + "' in " + scope;
+    TensorData data;
+    std::string message;
+    if (!decodeTensor(tensor, state.modelDir, name, data, message))
+      return emitError(message);
+    Value value = ConstantOp::create(
+        getBuilder(), NameLoc::get(StringAttr::get(&state.ctx, tensor.name())),
+        data.toAttr(state.ctx));
+    if (!state.values.try_emplace(tensor.name(), value).second)
+      return emitError(name + " is already defined elsewhere in the graph");
+  }
+  if (failed(importGraphNodes(state, graph, scope)))
+    return failure();
+  for (const onnx::ValueInfoProto &output : graph.output()) {
+    Value value = state.values.lookup(output.name());
+    if (!value)
+      return emitError("output '" + output.name() + "' of " + what +
+                       " is not produced by any of its nodes, its "
+                       "initializers or the outer graph");
+    outputs.push_back(value);
+  }
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

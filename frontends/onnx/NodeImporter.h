@@ -64,7 +64,10 @@ struct GraphState {
 
 class NodeImporter {
 public:
-  NodeImporter(GraphState &state, const onnx::NodeProto &node, int index);
+  /// `scope`, when not empty, names the subgraph the node belongs to in
+  /// describe() ("then_branch of node 'x' (If)").
+  NodeImporter(GraphState &state, const onnx::NodeProto &node, int index,
+               llvm::StringRef scope = "");
 
   //===--- The node ------------------------------------------------------===//
   const onnx::NodeProto &getNode() const { return node; }
@@ -76,7 +79,8 @@ public:
   mlir::MLIRContext &getContext() { return state.ctx; }
   /// The directory external tensor data is read from.
   llvm::StringRef getModelDir() const { return state.modelDir; }
-  /// "node 'name' (OpType)", or "node #index (OpType)" for unnamed nodes.
+  /// "node 'name' (OpType)", or "node #index (OpType)" for unnamed nodes,
+  /// followed by " in <scope>" for a subgraph's node.
   std::string describe() const;
 
   //===--- Inputs --------------------------------------------------------===//
@@ -158,6 +162,18 @@ public:
   llvm::SmallVector<std::string> getStringsAttr(llvm::StringRef name);
   /// The tensor attribute `name`, or null when absent (or of another type).
   const onnx::TensorProto *getTensorAttr(llvm::StringRef name);
+  /// The graph attribute `name` (an If's branch), or null when absent (or
+  /// of another type).
+  const onnx::GraphProto *getGraphAttr(llvm::StringRef name);
+
+  //===--- Subgraphs -----------------------------------------------------===//
+  /// Imports the initializers and nodes of `graph`, a subgraph of this node
+  /// named `what` (an If's "then_branch"), into the function being built:
+  /// its nodes read the outer graph's values by name, as ONNX scopes them.
+  /// `outputs` receives the values of the subgraph's outputs.
+  mlir::LogicalResult
+  importSubgraph(const onnx::GraphProto &graph, llvm::StringRef what,
+                 llvm::SmallVectorImpl<mlir::Value> &outputs);
 
   //===--- Errors --------------------------------------------------------===//
   /// Records "node 'n' (Op): message" unless an error is recorded already.
@@ -226,8 +242,21 @@ private:
   GraphState &state;
   const onnx::NodeProto &node;
   int index;
+  std::string scope;
   mlir::Location loc;
 };
+
+/// Imports the nodes of `graph` in order, each through its op's import
+/// function; records the first error in `state` and fails. `where`, when not
+/// empty, says which subgraph the nodes belong to in error messages ("in
+/// then_branch of node 'x' (If)").
+mlir::LogicalResult importGraphNodes(GraphState &state,
+                                     const onnx::GraphProto &graph,
+                                     llvm::StringRef where = "");
+
+/// Every name a node of `graph` or of its subgraphs reads, and the outputs
+/// of the subgraphs (which their If reads), added to `names`.
+void collectUsedNames(const onnx::GraphProto &graph, llvm::StringSet<> &names);
 
 /// "initializer 'NAME' is stored as external data, which a structure-only
 /// import does not load" (the start of every error about such data).

@@ -87,21 +87,38 @@ static std::string describeDims(const onnx::TensorShapeProto &shape) {
   return text + "]";
 }
 
-LogicalResult GraphImporter::checkOps() {
-  std::vector<std::string> unsupported;
+/// Lists the nodes of `graph` and of its subgraphs (If branches, Loop
+/// bodies) whose ops weft lacks, as "  node 'x': Op" lines; `scope` names
+/// the subgraph (" in then_branch of node 'y'").
+static void listUnsupportedOps(const onnx::GraphProto &graph,
+                               const std::string &scope,
+                               std::vector<std::string> &unsupported) {
   for (int i = 0; i < graph.node_size(); ++i) {
     const onnx::NodeProto &node = graph.node(i);
-    bool known =
-        isDefaultDomain(node.domain()) && lookupOpImporter(node.op_type());
-    if (known)
-      continue;
     std::string where = node.name().empty() ? "node #" + std::to_string(i)
                                             : "node '" + node.name() + "'";
-    std::string op = isDefaultDomain(node.domain())
-                         ? node.op_type()
-                         : node.domain() + ":" + node.op_type();
-    unsupported.push_back("  " + where + ": " + op);
+    bool known =
+        isDefaultDomain(node.domain()) && lookupOpImporter(node.op_type());
+    if (!known) {
+      std::string op = isDefaultDomain(node.domain())
+                           ? node.op_type()
+                           : node.domain() + ":" + node.op_type();
+      unsupported.push_back("  " + where + scope + ": " + op);
+    }
+    for (const onnx::AttributeProto &attr : node.attribute()) {
+      std::string inner = " in " + attr.name() + " of " + where + " (" +
+                          node.op_type() + ")" + scope;
+      if (attr.has_g())
+        listUnsupportedOps(attr.g(), inner, unsupported);
+      for (const onnx::GraphProto &sub : attr.graphs())
+        listUnsupportedOps(sub, inner, unsupported);
+    }
   }
+}
+
+LogicalResult GraphImporter::checkOps() {
+  std::vector<std::string> unsupported;
+  listUnsupportedOps(graph, "", unsupported);
   if (unsupported.empty())
     return success();
   std::string message =
@@ -253,36 +270,11 @@ LogicalResult GraphImporter::importInitializers(GraphState &state) {
 }
 
 LogicalResult GraphImporter::importNodes(GraphState &state) {
-  for (const onnx::NodeProto &node : graph.node())
-    for (const std::string &input : node.input())
-      if (!input.empty())
-        state.usedNames.insert(input);
+  collectUsedNames(graph, state.usedNames);
   for (const onnx::ValueInfoProto &output : graph.output())
     state.usedNames.insert(output.name());
-
-  for (int i = 0; i < graph.node_size(); ++i) {
-    const onnx::NodeProto &node = graph.node(i);
-    NodeImporter imp(state, node, i);
-    for (const std::string &input : node.input()) {
-      if (state.unloadedInitializers.contains(input))
-        return fail(imp.describe() + ": input " +
-                    describeUnloadedInitializer(input) +
-                    "; weft needs the values of integer and bool "
-                    "initializers at import time (they become constants)");
-      if (!input.empty() && !state.values.count(input))
-        return fail(imp.describe() + ": input '" + input +
-                    "' is not produced by an earlier node, an initializer or "
-                    "a graph input (is the graph topologically sorted?)");
-    }
-    OpImportFn import = lookupOpImporter(node.op_type());
-    if (failed(import(imp)) || imp.hasError())
-      return fail(state.error.empty() ? imp.describe() + ": import failed"
-                                      : state.error);
-    for (int j = 0; j < node.output_size(); ++j)
-      if (imp.isOutputUsed(j) && !state.values.count(node.output(j)))
-        return fail(imp.describe() + ": output '" + node.output(j) +
-                    "' is not supported");
-  }
+  if (failed(importGraphNodes(state, graph)))
+    return fail(state.error.empty() ? "import failed" : state.error);
   return success();
 }
 

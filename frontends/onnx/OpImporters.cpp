@@ -141,6 +141,7 @@ static const OpImporterEntry kOpImporters[] = {
     {"EyeLike", importEyeLike},
     {"Range", importRange},
     {"Identity", importIdentity},
+    {"If", importIf},
     {"Dropout", importDropout},
     {"ScatterND", importScatterND},
 };

@@ -160,6 +160,7 @@ mlir::LogicalResult importConstantOfShape(NodeImporter &imp);
 mlir::LogicalResult importShape(NodeImporter &imp);
 mlir::LogicalResult importRange(NodeImporter &imp);
 mlir::LogicalResult importIdentity(NodeImporter &imp);
+mlir::LogicalResult importIf(NodeImporter &imp);
 mlir::LogicalResult importScatterND(NodeImporter &imp);
 mlir::LogicalResult importDropout(NodeImporter &imp);
 

@@ -452,6 +452,88 @@ def errors():
 
 
 @group
+def control():
+    """If whose condition is known at import time (a constant, or computed
+    from shapes as torch.onnx.export writes `if x.dim() == 4`), and the errors
+    of an If weft cannot take."""
+    m = {}
+    x = [vi("x", F32, [2, 3])]
+    y = [vi("y", F32, None)]
+
+    def branch(name, nodes, outputs, inits=()):
+        return helper.make_graph(nodes, name, [], outputs, initializer=list(inits))
+
+    # then: relu(x) * 2 (reads the outer x and an outer initializer);
+    # else: neg(x).
+    then_g = branch("then", [node("Relu", ["x"], ["t1"]), node("Mul", ["t1", "two"], ["t2"])],
+                    [vi("t2", F32, None)])
+    else_g = branch("else", [node("Neg", ["x"], ["e1"])], [vi("e1", F32, None)])
+    two = numpy_helper.from_array(np.array(2.0, dtype=np.float32), "two")
+    for name, value in (("if_true", True), ("if_false", False)):
+        cond = numpy_helper.from_array(np.array(value), "c")
+        m[name] = model([node("Constant", [], ["cond"], value=cond),
+                         node("If", ["cond"], ["y"], name="choose",
+                              then_branch=then_g, else_branch=else_g)], x, y, inits=[two])
+    # The condition from the input's shape: rank == 2 (torch's export of a
+    # dim check), then a branch with its own initializer and two outputs.
+    shape_nodes = [node("Shape", ["x"], ["s"]), node("Shape", ["s"], ["r"]),
+                   node("Equal", ["r", "two_i"], ["is2"])]
+    three = numpy_helper.from_array(np.array([3.0, 4.0, 5.0], dtype=np.float32), "w")
+    then2 = branch("then2", [node("Add", ["x", "w"], ["a1"]), node("Relu", ["x"], ["a2"])],
+                   [vi("a1", F32, None), vi("a2", F32, None)], inits=[three])
+    else2 = branch("else2", [node("Neg", ["x"], ["b1"]), node("Neg", ["x"], ["b2"])],
+                   [vi("b1", F32, None), vi("b2", F32, None)])
+    m["if_shape"] = model(shape_nodes + [
+        node("If", ["is2"], ["y", "z"], name="by_rank", then_branch=then2, else_branch=else2)],
+        x, y + [vi("z", F32, None)], inits=[ints("two_i", [2])])
+    # Nested: the taken branch holds another If.
+    inner = branch("inner", [node("Constant", [], ["ic"],
+                                  value=numpy_helper.from_array(np.array(False), "ic")),
+                             node("If", ["ic"], ["o"], name="inner_if",
+                                  then_branch=then_g, else_branch=else_g)],
+                   [vi("o", F32, None)])
+    cond = numpy_helper.from_array(np.array(True), "c")
+    m["if_nested"] = model([node("Constant", [], ["cond"], value=cond),
+                            node("If", ["cond"], ["y"], name="outer",
+                                 then_branch=inner, else_branch=else_g)], x, y, inits=[two])
+    # Errors: a condition that depends on the data; unsupported ops inside
+    # the branches (listed with where they are, before anything is imported);
+    # a branch with the wrong number of outputs; a branch output that
+    # nothing produces; a condition of two elements.
+    m["if_data"] = model([node("ReduceSum", ["x"], ["sum"], keepdims=0),
+                          node("Less", ["sum", "zero"], ["neg"]),
+                          node("If", ["neg"], ["y"], name="data_if",
+                               then_branch=then_g, else_branch=else_g)],
+                         x, y, inits=[two, numpy_helper.from_array(np.array(0.0, np.float32), "zero")])
+    bad_then = branch("bad_then", [node("Foo", ["x"], ["f"], name="foo")], [vi("f", F32, None)])
+    bad_else = branch("bad_else", [node("Bar", ["x"], ["g"], name="bar")], [vi("g", F32, None)])
+    m["if_unsupported"] = model([node("Constant", [], ["cond"], value=cond),
+                                 node("If", ["cond"], ["y"], name="choose",
+                                      then_branch=bad_then, else_branch=bad_else),
+                                 node("Baz", ["y"], ["w"], name="baz")], x, [vi("w", F32, None)])
+    m["if_outputs"] = model([node("Constant", [], ["cond"], value=cond),
+                             node("If", ["cond"], ["y", "z"], name="choose",
+                                  then_branch=then_g, else_branch=else_g)],
+                            x, y + [vi("z", F32, None)], inits=[two])
+    m["if_missing_output"] = model(
+        [node("Constant", [], ["cond"], value=cond),
+         node("If", ["cond"], ["y"], name="choose",
+              then_branch=branch("t", [], [vi("nowhere", F32, None)]), else_branch=else_g)], x, y)
+    # An error inside the taken branch names the branch and its If.
+    bad_node = branch("bad", [node("Sqrt", ["two_i"], ["q"], name="int_sqrt")],
+                      [vi("q", F32, None)])
+    m["if_branch_error"] = model([node("Constant", [], ["cond"], value=cond),
+                                  node("If", ["cond"], ["y"], name="choose",
+                                       then_branch=bad_node, else_branch=else_g)],
+                                 x, y, inits=[ints("two_i", [2])])
+    m["if_two_conds"] = model(
+        [node("Constant", [], ["cond"], value=numpy_helper.from_array(np.array([True, False]), "c")),
+         node("If", ["cond"], ["y"], name="choose", then_branch=then_g, else_branch=else_g)],
+        x, y, inits=[two])
+    return m
+
+
+@group
 def external():
     """External data: good, missing, escaping, too short (side files written)."""
     m = {}
