@@ -179,6 +179,8 @@ std::optional<APFloat> applyFloat(Unary kind, const APFloat &x) {
     return fromDouble(std::sin(v), semantics);
   case Unary::Cos:
     return fromDouble(std::cos(v), semantics);
+  case Unary::Atan:
+    return fromDouble(std::atan(v), semantics);
   case Unary::Floor:
   case Unary::Ceil:
   case Unary::Round: {

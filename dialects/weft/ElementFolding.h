@@ -103,6 +103,7 @@ enum class Unary {
   Floor,
   Ceil,
   Round,
+  Atan,
   Not
 };
 enum class Binary { Add, Sub, Mul, Div, Rem, Pow, Max, Min, And, Or };

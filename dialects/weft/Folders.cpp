@@ -243,6 +243,7 @@ WEFT_FOLD_UNARY(CosOp, Cos)
 WEFT_FOLD_UNARY(FloorOp, Floor)
 WEFT_FOLD_UNARY(CeilOp, Ceil)
 WEFT_FOLD_UNARY(RoundOp, Round)
+WEFT_FOLD_UNARY(AtanOp, Atan)
 #undef WEFT_FOLD_UNARY
 
 #define WEFT_FOLD_BINARY(OP, KIND)                                             \

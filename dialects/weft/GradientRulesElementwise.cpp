@@ -111,6 +111,19 @@ LogicalResult CosOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads,
   return success();
 }
 
+// d atan(x) = 1 / (1 + x^2).
+LogicalResult AtanOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                     SmallVectorImpl<Value> &operandGrads) {
+  Location loc = getLoc();
+  if (Value g = singleResultGrad(*this, resultGrads, operandGrads)) {
+    Value x = getInput();
+    Value denominator =
+        add(b, loc, mul(b, loc, x, x), scalarLike(b, loc, x, 1.0));
+    operandGrads[0] = div(b, loc, g, denominator);
+  }
+  return success();
+}
+
 // Rounding is flat almost everywhere: no gradient reaches the input (as in
 // PyTorch).
 #define WEFT_ZERO_GRADIENT(OP)                                                 \

@@ -732,9 +732,9 @@ FailureOr<ShardingPlan> weft::planSharding(Operation *op,
           .Case<NegOp, CastOp, BroadcastToOp>(
               [&](Operation *o) { return elementwise(o, in, L::Unary); })
           .Case<SqrtOp, ExpOp, LogOp, TanhOp, ErfOp, ReluOp, SigmoidOp, SinOp,
-                CosOp, FloorOp, CeilOp, RoundOp, NotOp, PowOp, RemOp, MaxOp,
-                MinOp, AndOp, OrOp, EqualOp, LessOp, GreaterOp, LessEqualOp,
-                GreaterEqualOp, WhereOp>(
+                CosOp, FloorOp, CeilOp, RoundOp, AtanOp, NotOp, PowOp, RemOp,
+                MaxOp, MinOp, AndOp, OrOp, EqualOp, LessOp, GreaterOp,
+                LessEqualOp, GreaterEqualOp, WhereOp>(
               [&](Operation *o) { return elementwise(o, in, L::None); })
           .Case<AdamWUpdateOp, SgdUpdateOp>([&](Operation *o) {
             return elementwise(o, in, L::None, /*finest=*/true);

@@ -121,6 +121,9 @@ def Weft_CeilOp : Weft_UnaryOp<"ceil", Weft_FloatTensor, [Weft_Differentiable]> 
 def Weft_RoundOp : Weft_UnaryOp<"round", Weft_FloatTensor, [Weft_Differentiable]> {
   let summary = "Elementwise round to nearest, ties to even (zero gradient)";
 }
+def Weft_AtanOp : Weft_UnaryOp<"atan", Weft_FloatTensor, [Weft_Differentiable]> {
+  let summary = "Elementwise arctangent (radians, in (-pi/2, pi/2))";
+}
 def Weft_NotOp : Weft_UnaryOp<"not", Weft_BoolTensor> { let summary = "Logical not"; }
 
 // Binary ops broadcast their operands; both have one element type.

@@ -350,3 +350,28 @@ LogicalResult onnx_import::importAtanh(NodeImporter &imp) {
   return imp.setResult(
       e.mulScalar(e.unary<LogOp>(e.div(e.add(one, x), e.sub(one, x))), 0.5));
 }
+
+/// asin(x) = atan(x / sqrt((1 - x)(1 + x))): +-pi/2 at +-1 (x / 0), NaN
+/// beyond; 1 - x and 1 + x are exact where they matter (near +-1).
+LogicalResult onnx_import::importAsin(NodeImporter &imp) {
+  Expr e(imp);
+  Value x = getFloatInput(imp, "input");
+  if (!x)
+    return failure();
+  Value one = e.scalar(x, 1.0);
+  Value cosine = e.unary<SqrtOp>(e.mul(e.sub(one, x), e.add(one, x)));
+  return imp.setResult(e.unary<AtanOp>(e.div(x, cosine)));
+}
+
+/// acos(x) = 2 atan(sqrt((1 - x) / (1 + x))): 0 at 1, pi at -1 (the root of
+/// 2 / 0), NaN beyond.
+LogicalResult onnx_import::importAcos(NodeImporter &imp) {
+  Expr e(imp);
+  Value x = getFloatInput(imp, "input");
+  if (!x)
+    return failure();
+  Value one = e.scalar(x, 1.0);
+  Value half =
+      e.unary<AtanOp>(e.unary<SqrtOp>(e.div(e.sub(one, x), e.add(one, x))));
+  return imp.setResult(e.mulScalar(half, 2.0));
+}

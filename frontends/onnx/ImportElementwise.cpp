@@ -166,6 +166,9 @@ LogicalResult onnx_import::importSin(NodeImporter &imp) {
 LogicalResult onnx_import::importCos(NodeImporter &imp) {
   return importUnary<CosOp>(imp);
 }
+LogicalResult onnx_import::importAtan(NodeImporter &imp) {
+  return importUnary<AtanOp>(imp);
+}
 LogicalResult onnx_import::importFloor(NodeImporter &imp) {
   return importUnary<FloorOp>(imp);
 }

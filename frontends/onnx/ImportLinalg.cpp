@@ -5,6 +5,7 @@
 // Conv and pooling get their auto_pad turned into explicit pads.
 //
 //===----------------------------------------------------------------------===//
+#include "frontends/onnx/ImportExpr.h"
 #include "frontends/onnx/OpImporters.h"
 
 #include "dialects/weft/WeftOps.h"
@@ -438,4 +439,90 @@ LogicalResult onnx_import::importGlobalAveragePool(NodeImporter &imp) {
 
 LogicalResult onnx_import::importGlobalMaxPool(NodeImporter &imp) {
   return importGlobalPool<ReduceMaxOp>(imp);
+}
+
+/// |x|^p, and its inverse s^(1/p), for the Lp pools (x * x and a square
+/// root for p = 2, the usual case).
+static Value powerOfAbs(Expr &e, Value x, int64_t p) {
+  if (p == 2)
+    return e.mul(x, x);
+  Value magnitude = e.abs(x);
+  return p == 1
+             ? magnitude
+             : e.binary<PowOp>(magnitude, e.scalar(x, static_cast<double>(p)));
+}
+static Value rootOf(Expr &e, Value s, int64_t p) {
+  if (p == 2)
+    return e.unary<SqrtOp>(s);
+  return p == 1 ? s : e.binary<PowOp>(s, e.scalar(s, 1.0 / p));
+}
+
+/// The p attribute of the Lp pools (default 2); positive.
+static std::optional<int64_t> getLpPower(NodeImporter &imp) {
+  int64_t p = imp.getIntAttr("p", 2);
+  if (imp.hasError())
+    return std::nullopt;
+  if (p < 1) {
+    (void)imp.emitUnsupportedAttr("p", Twine(p), "it must be positive");
+    return std::nullopt;
+  }
+  return p;
+}
+
+/// LpPool: (sum over the window of |x|^p)^(1/p): an average pool of |x|^p
+/// with the padding counted (zeros add nothing), times the window's size.
+LogicalResult onnx_import::importLpPool(NodeImporter &imp) {
+  Expr e(imp);
+  Value input = getWindowedInput(imp);
+  std::optional<int64_t> p = getLpPower(imp);
+  if (!input || !p)
+    return failure();
+  std::optional<SmallVector<int64_t>> kernel = getPoolKernel(imp);
+  if (!kernel)
+    return failure();
+  if (kernel->size() + 2 != getShape(input).size())
+    return imp.emitError("attribute 'kernel_shape' = " + formatShape(*kernel) +
+                         " does not match input X (" +
+                         formatType(input.getType()) + ")");
+  std::optional<Window> w = readWindow(imp, getShape(input), *kernel);
+  if (!w)
+    return failure();
+  if (llvm::any_of(w->dilations, [](int64_t d) { return d != 1; }))
+    return imp.emitUnsupportedAttr("dilations", formatShape(w->dilations),
+                                   "Lp pooling supports dilation 1 only");
+  int64_t volume = 1;
+  for (int64_t k : w->kernel)
+    volume *= k;
+  OpBuilder &builder = imp.getBuilder();
+  Value powered = powerOfAbs(e, input, *p);
+  Value mean =
+      powered ? imp.createInferred<AvgPoolOp>(
+                    powered, builder.getDenseI64ArrayAttr(w->kernel),
+                    builder.getDenseI64ArrayAttr(w->strides),
+                    builder.getDenseI64ArrayAttr(w->pads),
+                    builder.getBoolAttr(imp.getIntAttr("ceil_mode", 0) != 0),
+                    builder.getBoolAttr(true))
+              : Value();
+  return imp.setResult(
+      rootOf(e, e.mulScalar(mean, static_cast<double>(volume)), *p));
+}
+
+/// GlobalLpPool: (sum over all spatial dims of |x|^p)^(1/p), spatial dims
+/// kept as 1s.
+LogicalResult onnx_import::importGlobalLpPool(NodeImporter &imp) {
+  Expr e(imp);
+  Value input = getWindowedInput(imp);
+  std::optional<int64_t> p = getLpPower(imp);
+  if (!input || !p)
+    return failure();
+  SmallVector<int64_t> axes;
+  for (int64_t axis = 2; axis < getRank(input); ++axis)
+    axes.push_back(axis);
+  OpBuilder &builder = imp.getBuilder();
+  Value powered = powerOfAbs(e, input, *p);
+  Value sum = powered ? imp.createInferred<ReduceSumOp>(
+                            powered, builder.getDenseI64ArrayAttr(axes),
+                            builder.getBoolAttr(true))
+                      : Value();
+  return imp.setResult(rootOf(e, sum, *p));
 }

@@ -421,6 +421,125 @@ LogicalResult onnx_import::importReduceLogSumExp(NodeImporter &imp) {
   });
 }
 
+/// The product of x's last dim (of n elements), kept as a dim of 1: pairwise
+/// products of its halves (an odd element carried along) until one is left.
+/// Exact products (no logarithms), so zeros and signs come out right, and
+/// the gradient of each factor is the product of the others through the
+/// slices' and products' own rules; log2(n) ops.
+static Value productOfLastDim(NodeImporter &imp, Value x) {
+  Expr e(imp);
+  while (x && getShape(x).back() > 1) {
+    ArrayRef<int64_t> shape = getShape(x);
+    int64_t n = shape.back(), half = n / 2;
+    int64_t axis = static_cast<int64_t>(shape.size()) - 1;
+    SmallVector<Type> pieces;
+    for (int64_t size : {half, half, n - 2 * half}) {
+      if (size == 0)
+        continue;
+      SmallVector<int64_t> piece(shape);
+      piece.back() = size;
+      pieces.push_back(RankedTensorType::get(piece, getElementType(x)));
+    }
+    SmallVector<Value> parts = imp.createMulti<SplitOp>(
+        pieces, x, imp.getBuilder().getI64IntegerAttr(axis));
+    if (parts.empty())
+      return {};
+    Value product = e.mul(parts[0], parts[1]);
+    if (parts.size() == 3 && product)
+      product = imp.createInferred<ConcatOp>(
+          ValueRange{product, parts[2]},
+          imp.getBuilder().getI64IntegerAttr(axis));
+    x = product;
+  }
+  return x;
+}
+
+/// The products of `value` over `axes`, as a constant of `resultType`
+/// (elements in order of the kept positions; floats multiplied in their own
+/// precision, integers wrapping).
+static DenseElementsAttr foldProduct(DenseElementsAttr value,
+                                     ArrayRef<int64_t> axes,
+                                     RankedTensorType resultType) {
+  ArrayRef<int64_t> shape = value.getType().getShape();
+  int64_t results = resultType.getNumElements();
+  // Each input element's result position: its index with the reduced axes
+  // dropped, in row-major order of the kept dims.
+  auto resultIndex = [&](int64_t flat) {
+    int64_t index = 0, scale = 1;
+    for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+      int64_t i = flat % shape[d];
+      flat /= shape[d];
+      if (llvm::is_contained(axes, d))
+        continue;
+      index += i * scale;
+      scale *= shape[d];
+    }
+    return index;
+  };
+  if (auto floatType = dyn_cast<FloatType>(value.getElementType())) {
+    SmallVector<APFloat> products(
+        results, APFloat::getOne(floatType.getFloatSemantics()));
+    for (auto [flat, v] : llvm::enumerate(value.getValues<APFloat>()))
+      products[resultIndex(flat)].multiply(v, APFloat::rmNearestTiesToEven);
+    return DenseElementsAttr::get(resultType, products);
+  }
+  unsigned width = value.getElementType().getIntOrFloatBitWidth();
+  SmallVector<APInt> products(results, APInt(width, 1));
+  for (auto [flat, v] : llvm::enumerate(value.getValues<APInt>()))
+    products[resultIndex(flat)] *= v;
+  return DenseElementsAttr::get(resultType, products);
+}
+
+/// ReduceProd: the reduced axes moved last and flattened into one, then
+/// productOfLastDim. An empty reduction is 1.
+LogicalResult onnx_import::importReduceProd(NodeImporter &imp) {
+  return importReduceWith(
+      imp, [&](Value x, ArrayRef<int64_t> axes, bool keepdims) -> Value {
+        Type type = getElementType(x);
+        if (type.isInteger(1)) {
+          (void)imp.emitError("ReduceProd of booleans is not supported");
+          return {};
+        }
+        ArrayRef<int64_t> shape = getShape(x);
+        SmallVector<int64_t> permutation, kept, keptDims;
+        int64_t count = 1;
+        for (auto [d, size] : llvm::enumerate(shape)) {
+          bool reduced = llvm::is_contained(axes, static_cast<int64_t>(d));
+          keptDims.push_back(reduced ? 1 : size);
+          if (reduced) {
+            count *= size;
+            continue;
+          }
+          permutation.push_back(d);
+          kept.push_back(size);
+        }
+        SmallVector<int64_t> resultShape = keepdims ? keptDims : kept;
+        if (count == 0) {
+          auto resultType = RankedTensorType::get(resultShape, type);
+          Attribute one =
+              isa<FloatType>(type)
+                  ? Attribute(imp.getBuilder().getFloatAttr(type, 1.0))
+                  : Attribute(imp.getBuilder().getIntegerAttr(type, 1));
+          return imp.createConstant(DenseElementsAttr::get(resultType, one));
+        }
+        // A constant (a shape's element count, as exports compute it)
+        // folds here: the product op chain below would not.
+        if (std::optional<DenseElementsAttr> value = imp.matchConstant(x))
+          return imp.createConstant(foldProduct(
+              *value, axes, RankedTensorType::get(resultShape, type)));
+        permutation.append(axes.begin(), axes.end());
+        Value moved = x;
+        if (!llvm::equal(permutation, llvm::seq<int64_t>(0, shape.size())))
+          moved = imp.createInferred<TransposeOp>(
+              x, imp.getBuilder().getDenseI64ArrayAttr(permutation));
+        SmallVector<int64_t> flat(kept);
+        flat.push_back(count);
+        Value product = productOfLastDim(
+            imp, moved ? imp.createReshape(moved, flat) : Value());
+        return product ? imp.createReshape(product, resultShape) : Value();
+      });
+}
+
 /// ArgMax / ArgMin: the first (or, with select_last_index, the last)
 /// position of the extreme along `axis`, from a reduce_max and a comparison:
 /// positions that hold the extreme keep their index, the others an index
@@ -514,6 +633,106 @@ LogicalResult onnx_import::importTopK(NodeImporter &imp) {
   imp.setOutput(0, results[0]);
   imp.setOutput(1, results[1]);
   return success();
+}
+
+/// LRN: x / (bias + alpha / size * s)^beta, s the sum of squares over a
+/// window of `size` channels around each (floor((size-1)/2) before,
+/// ceil((size-1)/2) after, zeros beyond the ends). The window sum is an
+/// average pool (padding counted) times `size`, over x^2 seen as
+/// [N, 1, C, rest], so the pool's kernels and gradient serve.
+LogicalResult onnx_import::importLRN(NodeImporter &imp) {
+  Expr e(imp);
+  Value x = imp.getInput(0, "X");
+  if (!x)
+    return failure();
+  if (!isa<FloatType>(getElementType(x)))
+    return imp.emitError("input X has element type " +
+                         formatType(getElementType(x)) +
+                         "; LRN takes float tensors");
+  ArrayRef<int64_t> shape = getShape(x);
+  if (shape.size() < 2)
+    return imp.emitError("input X (" + formatType(x.getType()) +
+                         ") needs a channel dimension (N, C, D...)");
+  if (!imp.hasAttr("size"))
+    return imp.emitError("missing required attribute 'size'");
+  int64_t size = imp.getIntAttr("size", 1);
+  double alpha = imp.getFloatAttr("alpha", 1e-4);
+  double beta = imp.getFloatAttr("beta", 0.75);
+  double bias = imp.getFloatAttr("bias", 1.0);
+  if (imp.hasError())
+    return failure();
+  if (size < 1)
+    return imp.emitUnsupportedAttr("size", Twine(size), "it must be positive");
+  int64_t rest = 1;
+  for (int64_t d : shape.drop_front(2))
+    rest *= d;
+  OpBuilder &b = imp.getBuilder();
+  Value squares = imp.createReshape(e.mul(x, x), {shape[0], 1, shape[1], rest});
+  Value mean =
+      squares ? imp.createInferred<AvgPoolOp>(
+                    squares, b.getDenseI64ArrayAttr({size, 1}),
+                    b.getDenseI64ArrayAttr({1, 1}),
+                    b.getDenseI64ArrayAttr({(size - 1) / 2, 0, size / 2, 0}),
+                    b.getBoolAttr(false), b.getBoolAttr(true))
+              : Value();
+  // mean * size * alpha / size = mean * alpha.
+  Value base =
+      mean ? e.addScalar(e.mulScalar(imp.createReshape(mean, shape), alpha),
+                         bias)
+           : Value();
+  return imp.setResult(
+      e.div(x, e.binary<PowOp>(base, base ? e.scalar(base, beta) : Value())));
+}
+
+/// LpNormalization: x / ||x||_p along `axis` (p 1 or 2; no epsilon, as the
+/// ONNX reference).
+LogicalResult onnx_import::importLpNormalization(NodeImporter &imp) {
+  Expr e(imp);
+  Value x = imp.getInput(0, "input");
+  if (!x)
+    return failure();
+  if (!isa<FloatType>(getElementType(x)))
+    return imp.emitError("input has element type " +
+                         formatType(getElementType(x)) +
+                         "; LpNormalization takes float tensors");
+  std::optional<int64_t> axis = imp.getAxisAttr(x, -1);
+  int64_t p = imp.getIntAttr("p", 2);
+  if (!axis || imp.hasError())
+    return failure();
+  if (p != 1 && p != 2)
+    return imp.emitUnsupportedAttr("p", Twine(p), "ONNX defines p = 1 and 2");
+  const int64_t axes[] = {*axis};
+  Reducer r{imp, axes};
+  Value norm = p == 1 ? r.sum(e.abs(x), /*keepdims=*/true)
+                      : e.unary<SqrtOp>(r.sum(e.mul(x, x), /*keepdims=*/true));
+  return imp.setResult(e.div(x, norm));
+}
+
+/// MeanVarianceNormalization over `axes` (default 0, 2, 3), as ONNX's
+/// function body: (x - E[x]) / (sqrt(E[x^2] - E[x]^2) + 1e-9).
+LogicalResult onnx_import::importMeanVarianceNormalization(NodeImporter &imp) {
+  Expr e(imp);
+  Value x = imp.getInput(0, "X");
+  if (!x)
+    return failure();
+  if (!isa<FloatType>(getElementType(x)))
+    return imp.emitError("input X has element type " +
+                         formatType(getElementType(x)) +
+                         "; MeanVarianceNormalization takes float tensors");
+  std::optional<SmallVector<int64_t>> axes = normalizeAxes(
+      imp, imp.getIntsAttr("axes", {0, 2, 3}), getRank(x), "attribute 'axes'");
+  if (!axes || imp.hasError())
+    return failure();
+  OpBuilder &b = imp.getBuilder();
+  auto mean = [&](Value v) {
+    return v ? imp.createInferred<ReduceMeanOp>(
+                   v, b.getDenseI64ArrayAttr(*axes), b.getBoolAttr(true))
+             : Value();
+  };
+  Value m = mean(x);
+  Value variance = e.sub(mean(e.mul(x, x)), e.mul(m, m));
+  Value deviation = e.addScalar(e.unary<SqrtOp>(variance), 1e-9);
+  return imp.setResult(e.div(e.sub(x, m), deviation));
 }
 
 /// InstanceNormalization: a layer norm of each (n, c)'s spatial values (the

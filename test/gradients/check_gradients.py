@@ -40,6 +40,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import weft_tools  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import coverage_cases  # noqa: E402
 import import_op_cases  # noqa: E402
 import recurrent_cases  # noqa: E402
 
@@ -602,9 +603,13 @@ def define_import_ops():
     import_op_cases.define(case, node, i64)
 
 
+def define_coverage():
+    coverage_cases.define(case, node, i64)
+
+
 for define in (define_elementwise, define_linalg, define_conv_pool, define_norm_loss,
                define_reduce_movement, define_composites, define_import_composites,
-               define_recurrent, define_import_ops):
+               define_recurrent, define_import_ops, define_coverage):
     define()
 
 
@@ -621,12 +626,25 @@ def build_model(cases, path):
 
         def rename(name):
             return prefix + name if name else name
+        def rename_graph(graph):
+            """A subgraph's (an If branch's) names, which read the case's."""
+            for inner in graph.node:
+                inner.input[:] = [rename(x) for x in inner.input]
+                inner.output[:] = [rename(x) for x in inner.output]
+                for attr in inner.attribute:
+                    if attr.HasField("g"):
+                        rename_graph(attr.g)
+            for out in graph.output:
+                out.name = rename(out.name)
         for n in c.nodes:
             copy = onnx.NodeProto()
             copy.CopyFrom(n)
             copy.input[:] = [rename(x) for x in n.input]
             copy.output[:] = [rename(x) for x in n.output]
             copy.name = prefix + (n.name or n.op_type)
+            for attr in copy.attribute:
+                if attr.HasField("g"):
+                    rename_graph(attr.g)
             nodes.append(copy)
         tensors = dict(c.consts)
         tensors.update(c.params)

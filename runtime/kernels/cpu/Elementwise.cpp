@@ -60,7 +60,7 @@ template <class T> T intPow(T base, T exp) {
 }
 
 void unaryF32(int64_t op, const float *x, float *y, int64_t n) {
-  if (op < WEFT_UNARY_NEG || op > WEFT_UNARY_ROUND || op == WEFT_UNARY_NOT)
+  if (op < WEFT_UNARY_NEG || op > WEFT_UNARY_ATAN || op == WEFT_UNARY_NOT)
     unsupportedUnary(op, WEFT_F32);
   const bool cheap =
       op == WEFT_UNARY_NEG || op == WEFT_UNARY_RELU || op == WEFT_UNARY_SQRT;
@@ -112,6 +112,9 @@ void unaryF64(int64_t op, const double *x, double *y, int64_t n) {
   case WEFT_UNARY_ROUND:
     return mapElements(x, y, n, kCheapGrain,
                        [](double v) { return std::nearbyint(v); });
+  case WEFT_UNARY_ATAN:
+    return mapElements(x, y, n, kCostlyGrain,
+                       [](double v) { return std::atan(v); });
   default:
     unsupportedUnary(op, WEFT_F64);
   }

@@ -162,6 +162,10 @@ WEFT_ROW_OP bool unaryRow(int64_t op, const float *x, float *y, int64_t n) {
     for (int64_t i = 0; i < n; ++i)
       y[i] = std::ceil(x[i]);
     return true;
+  case WEFT_UNARY_ATAN:
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = std::atan(x[i]);
+    return true;
   case WEFT_UNARY_ROUND:
     // The default rounding mode: to nearest, ties to even (ONNX's Round).
     for (int64_t i = 0; i < n; ++i)

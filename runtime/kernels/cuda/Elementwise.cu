@@ -68,6 +68,8 @@ void unaryFloat(int64_t op, const cpu::TensorArg &x, const cpu::TensorArg &y) {
     return runUnary<T, WEFT_UNARY_CEIL>(x, y);
   case WEFT_UNARY_ROUND:
     return runUnary<T, WEFT_UNARY_ROUND>(x, y);
+  case WEFT_UNARY_ATAN:
+    return runUnary<T, WEFT_UNARY_ATAN>(x, y);
   default:
     unsupportedUnary(op, x.dtype);
   }

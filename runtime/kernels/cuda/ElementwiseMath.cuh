@@ -162,6 +162,8 @@ template <class T, int kOp> struct UnaryOp {
       return ceil(v);
     } else if constexpr (kOp == WEFT_UNARY_ROUND) {
       return rint(v);
+    } else if constexpr (kOp == WEFT_UNARY_ATAN) {
+      return atan(v);
     } else if constexpr (std::is_same_v<T, float>) {
       if constexpr (kOp == WEFT_UNARY_EXP)
         return fastExp(v);

@@ -147,6 +147,19 @@ func.func @rounding() -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
 
 // -----
 
+// atan folds in the element type (f32 here); its gradient is 1 / (1 + x^2)
+// (test/gradients).
+// CHECK-LABEL: func.func @atan
+// CHECK: weft.constant dense<[0.000000e+00, 0.785398185, -1.10714877]> : tensor<3xf32>
+// CHECK-NOT: weft.atan
+func.func @atan() -> tensor<3xf32> {
+  %a = weft.constant dense<[0.0, 1.0, -2.0]> : tensor<3xf32>
+  %0 = weft.atan %a : tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @unary_int_and_bool
 // CHECK-DAG: weft.constant dense<[-3, 5, -128]> : tensor<3xi8>
 // CHECK-DAG: weft.constant dense<[3, 0, 0]> : tensor<3xi8>

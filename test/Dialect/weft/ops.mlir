@@ -45,6 +45,8 @@ func.func @unary(%x: tensor<2x3xf32>, %i: tensor<4xi32>, %b: tensor<4xi1>) {
   %13 = weft.ceil %x : tensor<2x3xf32>
   // CHECK: weft.round %[[X]] : tensor<2x3xf32>
   %14 = weft.round %x : tensor<2x3xf32>
+  // CHECK: weft.atan %[[X]] : tensor<2x3xf32>
+  %15 = weft.atan %x : tensor<2x3xf32>
   return
 }
 

@@ -225,3 +225,42 @@ def composed():
         inits=[numpy_helper.from_array(np.zeros((2, 3), np.float32), "d"), ints("i", [[1]]),
                numpy_helper.from_array(np.ones((1, 3), np.float32), "u")], opset=18)
     return m
+
+
+@group
+def coverage():
+    """Atan, Asin, Acos, ReduceProd, LRN, LpNormalization,
+    MeanVarianceNormalization, LpPool and GlobalLpPool, and their errors."""
+    m = {}
+    y = [vi("y", F32, None)]
+    m["atan"] = unary_model("Atan")
+    m["asin"] = unary_model("Asin")
+    m["acos"] = unary_model("Acos")
+    m["reduce_prod"] = model([node("ReduceProd", ["x"], ["y"], axes=[0, 2], keepdims=0)],
+                             [vi("x", F32, [3, 2, 5])], y)
+    m["reduce_prod_int"] = model([node("ReduceProd", ["x"], ["y"], keepdims=1)],
+                                 [vi("x", I64, [4])], [vi("y", I64, None)])
+    m["reduce_prod_const"] = model(
+        [node("ReduceProd", ["s"], ["p"], keepdims=0), node("Reshape", ["x", "p"], ["y"])],
+        [vi("x", F32, [2, 3])], y, inits=[ints("s", [3, 2])])
+    m["reduce_prod_bool"] = model([node("ReduceProd", ["x"], ["y"])], [vi("x", BOOL, [4])],
+                                  [vi("y", BOOL, None)])
+    m["lrn"] = model([node("LRN", ["x"], ["y"], size=3, alpha=0.5)],
+                     [vi("x", F32, [2, 4, 3, 3])], y)
+    m["lrn_no_size"] = model([node("LRN", ["x"], ["y"])], [vi("x", F32, [2, 4, 3, 3])], y)
+    m["lp_normalization"] = model([node("LpNormalization", ["x"], ["y"], axis=0, p=1)],
+                                  [vi("x", F32, [2, 3])], y)
+    m["lp_normalization_p3"] = model([node("LpNormalization", ["x"], ["y"], p=3)],
+                                     [vi("x", F32, [2, 3])], y)
+    m["mvn"] = model([node("MeanVarianceNormalization", ["x"], ["y"])],
+                     [vi("x", F32, [2, 3, 4, 4])], y)
+    m["lp_pool"] = model([node("LpPool", ["x"], ["y"], kernel_shape=[2, 2], strides=[2, 2])],
+                         [vi("x", F32, [1, 2, 4, 4])], y)
+    m["lp_pool_p3"] = model([node("LpPool", ["x"], ["y"], kernel_shape=[3], p=3)],
+                            [vi("x", F32, [1, 2, 5])], y)
+    m["lp_pool_dilated"] = model([node("LpPool", ["x"], ["y"], kernel_shape=[2, 2],
+                                       dilations=[2, 2])], [vi("x", F32, [1, 2, 5, 5])], y,
+                                 opset=18)
+    m["global_lp_pool"] = model([node("GlobalLpPool", ["x"], ["y"], p=1)],
+                                [vi("x", F32, [2, 3, 4, 4])], y)
+    return m

@@ -59,6 +59,8 @@ TEST(Unary, F32MatchesLibm) {
   checkUnaryF(
       WEFT_UNARY_COS, [](double v) { return std::cos(v); }, x, 2e-7, 1e-30);
   checkUnaryF(
+      WEFT_UNARY_ATAN, [](double v) { return std::atan(v); }, x, 2e-7, 1e-30);
+  checkUnaryF(
       WEFT_UNARY_FLOOR, [](double v) { return std::floor(v); }, x, 0, 0);
   checkUnaryF(
       WEFT_UNARY_CEIL, [](double v) { return std::ceil(v); }, x, 0, 0);
@@ -111,6 +113,8 @@ TEST(Unary, F64AndIntegers) {
       WEFT_UNARY_SIN, [](double v) { return std::sin(v); }, x, 0, 0);
   checkUnaryF(
       WEFT_UNARY_COS, [](double v) { return std::cos(v); }, x, 0, 0);
+  checkUnaryF(
+      WEFT_UNARY_ATAN, [](double v) { return std::atan(v); }, x, 0, 0);
   HostTensor<int64_t> i({4}, {-3, 0, 7, std::numeric_limits<int64_t>::min()});
   HostTensor<int64_t> neg = runUnary(WEFT_UNARY_NEG, i);
   EXPECT_EQ(neg.data, (std::vector<int64_t>{

@@ -69,6 +69,7 @@ enum WeftUnaryOp {
   WEFT_UNARY_FLOOR = 11,
   WEFT_UNARY_CEIL = 12,
   WEFT_UNARY_ROUND = 13,
+  WEFT_UNARY_ATAN = 14,
 };
 
 /// Operation codes of weft_k_binary.

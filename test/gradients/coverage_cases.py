@@ -1,0 +1,99 @@
+"""Gradient cases of the ONNX ops that weft's importer gained for PyTorch's
+exports of 2026-11-27: If with a condition known at import, Atan (weft.atan)
+and Asin / Acos built on it, ReduceProd (pairwise products), LRN,
+LpNormalization, MeanVarianceNormalization, LpPool and GlobalLpPool (built
+from pools and reductions). check_gradients.py runs them (its case() and
+node() are passed in); each draws from a generator of its own."""
+import numpy as np
+import torch
+import torch.nn.functional as F
+from onnx import TensorProto, helper
+
+
+def define(case, node, i64):
+    g = "coverage"
+    rng = np.random.RandomState(53)
+
+    def uniform(*shape, low=-1.0, high=1.0):
+        return rng.uniform(low, high, size=shape).astype(np.float32)
+
+    # The trigonometric inverses, inside their domains (asin and acos away
+    # from +-1, where the slope is infinite).
+    case("atan", {"x": uniform(2, 3, low=-3, high=3)}, [node("Atan", ["x"], "y")],
+         lambda e: torch.atan(e["x"]), group=g)
+    case("asin", {"x": uniform(2, 3, low=-0.9, high=0.9)}, [node("Asin", ["x"], "y")],
+         lambda e: torch.asin(e["x"]), group=g)
+    case("acos", {"x": uniform(2, 3, low=-0.9, high=0.9)}, [node("Acos", ["x"], "y")],
+         lambda e: torch.acos(e["x"]), group=g)
+
+    # ReduceProd over an odd count (a factor carried along), over two
+    # non-adjacent axes, and with a zero factor (each factor's gradient is the
+    # product of the others: non-zero only for the zero's own position).
+    case("reduce_prod_odd_axis", {"x": uniform(2, 5, 3, low=0.5, high=1.5)},
+         [node("ReduceProd", ["x"], "y", axes=[1], keepdims=1)],
+         lambda e: torch.prod(e["x"], dim=1, keepdim=True), group=g)
+    case("reduce_prod_two_axes", {"x": uniform(3, 2, 4, low=-1.5, high=1.5)},
+         [node("ReduceProd", ["x"], "y", axes=[0, 2], keepdims=0)],
+         lambda e: torch.prod(torch.prod(e["x"], dim=2), dim=0), group=g)
+    with_zero = uniform(2, 6, low=0.5, high=1.5)
+    with_zero[0, 3] = 0.0
+    case("reduce_prod_zero", {"x": with_zero},
+         [node("ReduceProd", ["x"], "y", axes=[1], keepdims=0)],
+         lambda e: torch.prod(e["x"], dim=1), group=g, ties=True)
+
+    # LRN with an odd and an even window. ONNX puts an even window's extra
+    # channel after c (floor((size-1)/2) before, ceil((size-1)/2) after);
+    # PyTorch's local_response_norm puts it before (and its export builds
+    # the norm from a Pad and an AveragePool, not LRN).
+    def lrn(x, size, alpha, beta, bias):
+        before, after = (size - 1) // 2, size // 2
+        padded = F.pad(x * x, (0, 0, 0, 0, before, after))
+        window = sum(padded[:, k:k + x.shape[1]] for k in range(size))
+        return x / (bias + alpha / size * window) ** beta
+    for size in (3, 4):
+        case("lrn_size%d" % size, {"x": uniform(2, 5, 3, 2)},
+             [node("LRN", ["x"], "y", size=size, alpha=0.5, beta=0.75, bias=2.0)],
+             lambda e, size=size: lrn(e["x"], size, 0.5, 0.75, 2.0), group=g)
+
+    case("lp_normalization_p2", {"x": uniform(3, 4)},
+         [node("LpNormalization", ["x"], "y", axis=1, p=2)],
+         lambda e: e["x"] / e["x"].norm(p=2, dim=1, keepdim=True), group=g)
+    case("lp_normalization_p1_axis0", {"x": rng.choice([-1, 1], (3, 4)).astype(np.float32)
+                                      * uniform(3, 4, low=0.3, high=1.0)},
+         [node("LpNormalization", ["x"], "y", axis=0, p=1)],
+         lambda e: e["x"] / e["x"].abs().sum(dim=0, keepdim=True), group=g)
+
+    def mvn(x, axes):
+        m = x.mean(dim=axes, keepdim=True)
+        var = (x * x).mean(dim=axes, keepdim=True) - m * m
+        return (x - m) / (var.sqrt() + 1e-9)
+    case("mean_variance_normalization", {"x": uniform(2, 3, 2, 2)},
+         [node("MeanVarianceNormalization", ["x"], "y")],
+         lambda e: mvn(e["x"], (0, 2, 3)), group=g)
+
+    # LpPool: p = 2 with padding and strides, p = 3 without; GlobalLpPool.
+    case("lp_pool_p2_pads", {"x": uniform(1, 2, 5, 4)},
+         [node("LpPool", ["x"], "y", kernel_shape=[3, 2], strides=[2, 1], pads=[1, 0, 1, 1], p=2)],
+         lambda e: F.lp_pool2d(F.pad(e["x"], (0, 1, 1, 1)), 2, (3, 2), stride=(2, 1)), group=g)
+    case("lp_pool_p3", {"x": uniform(1, 2, 4, 4, low=0.2, high=1.0)},
+         [node("LpPool", ["x"], "y", kernel_shape=[2, 2], strides=[2, 2], p=3)],
+         lambda e: F.lp_pool2d(e["x"], 3, 2, stride=2), group=g)
+    case("global_lp_pool_p2", {"x": uniform(2, 3, 3, 2)},
+         [node("GlobalLpPool", ["x"], "y", p=2)],
+         lambda e: e["x"].pow(2).sum(dim=(2, 3), keepdim=True).sqrt(), group=g)
+    case("global_lp_pool_p1", {"x": rng.choice([-1, 1], (2, 3, 4)).astype(np.float32)
+                               * uniform(2, 3, 4, low=0.3, high=1.0)},
+         [node("GlobalLpPool", ["x"], "y", p=1)],
+         lambda e: e["x"].abs().sum(dim=2, keepdim=True), group=g)
+
+    # If with a constant condition: the taken branch reads the outer
+    # parameter and its gradient flows through it.
+    then_g = helper.make_graph([node("Tanh", ["x"], "t"), node("Mul", ["t", "x"], "t2")], "then", [],
+                               [helper.make_tensor_value_info("t2", TensorProto.FLOAT, None)])
+    else_g = helper.make_graph([node("Neg", ["x"], "n")], "else", [],
+                               [helper.make_tensor_value_info("n", TensorProto.FLOAT, None)])
+    case("if_constant_condition", {"x": uniform(2, 3)},
+         [node("Constant", [], "cond",
+               value=helper.make_tensor("c", TensorProto.BOOL, [], [True])),
+          node("If", ["cond"], "y", then_branch=then_g, else_branch=else_g)],
+         lambda e: torch.tanh(e["x"]) * e["x"], group=g)
