@@ -10,21 +10,24 @@
 using namespace mlir;
 using namespace weft;
 
-/// A dropout draws from its elements' positions in the whole tensor: its
-/// offsets move to where this rank's block starts, dim by dim (a
-/// weft.mesh_offset per split dim), so every plan draws the single-device
-/// masks. A dim split in strided blocks (heads merged with the batch, say)
-/// is viewed as [outer, rest], whose two parts are split in plain blocks:
-/// the dropout runs on that view (same row-major positions) between two
-/// reshapes. Returns the local results (output, mask).
-FailureOr<SmallVector<Value>>
-weft::localizeDropout(OpBuilder &b, const Mesh &mesh, DropoutOp dropout,
-                      const TensorSharding &split) {
+/// A dropout or a weft.random draws from its elements' positions in the
+/// whole tensor: its offsets move to where this rank's block starts, dim by
+/// dim (a weft.mesh_offset per split dim), so every plan draws the
+/// single-device numbers. A dim split in strided blocks (heads merged with
+/// the batch, say) is viewed as [outer, rest], whose two parts are split in
+/// plain blocks: the op runs on that view (same row-major positions) between
+/// reshapes. Both ops take (input or like, step, offsets) and carry
+/// `global_shape`. Returns the local results.
+FailureOr<SmallVector<Value>> weft::localizeDraws(OpBuilder &b,
+                                                  const Mesh &mesh,
+                                                  Operation *draws,
+                                                  const TensorSharding &split) {
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPoint(dropout);
-  Location loc = dropout.getLoc();
-  auto local = dropout.getInput().getType();
-  ArrayRef<int64_t> global = dropout.getGlobalShape();
+  b.setInsertionPoint(draws);
+  Location loc = draws->getLoc();
+  auto local = cast<RankedTensorType>(draws->getOperand(0).getType());
+  ArrayRef<int64_t> global =
+      draws->getAttrOfType<DenseI64ArrayAttr>("global_shape").asArrayRef();
   SmallVector<int64_t> viewLocal, viewGlobal;
   // Per view dim: the mesh axes its blocks are split over (none: whole).
   SmallVector<MeshAxes> viewAxes;
@@ -52,7 +55,7 @@ weft::localizeDropout(OpBuilder &b, const Mesh &mesh, DropoutOp dropout,
           ? Value(ConstantOp::create(
                 b, loc,
                 DenseElementsAttr::get(offsetsType, b.getI64IntegerAttr(0))))
-          : dropout.getOffsets();
+          : draws->getOperand(2);
   for (auto [d, axes] : llvm::enumerate(viewAxes)) {
     if (axes.empty())
       continue;
@@ -71,22 +74,20 @@ weft::localizeDropout(OpBuilder &b, const Mesh &mesh, DropoutOp dropout,
                             MulOp::create(b, loc, offsetsType, along, start));
   }
   if (!strided) {
-    dropout->setOperand(2, offsets);
-    return SmallVector<Value>(dropout->getResults());
+    draws->setOperand(2, offsets);
+    return SmallVector<Value>(draws->getResults());
   }
-  Value input = gradient::reshape(b, loc, dropout.getInput(), viewLocal);
-  auto view = DropoutOp::create(
-      b, loc,
-      TypeRange{local.clone(viewLocal),
-                dropout.getMask().getType().clone(viewLocal)},
-      input, dropout.getStep(), offsets, dropout.getRatioAttr(),
-      dropout.getSeedAttr(), dropout.getStreamAttr(),
-      b.getDenseI64ArrayAttr(viewGlobal));
-  for (NamedAttribute attr : dropout->getDiscardableAttrs())
-    view->setAttr(attr.getName(), attr.getValue());
-  SmallVector<Value> results = {
-      gradient::reshape(b, loc, view.getOutput(), local.getShape()),
-      gradient::reshape(b, loc, view.getMask(), local.getShape())};
-  dropout.erase();
+  OperationState state(loc, draws->getName());
+  state.addOperands({gradient::reshape(b, loc, draws->getOperand(0), viewLocal),
+                     draws->getOperand(1), offsets});
+  for (Type type : draws->getResultTypes())
+    state.addTypes(cast<RankedTensorType>(type).clone(viewLocal));
+  state.addAttributes(draws->getAttrs());
+  Operation *view = b.create(state);
+  view->setAttr("global_shape", b.getDenseI64ArrayAttr(viewGlobal));
+  SmallVector<Value> results;
+  for (Value result : view->getResults())
+    results.push_back(gradient::reshape(b, loc, result, local.getShape()));
+  draws->erase();
   return results;
 }

@@ -73,7 +73,7 @@ bool cpuSupports(Operation *op, Type elementType) {
       kernel == "softmax_grad" || kernel == "softmax_xent_grad" ||
       kernel == "slice_grad")
     return isF32;
-  if (kernel == "dropout")
+  if (kernel == "dropout" || kernel == "random")
     return isF32 || code == WEFT_F64;
   // matmul, conv, pools, norms, softmax, reduce_mean, softmax_xent.
   return isF32;
@@ -89,6 +89,8 @@ Type decidingElementType(Operation *op) {
     v = op->getOperand(0);
   if (isa<ScatterAddOp>(op)) // indices, then the updates that decide
     v = op->getOperand(1);
+  if (isa<RandomOp>(op)) // `like` gives only the shape
+    v = op->getResult(0);
   return cast<RankedTensorType>(v.getType()).getElementType();
 }
 

@@ -600,9 +600,9 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
     result.setType(*t);
   }
   SmallVector<Value> results(clone->getResults());
-  if (auto dropout = dyn_cast<DropoutOp>(clone)) {
+  if (isa<DropoutOp, RandomOp>(clone)) {
     FailureOr<SmallVector<Value>> local =
-        localizeDropout(b, mesh, dropout, plan->operands[0]);
+        localizeDraws(b, mesh, clone, plan->operands[0]);
     if (failed(local))
       return failure();
     results = *local;

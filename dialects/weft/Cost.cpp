@@ -183,6 +183,12 @@ int64_t TopKOp::getFlops() {
 int64_t DropoutOp::getFlops() {
   return getInput().getType().getNumElements() * 6;
 }
+// A Philox block per four uniform elements (per two normal ones, which also
+// take a logarithm, a root and a cosine).
+int64_t RandomOp::getFlops() {
+  int64_t n = getOutput().getType().getNumElements();
+  return getDistribution() == "normal" ? n * 40 : n * 6;
+}
 int64_t SliceOp::getFlops() { return 0; }
 int64_t GatherOp::getFlops() { return 0; }
 int64_t BroadcastToOp::getFlops() { return 0; }

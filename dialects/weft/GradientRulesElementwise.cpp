@@ -329,6 +329,14 @@ LogicalResult CastOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads,
 // Dropout: the gradient goes through the kept elements, scaled as they were:
 // dx = where(mask, g / (1 - ratio), 0). The mask is the forward's (the step
 // and the positions draw it; a recomputed forward draws the same one).
+// The draws do not depend on `like`'s values: nothing flows back.
+LogicalResult RandomOp::buildGradients(OpBuilder &b,
+                                       ArrayRef<Value> resultGrads,
+                                       SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(getNumOperands(), Value());
+  return success();
+}
+
 LogicalResult DropoutOp::buildGradients(OpBuilder &b,
                                         ArrayRef<Value> resultGrads,
                                         SmallVectorImpl<Value> &operandGrads) {

@@ -182,6 +182,16 @@ void DropoutOp::getKernelAttributes(SmallVectorImpl<int64_t> &attrs) {
   appendAll(attrs, getGlobalShape());
 }
 
+StringRef RandomOp::getKernelName() { return "random"; }
+void RandomOp::getKernelAttributes(SmallVectorImpl<int64_t> &attrs) {
+  attrs.push_back(getDistribution() == "normal" ? 1 : 0);
+  attrs.push_back(weftDoubleToAttr(getA().convertToDouble()));
+  attrs.push_back(weftDoubleToAttr(getB().convertToDouble()));
+  attrs.push_back(getSeed());
+  attrs.push_back(getStream());
+  appendAll(attrs, getGlobalShape());
+}
+
 StringRef BroadcastToOp::getKernelName() { return "expand"; }
 void BroadcastToOp::getKernelAttributes(SmallVectorImpl<int64_t> &) {}
 

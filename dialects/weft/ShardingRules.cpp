@@ -763,7 +763,8 @@ FailureOr<ShardingPlan> weft::planSharding(Operation *op,
               [&](LayerNormGradOp o) { return rowwise(o, in, o.getAxis()); })
           // Every dim may stay split; the partitioner moves the offsets to
           // the rank's block (its draws are the whole tensor's).
-          .Case<DropoutOp>([&](DropoutOp o) { return alongDims(o, in, {}); })
+          .Case<DropoutOp, RandomOp>(
+              [&](Operation *o) { return alongDims(o, in, {}); })
           .Case<TriluOp>([&](TriluOp o) {
             int64_t r = o.getType().getRank();
             return alongDims(o, in, {r - 2, r - 1}, L::Unary);

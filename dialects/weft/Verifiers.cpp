@@ -12,6 +12,8 @@
 
 #include "llvm/Support/MathExtras.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace weft;
 
@@ -293,6 +295,36 @@ LogicalResult DropoutOp::verify() {
   for (auto [local, whole] : llvm::zip(type.getShape(), global))
     if (local > whole)
       return emitOpError() << "the input is larger than global_shape";
+  if (getStream() > 0xffffffffULL)
+    return emitOpError() << "stream must fit 32 bits";
+  return success();
+}
+
+LogicalResult RandomOp::verify() {
+  RankedTensorType like = getLike().getType();
+  RankedTensorType type = getOutput().getType();
+  if (type.getShape() != like.getShape())
+    return emitOpError() << "output must have the shape of `like`";
+  StringRef distribution = getDistribution();
+  if (distribution != "uniform" && distribution != "normal")
+    return emitOpError() << "distribution must be \"uniform\" or \"normal\", "
+                            "got \""
+                         << distribution << "\"";
+  double a = getA().convertToDouble(), b = getB().convertToDouble();
+  if (!std::isfinite(a) || !std::isfinite(b))
+    return emitOpError() << "a and b must be finite";
+  if (distribution == "normal" && b < 0)
+    return emitOpError() << "a normal distribution's scale (b) must not be "
+                            "negative, got "
+                         << b;
+  ArrayRef<int64_t> global = getGlobalShape();
+  if (static_cast<int64_t>(global.size()) != type.getRank() ||
+      getOffsets().getType().getDimSize(0) != type.getRank())
+    return emitOpError() << "global_shape and offsets need one entry per dim "
+                            "of the output";
+  for (auto [local, whole] : llvm::zip(type.getShape(), global))
+    if (local > whole)
+      return emitOpError() << "the output is larger than global_shape";
   if (getStream() > 0xffffffffULL)
     return emitOpError() << "stream must fit 32 bits";
   return success();

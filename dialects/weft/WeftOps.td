@@ -534,6 +534,34 @@ def Weft_DropoutOp : Weft_ComputeOp<"dropout", [Weft_Differentiable]> {
   let hasVerifier = 1;
 }
 
+def Weft_RandomOp : Weft_ComputeOp<"random", [Weft_Differentiable]> {
+  let summary = "Counter-based random numbers, uniform or normal";
+  let description = [{
+    Every element of the result is a draw of `distribution`: "uniform" in
+    [a, b), or "normal" with mean a and standard deviation b. `like` gives
+    the shape (its values are not read; the result's element type may
+    differ). Draws come from weft.dropout's generator, Philox4x32-10 keyed by
+    `seed`: a uniform element at position p of the whole tensor of shape
+    `global_shape` takes the top 24 bits of word p % 4 of the block counted
+    (p / 4, step, stream); a normal element takes the two words 2 (p % 2) and
+    2 (p % 2) + 1 of the block counted (p / 2, step, stream) through the
+    Box-Muller transform. `offsets` is where this tensor's block starts in
+    the whole one (the partitioner moves it as it moves a dropout's), so
+    every plan draws the single-device numbers; `step` (rank-0 i64) is the
+    training step, so each step draws anew. No gradient reaches `like`.
+  }];
+  let arguments = (ins Weft_Tensor:$like, 0DTensorOf<[I64]>:$step,
+                   1DTensorOf<[I64]>:$offsets, StrAttr:$distribution,
+                   F64Attr:$a, F64Attr:$b, I64Attr:$seed, I64Attr:$stream,
+                   DenseI64ArrayAttr:$global_shape);
+  let results = (outs Weft_FloatTensor:$output);
+  let assemblyFormat = [{
+    $like `,` $step `,` $offsets attr-dict `:` type($like) `,` type($step)
+    `,` type($offsets) `->` type($output)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Losses
 //===----------------------------------------------------------------------===//

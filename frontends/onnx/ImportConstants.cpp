@@ -290,14 +290,7 @@ LogicalResult onnx_import::importDropout(NodeImporter &imp) {
   if (!isa<FloatType>(type.getElementType()))
     return imp.emitError("input 'data' (" + formatType(type) +
                          ") must be a float tensor in training mode");
-  auto stepType = RankedTensorType::get({}, b.getI64Type());
-  Value step;
-  if (imp.isTrainingStep()) {
-    step = imp.getStepCounter();
-  } else {
-    step = imp.createConstant(
-        DenseElementsAttr::get(stepType, b.getI64IntegerAttr(0)));
-  }
+  Value step = imp.getDrawStep();
   auto offsetsType = RankedTensorType::get({type.getRank()}, b.getI64Type());
   Value offsets = imp.createConstant(
       DenseElementsAttr::get(offsetsType, b.getI64IntegerAttr(0)));

@@ -149,6 +149,14 @@ void NodeImporter::setOutput(unsigned i, Value value) {
                     "' is already defined elsewhere in the graph");
 }
 
+Value NodeImporter::getDrawStep() {
+  if (isTrainingStep())
+    return getStepCounter();
+  auto type = RankedTensorType::get({}, getBuilder().getI64Type());
+  return createConstant(
+      DenseElementsAttr::get(type, getBuilder().getI64IntegerAttr(0)));
+}
+
 Value NodeImporter::getStepCounter() {
   if (!state.stepCounter) {
     auto type = RankedTensorType::get({}, getBuilder().getI64Type());

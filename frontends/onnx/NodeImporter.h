@@ -126,6 +126,9 @@ public:
   /// The training step counter (weft.param "weft.step", role "step"), one
   /// op for the whole graph.
   mlir::Value getStepCounter();
+  /// The step random draws count with: the step counter in a training
+  /// step's import (new draws every step), else a constant 0.
+  mlir::Value getDrawStep();
   /// A weft.param_update storing `value` into the parameter `param` is
   /// (a weft.param); records an error naming it (`what`) when another node
   /// updates it already (two nodes sharing one running statistic).

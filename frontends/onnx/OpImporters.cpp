@@ -151,6 +151,12 @@ static const OpImporterEntry kOpImporters[] = {
     {"Range", importRange},
     {"Identity", importIdentity},
     {"If", importIf},
+    // Random numbers (ImportRandom.cpp)
+    {"RandomNormal", importRandomNormal},
+    {"RandomUniform", importRandomUniform},
+    {"RandomNormalLike", importRandomNormalLike},
+    {"RandomUniformLike", importRandomUniformLike},
+    {"Bernoulli", importBernoulli},
     {"Dropout", importDropout},
     {"ScatterND", importScatterND},
 };

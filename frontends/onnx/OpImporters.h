@@ -170,6 +170,13 @@ mlir::LogicalResult importMeanVarianceNormalization(NodeImporter &imp);
 mlir::LogicalResult importLpPool(NodeImporter &imp);
 mlir::LogicalResult importGlobalLpPool(NodeImporter &imp);
 mlir::LogicalResult importIf(NodeImporter &imp);
+
+// ImportRandom.cpp
+mlir::LogicalResult importRandomNormal(NodeImporter &imp);
+mlir::LogicalResult importRandomUniform(NodeImporter &imp);
+mlir::LogicalResult importRandomNormalLike(NodeImporter &imp);
+mlir::LogicalResult importRandomUniformLike(NodeImporter &imp);
+mlir::LogicalResult importBernoulli(NodeImporter &imp);
 mlir::LogicalResult importScatterND(NodeImporter &imp);
 mlir::LogicalResult importDropout(NodeImporter &imp);
 

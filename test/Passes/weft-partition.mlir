@@ -384,6 +384,47 @@ func.func @main(%x: tensor<8x6xf32> {weft.name = "x", weft.shard = {dims = [arra
 
 // -----
 
+// weft.random is moved like a dropout: its `like` (here x, split over dp and
+// tp) gives the block, and its offsets become the block's start. It draws
+// an f64 tensor against f32 `like` values (only the shape is read).
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: (%[[X:.*]]: tensor<4x3xf32>
+// CHECK: %[[STEP:.*]] = weft.param "weft.step"
+// CHECK: %[[ROWS:.*]] = weft.mesh_offset on @mesh grid_axes = [0] block = 4 {weft.position} : tensor<i64>
+// CHECK: %[[COLS:.*]] = weft.mesh_offset on @mesh grid_axes = [1] block = 3 {weft.position} : tensor<i64>
+// CHECK: %[[O2:.*]] = weft.add %{{.*}}, %{{.*}} : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64>
+// CHECK: weft.random %[[X]], %[[STEP]], %[[O2]] {a = 0.000000e+00 : f64, b = 1.000000e+00 : f64, distribution = "normal", global_shape = array<i64: 8, 6>, seed = 7 : i64, stream = 1 : i64} : tensor<4x3xf32>, tensor<i64>, tensor<2xi64> -> tensor<4x3xf64>
+shard.grid @mesh(shape = 2x2) {weft.mesh_axes = ["dp", "tp"]}
+func.func @main(%x: tensor<8x6xf32> {weft.name = "x", weft.shard = {dims = [array<i16: 0>, array<i16: 1>], partial = array<i16>}}) -> (tensor<f64> {weft.name = "loss"}) {
+  %step = weft.param "weft.step" {weft.role = "step"} : tensor<i64>
+  %off = weft.constant dense<0> : tensor<2xi64>
+  %y = weft.random %x, %step, %off {a = 0.0 : f64, b = 1.0 : f64, distribution = "normal", global_shape = array<i64: 8, 6>, seed = 7 : i64, stream = 1 : i64} : tensor<8x6xf32>, tensor<i64>, tensor<2xi64> -> tensor<8x6xf64>
+  %l = weft.reduce_sum %y {axes = array<i64: 0, 1>, keepdims = false} : (tensor<8x6xf64>) -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+// -----
+
+// weft.random on rows split in strided blocks: the [outer, rest] view, as
+// for a dropout.
+// CHECK-LABEL: func.func @main
+// CHECK: %[[R:.*]] = weft.reshape %{{.*}} : tensor<6x2x8xf32> to tensor<12x8xf32>
+// CHECK: %[[V:.*]] = weft.reshape %[[R]] : tensor<12x8xf32> to tensor<6x2x8xf32>
+// CHECK: %[[Y:.*]] = weft.random %[[V]], %{{.*}}, %{{.*}} {a = -1.000000e+00 : f64, b = 1.000000e+00 : f64, distribution = "uniform", global_shape = array<i64: 6, 4, 8>, {{.*}}} : tensor<6x2x8xf32>, tensor<i64>, tensor<3xi64> -> tensor<6x2x8xf32>
+// CHECK: %[[YL:.*]] = weft.reshape %[[Y]] : tensor<6x2x8xf32> to tensor<12x8xf32>
+// CHECK: weft.reduce_sum %[[YL]]
+shard.grid @mesh(shape = 2x1) {weft.mesh_axes = ["dp", "tp"]}
+func.func @main(%x: tensor<6x4x8xf32> {weft.name = "x", weft.shard = {dims = [array<i16>, array<i16: 0>, array<i16>], partial = array<i16>}}) -> (tensor<f32> {weft.name = "loss"}) {
+  %0 = weft.reshape %x : tensor<6x4x8xf32> to tensor<24x8xf32>
+  %step = weft.param "weft.step" {weft.role = "step"} : tensor<i64>
+  %off = weft.constant dense<0> : tensor<2xi64>
+  %y = weft.random %0, %step, %off {a = -1.0 : f64, b = 1.0 : f64, distribution = "uniform", global_shape = array<i64: 24, 8>, seed = 0 : i64, stream = 0 : i64} : tensor<24x8xf32>, tensor<i64>, tensor<2xi64> -> tensor<24x8xf32>
+  %l = weft.reduce_sum %y {axes = array<i64: 0, 1>, keepdims = false} : (tensor<24x8xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
 // A dropout on rows split in strided blocks ([seq, batch] merged, outer 6):
 // it runs on the [outer, rest] view, whose rest is split in plain blocks
 // (the same row-major positions), between two reshapes.

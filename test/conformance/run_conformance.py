@@ -18,7 +18,8 @@ Classification
   PASS  every output of every data set matches. (Training-mode Dropout with
         a ratio above 0 is random: there every output element must be 0 or
         x / (1 - ratio), the mask must say which, and the kept count must be
-        plausible; RANDOM_DROPOUT_RE.)
+        plausible; RANDOM_DROPOUT_RE. Bernoulli is random as well: 0s and 1s
+        in a plausible count; BERNOULLI_RE.)
   SKIP  weftc exits 2 with a message naming an unsupported feature
         ("unsupported", "not supported", "not implemented", "does not
         support", "supports opsets N to M": a dtype, an attribute value, an
@@ -354,6 +355,8 @@ def _run_and_compare(t, bundle, inputs, arrays, outputs, expected, k, work, args
             label, ", ".join("'%s'" % m for m in missing)))
     if RANDOM_DROPOUT_RE.match(t.name):
         return problems + compare_random_dropout(arrays[0], got, outputs, expected)
+    if BERNOULLI_RE.match(t.name):
+        return problems + compare_bernoulli(arrays[0], got, outputs, expected)
     for name, exp in zip(outputs, expected):
         if name not in got:
             continue
@@ -403,6 +406,32 @@ def compare_random_dropout(x, got, outputs, expected):
     if abs(int(kept.sum()) - n * p) > 5 * np.sqrt(n * p * (1 - p)) + 1:
         problems.append("kept %d of %d elements; expected about %.1f" % (kept.sum(), n, n * p))
     return problems
+
+
+# Bernoulli draws too (weft.random's uniform numbers, RandomDraw.h): every
+# output element must be 0 or 1 in the reference's dtype and shape, and the
+# count of ones within 5 standard deviations of the sum of the input's
+# probabilities.
+BERNOULLI_RE = re.compile(r"^test_bernoulli")
+
+
+def compare_bernoulli(p, got, outputs, expected):
+    ref = expected[0]
+    y = got.get(outputs[0])
+    if y is None:
+        return []
+    if y.shape != ref.shape or y.dtype != ref.dtype:
+        return ["output '%s': %s%s, expected %s%s" % (outputs[0], y.dtype, list(y.shape),
+                                                    ref.dtype, list(ref.shape))]
+    values = y.astype(np.float64)
+    if not np.all((values == 0) | (values == 1)):
+        return ["output '%s' holds values other than 0 and 1" % outputs[0]]
+    probs = np.asarray(p, np.float64).ravel()
+    mean, sd = probs.sum(), np.sqrt((probs * (1 - probs)).sum())
+    ones = values.sum()
+    if abs(ones - mean) > 5 * sd + 1:
+        return ["%d ones of %d; expected about %.1f" % (ones, values.size, mean)]
+    return []
 
 
 OPSET_RE = re.compile(r"uses opset (\d+) of the default ONNX domain; weft supports opsets? (\d+)")

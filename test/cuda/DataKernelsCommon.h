@@ -103,6 +103,7 @@ inline std::vector<int64_t> typesFor(size_t i) {
 /// The cases of DataKernelsDrawTest.cpp.
 void testTopK();
 void testDropout();
+void testRandom();
 
 } // namespace weft::test::data
 

@@ -80,4 +80,38 @@ void testDropout() {
       }
 }
 
+/// random: the GPU's uniform numbers are the CPU's bit for bit; normal ones
+/// go through the device's double log, sqrt and cos, so they may differ in
+/// the double's last bits (a few f32 ulps after rounding at most), for whole
+/// tensors and for a block at offsets inside a larger one.
+void testRandom() {
+  struct Spec {
+    Dims local, global;
+    std::vector<double> offsets;
+  };
+  const Spec specs[] = {{{7, 33}, {7, 33}, {0, 0}},
+                        {{3, 5, 8}, {6, 10, 8}, {2, 5, 0}},
+                        {{1 << 20}, {1 << 21}, {1 << 20}}};
+  for (const Spec &s : specs)
+    for (int64_t dtype : {WEFT_F32, WEFT_F64})
+      for (int normal : {0, 1}) {
+        KernelCase c;
+        c.name = name("random", dtype,
+                      dimsName(s.local) + " of " + dimsName(s.global) +
+                          (normal ? " normal" : " uniform"));
+        c.cpu = weft_k_random;
+        c.gpu = weft_cuda_k_random;
+        c.operands = {
+            input(WEFT_I64, s.local, -3, 3, 142), tensorOf(WEFT_I64, {}, {3}),
+            tensorOf(WEFT_I64, {int64_t(s.offsets.size())}, s.offsets)};
+        c.results = {zeroTensor(dtype, s.local)};
+        c.attrs = {normal, weftDoubleToAttr(normal ? 0.5 : -2.0),
+                   weftDoubleToAttr(normal ? 2.0 : 3.0), int64_t(1) << 35, 9};
+        c.attrs.insert(c.attrs.end(), s.global.begin(), s.global.end());
+        c.rtol = normal ? 1e-14 : 0;
+        c.atol = normal ? 1e-13 : 0;
+        expect(c);
+      }
+}
+
 } // namespace weft::test::data

@@ -675,6 +675,7 @@ int main() {
   testScatterAdd();
   testTopK();
   testDropout();
+  testRandom();
   testReduce();
   benchmarks();
   if (failures > 0) {

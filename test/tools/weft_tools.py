@@ -273,6 +273,32 @@ def philox4x32(c0, c1, c2, c3, k0, k1):
     return c
 
 
+def weft_random(shape, distribution, a, b, step, stream, seed=0):
+    """The numbers weft.random draws (runtime/kernels/cpu/RandomDraw.h), in
+    float64: 'uniform' in [a, b) from the top 24 bits of word p % 4 of
+    Philox((p / 4, step, stream), seed); 'normal' of mean a and deviation b
+    by Box-Muller from words 2 (p % 2) and 2 (p % 2) + 1 of Philox((p / 2,
+    step, stream), seed)."""
+    position = np.arange(int(np.prod(shape)), dtype=np.uint64)
+    if distribution == "uniform":
+        group = position >> np.uint64(2)
+        words = philox4x32(group, group >> np.uint64(32), np.uint64(step),
+                           np.uint64(stream), seed & 0xFFFFFFFF, seed >> 32)
+        word = np.choose((position & np.uint64(3)).astype(np.int64), words)
+        u = (word >> np.uint64(8)).astype(np.float32) * np.float32(1.0 / 16777216.0)
+        return (a + (b - a) * u.astype(np.float64)).reshape(shape)
+    group = position >> np.uint64(1)
+    words = philox4x32(group, group >> np.uint64(32), np.uint64(step),
+                       np.uint64(stream), seed & 0xFFFFFFFF, seed >> 32)
+    odd = (position & np.uint64(1)).astype(bool)
+    w1 = np.where(odd, words[2], words[0]).astype(np.float64)
+    w2 = np.where(odd, words[3], words[1]).astype(np.float64)
+    u1 = (w1 + 1.0) * (1.0 / 4294967296.0)
+    u2 = w2 * (1.0 / 4294967296.0)
+    z = np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * u2)
+    return (a + b * z).reshape(shape)
+
+
 def weft_dropout_mask(shape, ratio, step, stream, seed=0):
     """The mask weft.dropout draws for a tensor of `shape` at `step` (the
     count of steps before it) and `stream` (the dropout's place among the

@@ -19,7 +19,7 @@ launch more per layer norm.
 
 usage: /usr/bin/python3 check_training.py MODEL OPTIMIZER WORKDIR [--resume-check]
            [--clip NORM] [--dtype bf16]
-  MODEL: mlp | dropout_mlp | causal_lm | cnn | bn_cnn | llama | mobile_cnn | unet
+  MODEL: mlp | dropout_mlp | vae | causal_lm | cnn | bn_cnn | llama | mobile_cnn | unet
          | rnn_lm | packed_lm | unsorted_lm
   OPTIMIZER: adamw | sgd
 """
@@ -39,7 +39,7 @@ import torch.nn.functional as F
 from bf16_reference import autocast_bf16, weft_bf16_products
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
-from weft_tools import weft_dropout_mask  # noqa: E402
+from weft_tools import weft_dropout_mask, weft_random  # noqa: E402
 
 STEPS = 10
 TOLERANCE = 1e-4
@@ -148,6 +148,36 @@ class DropoutMlp(torch.nn.Module):
         h = self.d1(F.gelu(self.l1(x)))
         h = self.d2(F.relu(self.l2(h)))
         return torch.mean(torch.square(self.l3(h) - y))
+
+
+class Vae(torch.nn.Module):
+    """A variational autoencoder: the reparameterization mu + sigma * eps
+    draws eps with torch.randn_like (ONNX RandomNormalLike, weft.random) and
+    the encoder's input is corrupted by torch.rand_like noise
+    (RandomUniformLike); the reference loop draws weft's numbers
+    (WeftNoise), so the trajectories must agree as closely as without
+    noise. Loss: reconstruction MSE plus the KL term."""
+    IN, HIDDEN, LATENT = 16, 32, 6
+
+    def __init__(self):
+        super().__init__()
+        self.calls = []
+        self.jitter = WeftNoise("uniform", -0.05, 0.05, self.calls)
+        self.eps = WeftNoise("normal", 0.0, 1.0, self.calls)
+        self.enc = torch.nn.Linear(self.IN, self.HIDDEN)
+        self.mu = torch.nn.Linear(self.HIDDEN, self.LATENT)
+        self.logvar = torch.nn.Linear(self.HIDDEN, self.LATENT)
+        self.dec1 = torch.nn.Linear(self.LATENT, self.HIDDEN)
+        self.dec2 = torch.nn.Linear(self.HIDDEN, self.IN)
+
+    def forward(self, x):
+        self.calls.clear()
+        h = torch.tanh(self.enc(x + self.jitter(x)))
+        mu, logvar = self.mu(h), self.logvar(h)
+        z = mu + torch.exp(0.5 * logvar) * self.eps(mu)
+        recon = self.dec2(F.relu(self.dec1(z)))
+        kl = -0.5 * torch.mean(1 + logvar - mu * mu - torch.exp(logvar))
+        return torch.mean(torch.square(recon - x)) + 0.1 * kl
 
 
 class TinyLlama(torch.nn.Module):
@@ -345,6 +375,8 @@ def make_data(name, rng):
     if name == "dropout_mlp":
         return DropoutMlp(), {"x": rng.standard_normal((n, 16)).astype(np.float32),
                               "y": rng.standard_normal((n, 4)).astype(np.float32)}
+    if name == "vae":
+        return Vae(), {"x": rng.standard_normal((n, Vae.IN)).astype(np.float32)}
     if name == "bn_cnn":
         return BnCnn(), {"x": rng.standard_normal((n, 3, 6, 6)).astype(np.float32),
                          "labels": rng.integers(0, 5, n).astype(np.int64)}
@@ -392,6 +424,35 @@ class WeftDropout(torch.nn.Module):
         mask = torch.from_numpy(weft_dropout_mask(tuple(x.shape), self.p,
                                                   self.step, stream))
         return x * mask / (1 - self.p)
+
+
+class WeftNoise(torch.nn.Module):
+    """torch.randn_like / torch.rand_like (scaled to [low, high) or to mean
+    and deviation) that export as ONNX RandomNormalLike /
+    RandomUniformLike; in the reference loop it draws weft.random's numbers
+    (set `step`; the stream is the module's place among the model's draws,
+    counted in `calls` with its dropouts)."""
+
+    def __init__(self, distribution, a, b, calls):
+        super().__init__()
+        self.distribution, self.a, self.b = distribution, a, b
+        self.calls, self.step = calls, None
+
+    def forward(self, like):
+        if torch.onnx.is_in_onnx_export() or self.step is None:
+            if self.distribution == "normal":
+                return self.a + self.b * torch.randn_like(like)
+            return self.a + (self.b - self.a) * torch.rand_like(like)
+        stream = len(self.calls)
+        self.calls.append(self)
+        # weft draws the standard numbers scaled by the exported Mul/Add, so
+        # the reference scales the same standard draws.
+        standard = weft_random(tuple(like.shape), self.distribution, 0.0, 1.0,
+                               self.step, stream).astype(np.float32)
+        standard = torch.from_numpy(standard)
+        if self.distribution == "normal":
+            return self.a + self.b * standard
+        return self.a + (self.b - self.a) * standard
 
 
 def running_stats(model):
@@ -500,7 +561,7 @@ def main():
         for s in range(STEPS):
             opt.zero_grad()
             for module in m.modules():
-                if isinstance(module, WeftDropout):
+                if isinstance(module, (WeftDropout, WeftNoise)):
                     module.step = s
             with context():
                 loss = m(*(rows(data, s, batch)[k] for k in names))

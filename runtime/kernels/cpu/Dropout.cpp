@@ -53,9 +53,7 @@ template <class T> void dropoutRows(const DropoutCall &call) {
 extern "C" void weft_k_dropout(void *const *bufs, const int64_t *desc) {
   KernelArgs args("dropout", bufs, desc);
   const DropoutCall call = checkDropoutCall(args);
-  for (int d = 0; d < call.rank; ++d)
-    if (call.offsets[d] < 0 || call.offsets[d] + call.dims[d] > call.global[d])
-      args.invalid("the block lies outside the global shape");
+  checkBlockInside(args, call);
   switch (call.x->dtype) {
   case WEFT_F32:
     return dropoutRows<float>(call);

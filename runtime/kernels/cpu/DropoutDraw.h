@@ -66,22 +66,15 @@ struct DropoutStream {
   }
 };
 
-/// A checked weft_k_dropout call: x, step, offsets -> y, mask. The step
-/// and the offsets stay where the call has them (device memory for a GPU
-/// call): `positionOf` reads the offsets, the caller the step.
-struct DropoutCall {
-  const cpu::TensorArg *x, *y, *mask;
-  const int64_t *step, *offsets;
+/// Where a block of a tensor lies in the whole one: the positions a
+/// kernel's draws are counted at (the offsets stay where the call has them:
+/// device memory for a GPU call).
+struct BlockPositions {
+  const int64_t *offsets;
   int rank;
-  float ratio, scale;
-  uint64_t seed;
-  uint32_t stream;
   /// The block's dims, and the whole tensor's dims and row-major strides.
   int64_t dims[cpu::kMaxRank], global[cpu::kMaxRank], strides[cpu::kMaxRank];
 
-  WEFT_DROPOUT_HD DropoutStream drawsOf(int64_t stepValue) const {
-    return {seed, uint32_t(stepValue), stream};
-  }
   /// The position in the whole tensor of the block's element `index`.
   WEFT_DROPOUT_HD uint64_t positionOf(int64_t index) const {
     uint64_t position = 0;
@@ -94,46 +87,83 @@ struct DropoutCall {
   }
 };
 
+/// The block of `block` (tensor `tensorIndex` of the call) in the whole
+/// tensor whose dims are attributes `globalAttr`..; `offsets` is the call's
+/// tensor `offsetsIndex` (i64, one per dim) and the step `stepIndex` (an
+/// i64 scalar). Stops with the kernel's error when they do not fit.
+inline BlockPositions checkBlockPositions(const cpu::KernelArgs &args,
+                                          int tensorIndex, int stepIndex,
+                                          int offsetsIndex, int globalAttr) {
+  const cpu::TensorArg &block = args.tensor(tensorIndex);
+  const cpu::TensorArg &step = args.tensor(stepIndex);
+  const cpu::TensorArg &offsets = args.tensor(offsetsIndex);
+  args.expectDType(stepIndex, WEFT_I64);
+  args.expectDType(offsetsIndex, WEFT_I64);
+  if (step.numel != 1 || offsets.numel != block.rank)
+    args.invalid("step must be a scalar and offsets hold one entry per dim");
+  const int64_t *global = args.attrArray(globalAttr, block.rank);
+  BlockPositions p{};
+  p.offsets = offsets.as<int64_t>();
+  p.rank = block.rank;
+  int64_t stride = 1;
+  for (int d = block.rank - 1; d >= 0; --d) {
+    if (block.dims[d] > global[d])
+      args.invalid("the block is larger than the global shape");
+    p.dims[d] = block.dims[d];
+    p.global[d] = global[d];
+    p.strides[d] = stride;
+    stride *= global[d];
+  }
+  return p;
+}
+
+/// Host side: stops with the kernel's error when the block's offsets put it
+/// outside the whole tensor (a GPU call's offsets are on the device).
+inline void checkBlockInside(const cpu::KernelArgs &args,
+                             const BlockPositions &p) {
+  for (int d = 0; d < p.rank; ++d)
+    if (p.offsets[d] < 0 || p.offsets[d] + p.dims[d] > p.global[d])
+      args.invalid("the block lies outside the global shape");
+}
+
+/// A checked weft_k_dropout call: x, step, offsets -> y, mask. The step
+/// and the offsets stay where the call has them (device memory for a GPU
+/// call): `positionOf` reads the offsets, the caller the step.
+struct DropoutCall : BlockPositions {
+  const cpu::TensorArg *x, *y, *mask;
+  const int64_t *step;
+  float ratio, scale;
+  uint64_t seed;
+  uint32_t stream;
+
+  WEFT_DROPOUT_HD DropoutStream drawsOf(int64_t stepValue) const {
+    return {seed, uint32_t(stepValue), stream};
+  }
+};
+
 /// Checks the call's tensors and attributes (KernelABI.h) and stops with the
 /// kernel's error when they do not fit.
 inline DropoutCall checkDropoutCall(const cpu::KernelArgs &args) {
   args.expectTensors(5, 5);
   args.expectAttrs(3);
   const cpu::TensorArg &x = args.tensor(0);
-  const cpu::TensorArg &step = args.tensor(1);
-  const cpu::TensorArg &offsets = args.tensor(2);
-  args.expectDType(1, WEFT_I64);
-  args.expectDType(2, WEFT_I64);
   args.expectDType(3, x.dtype);
   args.expectDType(4, WEFT_BOOL);
   args.expectSameNumel(0, 3);
   args.expectSameNumel(0, 4);
-  if (step.numel != 1 || offsets.numel != x.rank)
-    args.invalid("step must be a scalar and offsets hold one entry per dim");
   const double ratio = args.attrDouble(0);
   if (!(ratio >= 0.0 && ratio < 1.0))
     args.invalid("ratio must be in [0, 1)");
-  const int64_t *global = args.attrArray(3, x.rank);
   DropoutCall call{};
+  static_cast<BlockPositions &>(call) = checkBlockPositions(args, 0, 1, 2, 3);
   call.x = &x;
   call.y = &args.tensor(3);
   call.mask = &args.tensor(4);
-  call.step = step.as<int64_t>();
-  call.offsets = offsets.as<int64_t>();
-  call.rank = x.rank;
+  call.step = args.tensor(1).as<int64_t>();
   call.ratio = float(ratio);
   call.scale = float(1.0 / (1.0 - ratio));
   call.seed = uint64_t(args.attr(1));
   call.stream = uint32_t(args.attr(2));
-  int64_t stride = 1;
-  for (int d = x.rank - 1; d >= 0; --d) {
-    if (x.dims[d] > global[d])
-      args.invalid("the block is larger than the global shape");
-    call.dims[d] = x.dims[d];
-    call.global[d] = global[d];
-    call.strides[d] = stride;
-    stride *= global[d];
-  }
   return call;
 }
 

@@ -853,3 +853,51 @@ func.func @dropout_global(%x: tensor<2x4xf32>, %s: tensor<i64>, %o: tensor<2xi64
   %y, %m = weft.dropout %x, %s, %o {global_shape = array<i64: 2, 3>, ratio = 0.5 : f64, seed = 0 : i64, stream = 0 : i64} : tensor<2x4xf32>, tensor<i64>, tensor<2xi64> -> tensor<2x4xf32>, tensor<2x4xi1>
   return
 }
+
+// -----
+
+func.func @random_shape(%x: tensor<2x4xf32>, %s: tensor<i64>, %o: tensor<2xi64>) {
+  // expected-error @+1 {{'weft.random' op output must have the shape of `like`}}
+  %y = weft.random %x, %s, %o {a = 0.0 : f64, b = 1.0 : f64, distribution = "normal", global_shape = array<i64: 2, 4>, seed = 0 : i64, stream = 0 : i64} : tensor<2x4xf32>, tensor<i64>, tensor<2xi64> -> tensor<4x2xf32>
+  return
+}
+
+// -----
+
+func.func @random_distribution(%x: tensor<2x4xf32>, %s: tensor<i64>, %o: tensor<2xi64>) {
+  // expected-error @+1 {{'weft.random' op distribution must be "uniform" or "normal", got "poisson"}}
+  %y = weft.random %x, %s, %o {a = 0.0 : f64, b = 1.0 : f64, distribution = "poisson", global_shape = array<i64: 2, 4>, seed = 0 : i64, stream = 0 : i64} : tensor<2x4xf32>, tensor<i64>, tensor<2xi64> -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @random_scale(%x: tensor<2x4xf32>, %s: tensor<i64>, %o: tensor<2xi64>) {
+  // expected-error @+1 {{'weft.random' op a normal distribution's scale (b) must not be negative, got -1}}
+  %y = weft.random %x, %s, %o {a = 0.0 : f64, b = -1.0 : f64, distribution = "normal", global_shape = array<i64: 2, 4>, seed = 0 : i64, stream = 0 : i64} : tensor<2x4xf32>, tensor<i64>, tensor<2xi64> -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @random_global(%x: tensor<2x4xf32>, %s: tensor<i64>, %o: tensor<2xi64>) {
+  // expected-error @+1 {{'weft.random' op the output is larger than global_shape}}
+  %y = weft.random %x, %s, %o {a = 0.0 : f64, b = 1.0 : f64, distribution = "uniform", global_shape = array<i64: 2, 3>, seed = 0 : i64, stream = 0 : i64} : tensor<2x4xf32>, tensor<i64>, tensor<2xi64> -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @random_offsets(%x: tensor<2x4xf32>, %s: tensor<i64>, %o: tensor<3xi64>) {
+  // expected-error @+1 {{'weft.random' op global_shape and offsets need one entry per dim of the output}}
+  %y = weft.random %x, %s, %o {a = 0.0 : f64, b = 1.0 : f64, distribution = "uniform", global_shape = array<i64: 2, 4>, seed = 0 : i64, stream = 0 : i64} : tensor<2x4xf32>, tensor<i64>, tensor<3xi64> -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @random_infinite(%x: tensor<2x4xf32>, %s: tensor<i64>, %o: tensor<2xi64>) {
+  // expected-error @+1 {{'weft.random' op a and b must be finite}}
+  %y = weft.random %x, %s, %o {a = 0x7FF0000000000000 : f64, b = 1.0 : f64, distribution = "uniform", global_shape = array<i64: 2, 4>, seed = 0 : i64, stream = 0 : i64} : tensor<2x4xf32>, tensor<i64>, tensor<2xi64> -> tensor<2x4xf32>
+  return
+}

@@ -183,6 +183,13 @@ func.func @dropout(%x: tensor<4x6xf32>, %step: tensor<i64>, %off: tensor<2xi64>)
   return
 }
 
+// CHECK-LABEL: func.func @random
+func.func @random(%x: tensor<4x6xi64>, %step: tensor<i64>, %off: tensor<2xi64>) {
+  // CHECK: weft.random %{{.*}}, %{{.*}}, %{{.*}} {a = 1.000000e+00 : f64, b = 2.000000e+00 : f64, distribution = "uniform", global_shape = array<i64: 8, 6>, seed = 3 : i64, stream = 2 : i64} : tensor<4x6xi64>, tensor<i64>, tensor<2xi64> -> tensor<4x6xf32>
+  %y = weft.random %x, %step, %off {a = 1.0 : f64, b = 2.0 : f64, distribution = "uniform", global_shape = array<i64: 8, 6>, seed = 3 : i64, stream = 2 : i64} : tensor<4x6xi64>, tensor<i64>, tensor<2xi64> -> tensor<4x6xf32>
+  return
+}
+
 // CHECK-LABEL: func.func @losses
 func.func @losses(%scores: tensor<4x10x3xf32>, %labels: tensor<4x3xi64>, %w: tensor<10xf32>) {
   // CHECK: weft.softmax_cross_entropy %{{.*}}, %{{.*}} : (tensor<4x10x3xf32>, tensor<4x3xi64>) -> tensor<f32>

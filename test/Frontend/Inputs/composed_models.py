@@ -264,3 +264,30 @@ def coverage():
     m["global_lp_pool"] = model([node("GlobalLpPool", ["x"], ["y"], p=1)],
                                 [vi("x", F32, [2, 3, 4, 4])], y)
     return m
+
+
+@group
+def random():
+    """RandomNormal(Like), RandomUniform(Like) and Bernoulli (weft.random)."""
+    m = {}
+    x = [vi("x", F32, [2, 3])]
+    y = [vi("y", F32, None)]
+    m["random_normal"] = model([node("RandomNormal", [], ["y"], shape=[4, 5], mean=1.0,
+                                     scale=2.0, seed=3.0)], [], y)
+    m["random_uniform_f64"] = model([node("RandomUniform", [], ["y"], shape=[3],
+                                          dtype=TensorProto.DOUBLE, low=-1.0, high=1.0)],
+                                    [], [vi("y", TensorProto.DOUBLE, None)])
+    # Two draws in one graph: two streams (after a dropout's, in node order).
+    m["random_like"] = model([node("RandomNormalLike", ["x"], ["a"]),
+                              node("RandomUniformLike", ["a"], ["b"], low=2.0, high=3.0),
+                              node("Add", ["a", "b"], ["y"])], x, y)
+    m["random_like_int"] = model([node("RandomUniformLike", ["i"], ["y"], dtype=F32)],
+                                 [vi("i", I64, [2, 3])], y)
+    m["bernoulli"] = model([node("Bernoulli", ["x"], ["y"], dtype=I64)], x,
+                           [vi("y", I64, None)], opset=15)
+    m["random_like_int_no_dtype"] = model([node("RandomNormalLike", ["i"], ["y"])],
+                                          [vi("i", I64, [2, 3])], [vi("y", I64, None)])
+    m["random_no_shape"] = model([node("RandomNormal", [], ["y"])], [], y)
+    m["bernoulli_int"] = model([node("Bernoulli", ["i"], ["y"])], [vi("i", I64, [2])],
+                               [vi("y", I64, None)], opset=15)
+    return m

@@ -254,6 +254,16 @@ enum WeftLossReduction {
 ///                                    and stream) is >= ratio; offsets
 ///                                    (i64 [rank]) is where this block
 ///                                    starts in the whole tensor; f32, f64
+/// random       like, step, offsets -> y
+///                                    distribution (0 uniform, 1 normal),
+///                                    a, b (double bits), seed, stream,
+///                                    global dims[rank]; y's elements drawn
+///                                    as RandomDraw.h says from their
+///                                    positions in the whole tensor (uniform
+///                                    in [a, b), normal of mean a and
+///                                    deviation b); `like` has y's shape (its
+///                                    values are not read); offsets as
+///                                    dropout's; f32, f64
 /// scatter_add  indices, updates -> y axis; y = 0, then for every index
 ///                                    position p: y[.., indices[p], ..] +=
 ///                                    updates[.., p, ..] (gather's gradient;
@@ -371,7 +381,7 @@ enum WeftLossReduction {
   X(softmax_xent) X(copy) X(scatter_add) X(conv_grad_input)                    \
   X(conv_grad_weight) X(max_pool_grad) X(avg_pool_grad) X(layer_norm_grad)     \
   X(softmax_grad) X(softmax_xent_grad) X(slice_grad) X(adamw) X(sgd)      \
-  X(fused) X(attention) X(attention_grad) X(topk) X(dropout)
+  X(fused) X(attention) X(attention_grad) X(topk) X(dropout) X(random)
 // clang-format on
 
 // clang-format off
