@@ -54,6 +54,9 @@ Models (all with random weights, torch.manual_seed(0) before building each):
                         Gather, and puts them back (outputs and the last hidden
                         state) through an inverse permutation made by
                         ScatterElements; batch 4 x seq 7
+  alexnet_style         conv, nn.LocalResponseNorm (exported with an If on the input's
+                        rank), nn.LPPool2d, F.normalize, torch.prod over channels,
+                        torch.atan / asin / acos; batch 2 x 3 x 8 x 8
   inplace_index         in-place assignments (x[:, 0] = y, x[1] = x[1] * 2: ScatterND of
                         computed tensors) and advanced indexing (x[arange(2), idx]: a
                         flattened Gather) on a 2 x 3 x 4 input, with a linear layer before
@@ -74,7 +77,7 @@ OPSET = 17
 MODEL_NAMES = ["resnet18", "vit_tiny", "encoder_postnorm_relu", "encoder_prenorm_gelu",
                "mlp", "causal_lm_loss", "causal_lm_logits", "mobilenet_v2", "mobilenet_v3_small",
                "densenet_small", "swin_tiny", "recurrent_tagger", "packed_tagger",
-               "unsorted_tagger", "inplace_index"]
+               "unsorted_tagger", "inplace_index", "alexnet_style"]
 
 
 def _randomize_batchnorm(model, gen):
@@ -333,6 +336,34 @@ def build_inplace_index(args):
                              "y": torch.randn(2, 4, generator=g),
                              "idx": torch.tensor([2, 0])}, ["x_out", "picked"],
             "in-place row assignments and advanced indexing, 2x3x4")
+
+
+class AlexNetStyle(nn.Module):
+    """Exports that need If and the ops built on weft.atan, pools and
+    products: nn.LocalResponseNorm (an If on the input's rank),
+    nn.LPPool2d, F.normalize, torch.prod, torch.atan / asin / acos."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.lrn = nn.LocalResponseNorm(3, alpha=0.5, beta=0.75, k=2.0)
+        self.lp = nn.LPPool2d(2, 2)
+        self.conv2 = nn.Conv2d(8, 6, 3, padding=1)
+        self.fc = nn.Linear(6 * 4 * 4, 5)
+
+    def forward(self, x):
+        h = self.lp(self.lrn(torch.relu(self.conv1(x))))
+        h = torch.tanh(self.conv2(h))
+        angles = torch.atan(h) + torch.asin(0.9 * h) - torch.acos(0.9 * h)
+        feats = F.normalize(angles.flatten(1), dim=1)
+        gate = torch.prod(torch.sigmoid(h), dim=1).mean(dim=(1, 2))
+        return self.fc(feats) * gate.unsqueeze(1)
+
+
+def build_alexnet_style(args):
+    g = torch.Generator().manual_seed(9)
+    return (AlexNetStyle(), {"x": torch.randn(2, 3, 8, 8, generator=g)}, ["y"],
+            "LocalResponseNorm (If), LPPool2d, normalize, prod, atan/asin/acos; 2x3x8x8")
 
 
 BUILDERS = {name: globals()["build_" + name] for name in MODEL_NAMES}
