@@ -200,44 +200,6 @@ LogicalResult onnx_import::importIdentity(NodeImporter &imp) {
   return imp.setResult(imp.getInput(0, "input"));
 }
 
-/// If whose condition is known at import time (a constant, or computed from
-/// shapes: what torch.onnx.export emits for `if x.dim() == 3`): the branch
-/// it takes is imported in its place, and the other is never looked at
-/// beyond the op check. weft compiles one static graph, so a condition that
-/// depends on the data is an error.
-LogicalResult onnx_import::importIf(NodeImporter &imp) {
-  std::optional<DenseElementsAttr> cond = imp.getConstantInput(
-      0, "cond",
-      "weft compiles one static graph, so it imports an If only when its "
-      "condition is known at compile time (from shapes or constants)");
-  if (!cond)
-    return failure();
-  if (cond->getNumElements() != 1)
-    return imp.emitError("input 'cond' must hold one element, not " +
-                         formatType(cond->getType()));
-  bool taken;
-  if (isa<FloatType>(cond->getElementType()))
-    taken = !(*cond->getValues<APFloat>().begin()).isZero();
-  else
-    taken = !(*cond->getValues<APInt>().begin()).isZero();
-  StringRef name = taken ? "then_branch" : "else_branch";
-  const onnx::GraphProto *branch = imp.getGraphAttr(name);
-  if (!branch)
-    return imp.hasError()
-               ? failure()
-               : imp.emitError("missing graph attribute '" + name + "'");
-  if (branch->output_size() != static_cast<int>(imp.getNumOutputs()))
-    return imp.emitError(name + " has " + Twine(branch->output_size()) +
-                         " outputs but the node has " +
-                         Twine(imp.getNumOutputs()));
-  SmallVector<Value> outputs;
-  if (failed(imp.importSubgraph(*branch, name, outputs)))
-    return failure();
-  for (auto [i, value] : llvm::enumerate(outputs))
-    imp.setOutput(i, value);
-  return success();
-}
-
 /// Dropout at inference is the identity; its mask, when read, is all true.
 /// In training mode with a ratio above 0 it is a weft.dropout: each element's
 /// draw is a function of the seed (the `seed` attribute, else 0), the node's

@@ -12,6 +12,7 @@
 #include "mlir/IR/TypeUtilities.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
@@ -389,10 +390,35 @@ void onnx_import::collectUsedNames(const onnx::GraphProto &graph,
 
 LogicalResult NodeImporter::importSubgraph(const onnx::GraphProto &graph,
                                            StringRef what,
+                                           ArrayRef<Value> inputs,
                                            SmallVectorImpl<Value> &outputs) {
   std::string scope = what.str() + " of " + describe();
-  // A branch's initializers are constants of that branch (whatever their
-  // type: nothing trains them, as nothing outside the branch can name them).
+  if (graph.input_size() != static_cast<int>(inputs.size()))
+    return emitError(what + " has " + Twine(graph.input_size()) +
+                     " inputs, expected " + Twine(inputs.size()));
+  // The names the subgraph defines are its own: they leave the scope when
+  // it is done (a loop body defines them again in its next iteration).
+  SmallVector<std::string> local;
+  auto define = [&](const std::string &name, Value value,
+                    const Twine &what) -> LogicalResult {
+    if (!state.values.try_emplace(name, value).second)
+      return emitError(what + " is already defined elsewhere in the graph");
+    local.push_back(name);
+    return success();
+  };
+  llvm::scope_exit leaveScope([&] {
+    for (const std::string &name : local)
+      state.values.erase(name);
+    for (const onnx::NodeProto &node : graph.node())
+      for (const std::string &name : node.output())
+        state.values.erase(name);
+  });
+  for (auto [input, value] : llvm::zip(graph.input(), inputs))
+    if (failed(define(input.name(), value,
+                      "input '" + input.name() + "' of " + scope)))
+      return failure();
+  // A subgraph's initializers are constants of it (whatever their type:
+  // nothing trains them, as nothing outside it can name them).
   for (const onnx::TensorProto &tensor : graph.initializer()) {
     std::string name = "initializer '" + tensor.name() + "' in " + scope;
     TensorData data;
@@ -402,8 +428,8 @@ LogicalResult NodeImporter::importSubgraph(const onnx::GraphProto &graph,
     Value value = ConstantOp::create(
         getBuilder(), NameLoc::get(StringAttr::get(&state.ctx, tensor.name())),
         data.toAttr(state.ctx));
-    if (!state.values.try_emplace(tensor.name(), value).second)
-      return emitError(name + " is already defined elsewhere in the graph");
+    if (failed(define(tensor.name(), value, name)))
+      return failure();
   }
   if (failed(importGraphNodes(state, graph, scope)))
     return failure();

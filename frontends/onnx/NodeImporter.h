@@ -171,11 +171,14 @@ public:
 
   //===--- Subgraphs -----------------------------------------------------===//
   /// Imports the initializers and nodes of `graph`, a subgraph of this node
-  /// named `what` (an If's "then_branch"), into the function being built:
-  /// its nodes read the outer graph's values by name, as ONNX scopes them.
-  /// `outputs` receives the values of the subgraph's outputs.
+  /// named `what` (an If's "then_branch", a Loop's "body"), into the
+  /// function being built, its inputs bound to `inputs`: its nodes read the
+  /// outer graph's values by name, as ONNX scopes them, and the names it
+  /// defines leave the scope after it. `outputs` receives the values of the
+  /// subgraph's outputs.
   mlir::LogicalResult
   importSubgraph(const onnx::GraphProto &graph, llvm::StringRef what,
+                 llvm::ArrayRef<mlir::Value> inputs,
                  llvm::SmallVectorImpl<mlir::Value> &outputs);
 
   //===--- Errors --------------------------------------------------------===//

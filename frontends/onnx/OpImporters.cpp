@@ -150,7 +150,9 @@ static const OpImporterEntry kOpImporters[] = {
     {"EyeLike", importEyeLike},
     {"Range", importRange},
     {"Identity", importIdentity},
+    // Control flow decided at import (ImportControlFlow.cpp)
     {"If", importIf},
+    {"Loop", importLoop},
     // Random numbers (ImportRandom.cpp)
     {"RandomNormal", importRandomNormal},
     {"RandomUniform", importRandomUniform},

@@ -169,7 +169,10 @@ mlir::LogicalResult importLpNormalization(NodeImporter &imp);
 mlir::LogicalResult importMeanVarianceNormalization(NodeImporter &imp);
 mlir::LogicalResult importLpPool(NodeImporter &imp);
 mlir::LogicalResult importGlobalLpPool(NodeImporter &imp);
+
+// ImportControlFlow.cpp
 mlir::LogicalResult importIf(NodeImporter &imp);
+mlir::LogicalResult importLoop(NodeImporter &imp);
 
 // ImportRandom.cpp
 mlir::LogicalResult importRandomNormal(NodeImporter &imp);

@@ -249,7 +249,7 @@ SHAPE_OPERANDS = {
     "ReduceMin": (1,), "ReduceSumSquare": (1,), "ReduceL1": (1,), "ReduceL2": (1,),
     "ReduceLogSum": (1,), "ReduceLogSumExp": (1,),
     "RNN": (4,), "GRU": (4,), "LSTM": (4,), "TopK": (1,),
-    "CumSum": (1,), "OneHot": (1,), "If": (0,),
+    "CumSum": (1,), "OneHot": (1,), "If": (0,), "Loop": (0, 1),
 }
 NOT_CONSTANT_RE = re.compile(r"is not a constant", re.I)
 

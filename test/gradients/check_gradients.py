@@ -627,15 +627,16 @@ def build_model(cases, path):
         def rename(name):
             return prefix + name if name else name
         def rename_graph(graph):
-            """A subgraph's (an If branch's) names, which read the case's."""
+            """A subgraph's (an If branch's, a Loop body's) names, which
+            read the case's."""
             for inner in graph.node:
                 inner.input[:] = [rename(x) for x in inner.input]
                 inner.output[:] = [rename(x) for x in inner.output]
                 for attr in inner.attribute:
                     if attr.HasField("g"):
                         rename_graph(attr.g)
-            for out in graph.output:
-                out.name = rename(out.name)
+            for value in list(graph.input) + list(graph.output):
+                value.name = rename(value.name)
         for n in c.nodes:
             copy = onnx.NodeProto()
             copy.CopyFrom(n)

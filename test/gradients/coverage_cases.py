@@ -97,3 +97,28 @@ def define(case, node, i64):
                value=helper.make_tensor("c", TensorProto.BOOL, [], [True])),
           node("If", ["cond"], "y", then_branch=then_g, else_branch=else_g)],
          lambda e: torch.tanh(e["x"]) * e["x"], group=g)
+
+    # Loop, unrolled at import: three iterations of v = tanh(v * w + i)
+    # carried, each iteration's v stacked as a scan output; the gradients of
+    # x and w flow through every iteration.
+    def vi(name, elem, shape):
+        return helper.make_tensor_value_info(name, elem, shape)
+    body = helper.make_graph(
+        [node("Mul", ["v", "w"], "vw"), node("Cast", ["i"], "fi", to=TensorProto.FLOAT),
+         node("Add", ["vw", "fi"], "pre"), node("Tanh", ["pre"], "v_out"),
+         node("Identity", ["cond_in"], "cond_out"), node("Identity", ["v_out"], "scan")],
+        "body", [vi("i", TensorProto.INT64, []), vi("cond_in", TensorProto.BOOL, []),
+                 vi("v", TensorProto.FLOAT, None)],
+        [vi("cond_out", TensorProto.BOOL, []), vi("v_out", TensorProto.FLOAT, None),
+         vi("scan", TensorProto.FLOAT, None)])
+
+    def unrolled(e):
+        v, rows = e["x"], []
+        for i in range(3):
+            v = torch.tanh(v * e["w"] + i)
+            rows.append(v)
+        return torch.stack(rows) + v
+    case("loop_unrolled", {"x": uniform(2, 3), "w": uniform(3)},
+         [node("Loop", ["M", "", "x"], ["last", "stacked"], body=body),
+          node("Add", ["stacked", "last"], "y")],
+         unrolled, consts={"M": i64(3)}, group=g)

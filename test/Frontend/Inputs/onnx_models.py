@@ -526,6 +526,42 @@ def control():
                                   node("If", ["cond"], ["y"], name="choose",
                                        then_branch=bad_node, else_branch=else_g)],
                                  x, y, inits=[ints("two_i", [2])])
+    # Loop: a trip count and a carried value (y = y * 2 + i, three times) with
+    # a scan output (each iteration's y); a while loop whose condition the
+    # body computes from the iteration number (i + 1 < 2: two iterations);
+    # and the errors.
+    def body(cond_out_nodes, cond_name="cond_in"):
+        nodes = [node("Cast", ["i"], ["fi"], to=F32), node("Mul", ["v", "two"], ["v2"]),
+                 node("Add", ["v2", "fi"], ["v_out"]), node("Identity", ["v_out"], ["scan"])]
+        return helper.make_graph(nodes + cond_out_nodes, "body",
+                                 [vi("i", I64, []), vi(cond_name, BOOL, []), vi("v", F32, None)],
+                                 [vi("cond_out", BOOL, []), vi("v_out", F32, None),
+                                  vi("scan", F32, None)])
+    keep = [node("Identity", ["cond_in"], ["cond_out"])]
+    m["loop_count"] = model([node("Loop", ["M", "", "x"], ["y", "z"], name="loop", body=body(keep))],
+                            x, y + [vi("z", F32, None)], inits=[two, ints("M", 3)])
+    counted = [node("Add", ["i", "one"], ["i1"]), node("Less", ["i1", "bound"], ["cond_out"])]
+    m["loop_while"] = model(
+        [node("Constant", [], ["go"], value=numpy_helper.from_array(np.array(True), "go")),
+         node("Loop", ["", "go", "x"], ["y", "z"], name="loop", body=body(counted))],
+        x, y + [vi("z", F32, None)], inits=[two, ints("one", 1), ints("bound", 2)])
+    data_cond = [node("ReduceSum", ["v_out"], ["s"], keepdims=0),
+                 node("Less", ["s", "big"], ["cond_out"])]
+    m["loop_data"] = model(
+        [node("Constant", [], ["go"], value=numpy_helper.from_array(np.array(True), "go")),
+         node("Loop", ["M", "go", "x"], ["y", "z"], name="loop", body=body(data_cond))],
+        x, y + [vi("z", F32, None)],
+        inits=[two, ints("M", 10), numpy_helper.from_array(np.array(100.0, np.float32), "big")])
+    m["loop_forever"] = model([node("Loop", ["", "", "x"], ["y", "z"], name="loop",
+                                    body=body(keep))], x, y + [vi("z", F32, None)], inits=[two])
+    m["loop_huge"] = model([node("Loop", ["M", "", "x"], ["y", "z"], name="loop", body=body(keep))],
+                           x, y + [vi("z", F32, None)], inits=[two, ints("M", 100000)])
+    m["loop_empty_scan"] = model([node("Loop", ["M", "", "x"], ["y", "z"], name="loop",
+                                       body=body(keep))],
+                                 x, y + [vi("z", F32, None)], inits=[two, ints("M", 0)])
+    m["loop_bad_body"] = model([node("Loop", ["M", "", "x", "x"], ["y", "y2"], name="loop",
+                                     body=body(keep))],
+                               x, y + [vi("y2", F32, None)], inits=[two, ints("M", 2)])
     m["if_two_conds"] = model(
         [node("Constant", [], ["cond"], value=numpy_helper.from_array(np.array([True, False]), "c")),
          node("If", ["cond"], ["y"], name="choose", then_branch=then_g, else_branch=else_g)],
