@@ -12,6 +12,8 @@
 #include "dialects/weft/ShapeRules.h"
 #include "dialects/weft/WeftOps.h"
 
+#include "mlir/IR/Matchers.h"
+
 using namespace mlir;
 using namespace weft;
 using namespace weft::onnx_import;
@@ -523,10 +525,12 @@ LogicalResult onnx_import::importReduceProd(NodeImporter &imp) {
           return imp.createConstant(DenseElementsAttr::get(resultType, one));
         }
         // A constant (a shape's element count, as exports compute it)
-        // folds here: the product op chain below would not.
-        if (std::optional<DenseElementsAttr> value = imp.matchConstant(x))
+        // folds here: the product op chain below would not. Parameters do
+        // not: they train.
+        DenseElementsAttr value;
+        if (matchPattern(x, m_Constant(&value)))
           return imp.createConstant(foldProduct(
-              *value, axes, RankedTensorType::get(resultShape, type)));
+              value, axes, RankedTensorType::get(resultShape, type)));
         permutation.append(axes.begin(), axes.end());
         Value moved = x;
         if (!llvm::equal(permutation, llvm::seq<int64_t>(0, shape.size())))

@@ -118,6 +118,7 @@ static const OpImporterEntry kOpImporters[] = {
     {"Tile", importTile},
     {"Pad", importPad},
     {"Resize", importResize},
+    {"GridSample", importGridSample},
     // Values known at import time, pass-throughs (ImportConstants.cpp)
     {"Constant", importConstant},
     {"ConstantOfShape", importConstantOfShape},

@@ -170,6 +170,9 @@ mlir::LogicalResult importMeanVarianceNormalization(NodeImporter &imp);
 mlir::LogicalResult importLpPool(NodeImporter &imp);
 mlir::LogicalResult importGlobalLpPool(NodeImporter &imp);
 
+// ImportGridSample.cpp
+mlir::LogicalResult importGridSample(NodeImporter &imp);
+
 // ImportControlFlow.cpp
 mlir::LogicalResult importIf(NodeImporter &imp);
 mlir::LogicalResult importLoop(NodeImporter &imp);

@@ -57,6 +57,9 @@ Models (all with random weights, torch.manual_seed(0) before building each):
   alexnet_style         conv, nn.LocalResponseNorm (exported with an If on the input's
                         rank), nn.LPPool2d, F.normalize, torch.prod over channels,
                         torch.atan / asin / acos; batch 2 x 3 x 8 x 8
+  flow_warp             an image warped by a flow a conv predicts: F.grid_sample (ONNX
+                        GridSample, opset 17) bilinear with border padding, then bicubic
+                        with reflection; batch 2 x 3 x 8 x 8
   inplace_index         in-place assignments (x[:, 0] = y, x[1] = x[1] * 2: ScatterND of
                         computed tensors) and advanced indexing (x[arange(2), idx]: a
                         flattened Gather) on a 2 x 3 x 4 input, with a linear layer before
@@ -77,7 +80,7 @@ OPSET = 17
 MODEL_NAMES = ["resnet18", "vit_tiny", "encoder_postnorm_relu", "encoder_prenorm_gelu",
                "mlp", "causal_lm_loss", "causal_lm_logits", "mobilenet_v2", "mobilenet_v3_small",
                "densenet_small", "swin_tiny", "recurrent_tagger", "packed_tagger",
-               "unsorted_tagger", "inplace_index", "alexnet_style"]
+               "unsorted_tagger", "inplace_index", "alexnet_style", "flow_warp"]
 
 
 def _randomize_batchnorm(model, gen):
@@ -364,6 +367,33 @@ def build_alexnet_style(args):
     g = torch.Generator().manual_seed(9)
     return (AlexNetStyle(), {"x": torch.randn(2, 3, 8, 8, generator=g)}, ["y"],
             "LocalResponseNorm (If), LPPool2d, normalize, prod, atan/asin/acos; 2x3x8x8")
+
+
+class FlowWarp(nn.Module):
+    """Warps an image by a flow field a conv predicts from it (optical-flow
+    and deformable-registration networks): the identity grid plus the flow
+    into F.grid_sample (ONNX GridSample), bilinear with border padding, then
+    a bicubic resample with reflection."""
+
+    def __init__(self):
+        super().__init__()
+        self.flow = nn.Conv2d(3, 2, 3, padding=1)
+        ys, xs = torch.meshgrid(torch.linspace(-1, 1, 8), torch.linspace(-1, 1, 8),
+                                indexing="ij")
+        self.register_buffer("base", torch.stack([xs, ys], dim=-1).unsqueeze(0))
+
+    def forward(self, x):
+        grid = self.base + 0.3 * torch.tanh(self.flow(x)).permute(0, 2, 3, 1)
+        warped = F.grid_sample(x, grid, mode="bilinear", padding_mode="border",
+                               align_corners=True)
+        return F.grid_sample(warped, grid * 1.2, mode="bicubic", padding_mode="reflection",
+                             align_corners=False)
+
+
+def build_flow_warp(args):
+    g = torch.Generator().manual_seed(10)
+    return (FlowWarp(), {"x": torch.randn(2, 3, 8, 8, generator=g)}, ["y"],
+            "conv-predicted flow warping with GridSample (bilinear, bicubic); 2x3x8x8")
 
 
 BUILDERS = {name: globals()["build_" + name] for name in MODEL_NAMES}

@@ -122,3 +122,23 @@ def define(case, node, i64):
          [node("Loop", ["M", "", "x"], ["last", "stacked"], body=body),
           node("Add", ["stacked", "last"], "y")],
          unrolled, consts={"M": i64(3)}, group=g)
+
+    # GridSample (gathers of the flattened X and interpolation weights):
+    # gradients of X and of the grid against F.grid_sample in float64.
+    # Grid values reach past [-1, 1] so the padding modes matter.
+    def sample(mode, padding, align):
+        return lambda e: F.grid_sample(e["x"], e["grid"], mode=mode, padding_mode=padding,
+                                       align_corners=align)
+    for mode, padding, align in (("bilinear", "zeros", False), ("bilinear", "border", True),
+                                 ("bilinear", "reflection", False),
+                                 ("bicubic", "reflection", True), ("bicubic", "zeros", False)):
+        case("grid_sample_%s_%s_%s" % (mode, padding, "align" if align else "noalign"),
+             {"x": uniform(2, 2, 4, 5), "grid": uniform(2, 3, 4, 2, low=-1.3, high=1.3)},
+             [node("GridSample", ["x", "grid"], "y", mode=mode, padding_mode=padding,
+                   align_corners=int(align))],
+             sample(mode, padding, align), group=g)
+    # Nearest: only X has a gradient (the grid's is zero almost everywhere).
+    case("grid_sample_nearest", {"x": uniform(1, 2, 4, 4)},
+         [node("GridSample", ["x", "frozen.grid"], "y", mode="nearest")],
+         lambda e: F.grid_sample(e["x"], e["frozen.grid"], mode="nearest", align_corners=False),
+         consts={"frozen.grid": uniform(1, 3, 3, 2, low=-1.1, high=1.1)}, group=g)

@@ -291,3 +291,25 @@ def random():
     m["bernoulli_int"] = model([node("Bernoulli", ["i"], ["y"])], [vi("i", I64, [2])],
                                [vi("y", I64, None)], opset=15)
     return m
+
+
+@group
+def grid_sample():
+    """GridSample: the gathers it is built from, and its errors."""
+    m = {}
+    y = [vi("y", F32, None)]
+    xg = [vi("x", F32, [1, 2, 3, 4]), vi("g", F32, [1, 5, 6, 2])]
+    m["grid_sample"] = model([node("GridSample", ["x", "g"], ["y"])], xg, y, opset=16)
+    m["grid_sample_nearest"] = model([node("GridSample", ["x", "g"], ["y"], mode="nearest",
+                                           padding_mode="border")], xg, y, opset=16)
+    m["grid_sample_3d"] = model([node("GridSample", ["x", "g"], ["y"], mode="linear")],
+                                [vi("x", F32, [1, 2, 3, 4, 5]), vi("g", F32, [1, 2, 2, 2, 3])],
+                                y, opset=20)
+    m["grid_sample_bad_grid"] = model([node("GridSample", ["x", "g"], ["y"])],
+                                      [vi("x", F32, [1, 2, 3, 4]), vi("g", F32, [2, 5, 6, 2])],
+                                      y, opset=16)
+    m["grid_sample_bad_mode"] = model([node("GridSample", ["x", "g"], ["y"], mode="area")],
+                                      xg, y, opset=16)
+    m["grid_sample_bad_padding"] = model([node("GridSample", ["x", "g"], ["y"],
+                                               padding_mode="wrap")], xg, y, opset=16)
+    return m
