@@ -382,3 +382,58 @@ LogicalResult onnx_import::importScatterND(NodeImporter &imp) {
                     SmallVector<APInt>(updates->getValues<APInt>()));
   return imp.setResult(imp.createConstant(result));
 }
+
+/// HannWindow, HammingWindow, BlackmanWindow: constants of `size` (known at
+/// import) elements of sum_k a_k cos(2 pi k n / N), N = size when periodic
+/// (the default), size - 1 when symmetric; in `output_datatype` (default
+/// f32).
+static LogicalResult importWindow(NodeImporter &imp,
+                                  ArrayRef<double> coefficients) {
+  std::optional<SmallVector<int64_t>> size = imp.getConstantInts(0, "size");
+  if (!size)
+    return failure();
+  if (size->size() != 1 || size->front() < 0 ||
+      size->front() > kMaxRangeElements)
+    return imp.emitError("input 'size' must be one count in [0, " +
+                         Twine(kMaxRangeElements) + "]");
+  Type type = imp.hasAttr("output_datatype")
+                  ? imp.getElementTypeAttr("output_datatype")
+                  : Type(imp.getBuilder().getF32Type());
+  bool periodic = imp.getIntAttr("periodic", 1) != 0;
+  if (!type || imp.hasError())
+    return failure();
+  if (!isa<FloatType>(type))
+    return imp.emitError("attribute 'output_datatype' must be a float type "
+                         "here, not " +
+                         formatType(type));
+  int64_t n = size->front();
+  double span = periodic ? static_cast<double>(n) : static_cast<double>(n - 1);
+  SmallVector<double> values;
+  for (int64_t i = 0; i < n; ++i) {
+    double v = 0, sign = 1;
+    for (auto [k, a] : llvm::enumerate(coefficients)) {
+      double angle = span > 0 ? 2 * M_PI * k * i / span : 0.0;
+      v += sign * a * std::cos(angle);
+      sign = -sign;
+    }
+    values.push_back(v);
+  }
+  auto tensorType = RankedTensorType::get({n}, type);
+  SmallVector<Attribute> elements;
+  for (double v : values)
+    elements.push_back(FloatAttr::get(type, v));
+  return imp.setResult(
+      imp.createConstant(DenseElementsAttr::get(tensorType, elements)));
+}
+
+LogicalResult onnx_import::importHannWindow(NodeImporter &imp) {
+  return importWindow(imp, {0.5, 0.5});
+}
+
+LogicalResult onnx_import::importHammingWindow(NodeImporter &imp) {
+  return importWindow(imp, {25.0 / 46.0, 21.0 / 46.0});
+}
+
+LogicalResult onnx_import::importBlackmanWindow(NodeImporter &imp) {
+  return importWindow(imp, {0.42, 0.5, 0.08});
+}

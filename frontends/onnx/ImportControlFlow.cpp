@@ -11,6 +11,7 @@
 #include "frontends/onnx/ImportExpr.h"
 #include "frontends/onnx/OpImporters.h"
 
+#include "dialects/weft/ShapeRules.h"
 #include "dialects/weft/WeftOps.h"
 
 using namespace mlir;
@@ -55,6 +56,34 @@ LogicalResult onnx_import::importIf(NodeImporter &imp) {
   for (auto [i, value] : llvm::enumerate(outputs))
     imp.setOutput(i, value);
   return success();
+}
+
+/// The iterations' values of a scan output (`name`), each given a dim of 1
+/// at `axis` and concatenated along it; they must share one type.
+static Value stackIterations(NodeImporter &imp, ArrayRef<Value> values,
+                             int64_t axis, StringRef name) {
+  RankedTensorType first = getTensorType(values.front());
+  if (axis < 0 || axis > first.getRank()) {
+    (void)imp.emitError("scan output axis " + Twine(axis) +
+                        " is out of range for " + formatType(first));
+    return {};
+  }
+  SmallVector<Value> rows;
+  for (Value v : values) {
+    if (getTensorType(v) != first) {
+      (void)imp.emitError("scan output '" + name + "' changes from " +
+                          formatType(first) + " to " + formatType(v.getType()) +
+                          " between iterations");
+      return {};
+    }
+    SmallVector<int64_t> shape(first.getShape());
+    shape.insert(shape.begin() + axis, 1);
+    rows.push_back(imp.createReshape(v, shape));
+  }
+  if (rows.size() == 1)
+    return rows.front();
+  return imp.createInferred<ConcatOp>(rows,
+                                      imp.getBuilder().getI64IntegerAttr(axis));
 }
 
 /// At most this many body nodes are imported for one Loop, all iterations
@@ -171,25 +200,119 @@ LogicalResult onnx_import::importLoop(NodeImporter &imp) {
       return imp.emitError("scan output '" +
                            body->output(1 + carriedCount + k).name() +
                            "' of a Loop that runs no iteration has no shape");
-    SmallVector<Value> rows;
-    RankedTensorType first = getTensorType(scans[k].front());
-    for (Value v : scans[k]) {
-      if (getTensorType(v) != first)
-        return imp.emitError("scan output '" +
-                             body->output(1 + carriedCount + k).name() +
-                             "' changes from " + formatType(first) + " to " +
-                             formatType(v.getType()) + " between iterations");
-      SmallVector<int64_t> shape = {1};
-      shape.append(first.getShape().begin(), first.getShape().end());
-      rows.push_back(imp.createReshape(v, shape));
-    }
-    Value stacked =
-        rows.size() == 1
-            ? rows.front()
-            : imp.createInferred<ConcatOp>(rows, b.getI64IntegerAttr(0));
+    Value stacked = stackIterations(imp, scans[k], 0,
+                                    body->output(1 + carriedCount + k).name());
     if (!stacked)
       return failure();
     imp.setOutput(carriedCount + k, stacked);
+  }
+  return success();
+}
+
+/// Scan (opset 9 and later), unrolled over the sequence: step t imports the
+/// body with the states and each scan input's slice t (T - 1 - t when its
+/// direction is 1) along its axis; the body's state outputs feed step t + 1,
+/// and its scan outputs are stacked along their axes (in reverse for
+/// direction 1).
+LogicalResult onnx_import::importScan(NodeImporter &imp) {
+  const onnx::GraphProto *body = imp.getGraphAttr("body");
+  if (!body)
+    return imp.hasError() ? failure()
+                          : imp.emitError("missing graph attribute 'body'");
+  int64_t scanInputs = imp.getIntAttr("num_scan_inputs", -1);
+  if (scanInputs < 1 || scanInputs > static_cast<int64_t>(imp.getNumInputs()))
+    return imp.emitError("attribute 'num_scan_inputs' must be between 1 and "
+                         "the node's input count");
+  int64_t states = static_cast<int64_t>(imp.getNumInputs()) - scanInputs;
+  int64_t scanOutputs = body->output_size() - states;
+  if (body->input_size() != states + scanInputs || scanOutputs < 0)
+    return imp.emitError("body has " + Twine(body->input_size()) +
+                         " inputs and " + Twine(body->output_size()) +
+                         " outputs; with " + Twine(states) + " states and " +
+                         Twine(scanInputs) + " scan inputs it needs " +
+                         Twine(states + scanInputs) + " inputs and at least " +
+                         Twine(states) + " outputs");
+  auto listAttr = [&](StringRef name, int64_t count) {
+    SmallVector<int64_t> values =
+        imp.getIntsAttr(name, SmallVector<int64_t>(count, 0));
+    if (static_cast<int64_t>(values.size()) != count) {
+      (void)imp.emitError("attribute '" + name + "' should hold " +
+                          Twine(count) + " values");
+      return SmallVector<int64_t>();
+    }
+    return values;
+  };
+  SmallVector<int64_t> inAxes = listAttr("scan_input_axes", scanInputs);
+  SmallVector<int64_t> inDirs = listAttr("scan_input_directions", scanInputs);
+  SmallVector<int64_t> outAxes = listAttr("scan_output_axes", scanOutputs);
+  SmallVector<int64_t> outDirs =
+      listAttr("scan_output_directions", scanOutputs);
+  if (imp.hasError())
+    return failure();
+  SmallVector<Value> carried, sequences;
+  for (int64_t i = 0; i < states + scanInputs; ++i) {
+    Value v = imp.getInput(i, i < states ? "initial_state" : "scan_input");
+    if (!v)
+      return failure();
+    (i < states ? carried : sequences).push_back(v);
+  }
+  int64_t length = -1;
+  for (auto [j, seq] : llvm::enumerate(sequences)) {
+    std::optional<int64_t> axis = normalizeAxis(inAxes[j], getRank(seq));
+    if (!axis)
+      return imp.emitError("scan_input_axes value " + Twine(inAxes[j]) +
+                           " is out of range for " + formatType(seq.getType()));
+    inAxes[j] = *axis;
+    int64_t size = getShape(seq)[*axis];
+    if (length >= 0 && size != length)
+      return imp.emitError("the scan inputs have different lengths (" +
+                           Twine(length) + " and " + Twine(size) + ")");
+    length = size;
+  }
+  if (length * std::max(body->node_size(), 1) > kMaxUnrolledNodes)
+    return imp.emitError("unrolling this Scan takes more than " +
+                         Twine(kMaxUnrolledNodes) + " body nodes (" +
+                         Twine(body->node_size()) + " per step)");
+  OpBuilder &b = imp.getBuilder();
+  std::vector<SmallVector<Value>> scans(scanOutputs);
+  for (int64_t t = 0; t < length; ++t) {
+    SmallVector<Value> inputs(carried);
+    for (auto [j, seq] : llvm::enumerate(sequences)) {
+      RankedTensorType type = getTensorType(seq);
+      SmallVector<int64_t> starts(type.getRank(), 0), steps(type.getRank(), 1);
+      starts[inAxes[j]] = inDirs[j] ? length - 1 - t : t;
+      SmallVector<int64_t> shape(type.getShape());
+      shape[inAxes[j]] = 1;
+      Value slice = imp.create<SliceOp>(type.clone(shape), seq,
+                                        b.getDenseI64ArrayAttr(starts),
+                                        b.getDenseI64ArrayAttr(steps));
+      shape.erase(shape.begin() + inAxes[j]);
+      inputs.push_back(imp.createReshape(slice, shape));
+    }
+    SmallVector<Value> outputs;
+    if (failed(imp.importSubgraph(*body, "body", inputs, outputs)))
+      return failure();
+    carried.assign(outputs.begin(), outputs.begin() + states);
+    for (int64_t k = 0; k < scanOutputs; ++k)
+      scans[k].push_back(outputs[states + k]);
+  }
+  for (int64_t i = 0; i < states; ++i)
+    imp.setOutput(i, carried[i]);
+  for (int64_t k = 0; k < scanOutputs; ++k) {
+    if (!imp.isOutputUsed(states + k))
+      continue;
+    if (scans[k].empty())
+      return imp.emitError("scan output '" + body->output(states + k).name() +
+                           "' of an empty scan has no shape");
+    if (outDirs[k])
+      std::reverse(scans[k].begin(), scans[k].end());
+    int64_t rank = getRank(scans[k].front()) + 1;
+    int64_t axis = outAxes[k] < 0 ? outAxes[k] + rank : outAxes[k];
+    Value stacked =
+        stackIterations(imp, scans[k], axis, body->output(states + k).name());
+    if (!stacked)
+      return failure();
+    imp.setOutput(states + k, stacked);
   }
   return success();
 }

@@ -506,3 +506,65 @@ LogicalResult onnx_import::importNegativeLogLikelihoodLoss(NodeImporter &imp) {
         loss, b.getDenseI64ArrayAttr(all), b.getBoolAttr(false)));
   return imp.setResult(e.div(sumAll(loss), sumAll(weights)));
 }
+
+/// ReverseSequence: along time_axis, the first sequence_lens[b] elements of
+/// each batch row b in reverse order, the rest as they are; a weft.gather of
+/// the flattened input at flat positions whose time coordinate is
+/// t < len ? len - 1 - t : t (folded to constants when the lengths are).
+LogicalResult onnx_import::importReverseSequence(NodeImporter &imp) {
+  Expr e(imp);
+  Value input = imp.getInput(0, "input");
+  Value lengths = imp.getInput(1, "sequence_lens");
+  if (!input || !lengths)
+    return failure();
+  int64_t rank = getRank(input);
+  if (rank < 2)
+    return imp.emitError("input (" + formatType(input.getType()) +
+                         ") needs a batch and a time dimension");
+  int64_t batchAxis = imp.getIntAttr("batch_axis", 1);
+  int64_t timeAxis = imp.getIntAttr("time_axis", 0);
+  if (imp.hasError())
+    return failure();
+  if (!((batchAxis == 0 && timeAxis == 1) || (batchAxis == 1 && timeAxis == 0)))
+    return imp.emitError("batch_axis and time_axis must be 0 and 1 (in "
+                         "either order), not " +
+                         Twine(batchAxis) + " and " + Twine(timeAxis));
+  ArrayRef<int64_t> shape = getShape(input);
+  if (getShape(lengths) != ArrayRef<int64_t>{shape[batchAxis]} ||
+      !isa<IntegerType>(getElementType(lengths)))
+    return imp.emitError("input 'sequence_lens' (" +
+                         formatType(lengths.getType()) + ") should hold " +
+                         Twine(shape[batchAxis]) + " integer lengths");
+  OpBuilder &b = imp.getBuilder();
+  Type i64 = b.getI64Type();
+  // A dim's coordinates, shaped to broadcast along `axis`.
+  auto coordinates = [&](int64_t axis, int64_t scale) {
+    SmallVector<int64_t> values, dims(rank, 1);
+    for (int64_t i = 0; i < shape[axis]; ++i)
+      values.push_back(i * scale);
+    dims[axis] = shape[axis];
+    return imp.createConstant(DenseElementsAttr::get(
+        RankedTensorType::get(dims, i64), ArrayRef<int64_t>(values)));
+  };
+  SmallVector<int64_t> strides(rank, 1);
+  for (int64_t d = rank - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * shape[d + 1];
+  SmallVector<int64_t> lengthDims(rank, 1);
+  lengthDims[batchAxis] = shape[batchAxis];
+  Value len = imp.createReshape(imp.createCast(lengths, i64), lengthDims);
+  Value t = coordinates(timeAxis, 1);
+  Value reversed = e.sub(e.sub(len, e.scalar(len, 1.0)), t);
+  Value source = e.select(e.less(t, len), reversed, t);
+  Value positions = e.mul(source, e.scalar(source, strides[timeAxis]));
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != timeAxis)
+      positions = e.add(positions, coordinates(d, strides[d]));
+  int64_t total = 1;
+  for (int64_t d : shape)
+    total *= d;
+  Value flat = imp.createReshape(input, {total});
+  if (!positions || !flat)
+    return failure();
+  return imp.setResult(
+      imp.createInferred<GatherOp>(flat, positions, b.getI64IntegerAttr(0)));
+}

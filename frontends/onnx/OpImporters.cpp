@@ -119,6 +119,11 @@ static const OpImporterEntry kOpImporters[] = {
     {"Pad", importPad},
     {"Resize", importResize},
     {"GridSample", importGridSample},
+    {"ReverseSequence", importReverseSequence},
+    // Linear quantization in float (ImportQuantize.cpp)
+    {"QuantizeLinear", importQuantizeLinear},
+    {"DequantizeLinear", importDequantizeLinear},
+    {"DynamicQuantizeLinear", importDynamicQuantizeLinear},
     // Values known at import time, pass-throughs (ImportConstants.cpp)
     {"Constant", importConstant},
     {"ConstantOfShape", importConstantOfShape},
@@ -151,9 +156,13 @@ static const OpImporterEntry kOpImporters[] = {
     {"EyeLike", importEyeLike},
     {"Range", importRange},
     {"Identity", importIdentity},
+    {"HannWindow", importHannWindow},
+    {"HammingWindow", importHammingWindow},
+    {"BlackmanWindow", importBlackmanWindow},
     // Control flow decided at import (ImportControlFlow.cpp)
     {"If", importIf},
     {"Loop", importLoop},
+    {"Scan", importScan},
     // Random numbers (ImportRandom.cpp)
     {"RandomNormal", importRandomNormal},
     {"RandomUniform", importRandomUniform},

@@ -163,6 +163,9 @@ mlir::LogicalResult importConstantOfShape(NodeImporter &imp);
 mlir::LogicalResult importShape(NodeImporter &imp);
 mlir::LogicalResult importRange(NodeImporter &imp);
 mlir::LogicalResult importIdentity(NodeImporter &imp);
+mlir::LogicalResult importHannWindow(NodeImporter &imp);
+mlir::LogicalResult importHammingWindow(NodeImporter &imp);
+mlir::LogicalResult importBlackmanWindow(NodeImporter &imp);
 mlir::LogicalResult importReduceProd(NodeImporter &imp);
 mlir::LogicalResult importLRN(NodeImporter &imp);
 mlir::LogicalResult importLpNormalization(NodeImporter &imp);
@@ -170,12 +173,19 @@ mlir::LogicalResult importMeanVarianceNormalization(NodeImporter &imp);
 mlir::LogicalResult importLpPool(NodeImporter &imp);
 mlir::LogicalResult importGlobalLpPool(NodeImporter &imp);
 
+// ImportQuantize.cpp
+mlir::LogicalResult importQuantizeLinear(NodeImporter &imp);
+mlir::LogicalResult importDequantizeLinear(NodeImporter &imp);
+mlir::LogicalResult importDynamicQuantizeLinear(NodeImporter &imp);
+
 // ImportGridSample.cpp
 mlir::LogicalResult importGridSample(NodeImporter &imp);
 
 // ImportControlFlow.cpp
 mlir::LogicalResult importIf(NodeImporter &imp);
 mlir::LogicalResult importLoop(NodeImporter &imp);
+mlir::LogicalResult importScan(NodeImporter &imp);
+mlir::LogicalResult importReverseSequence(NodeImporter &imp);
 
 // ImportRandom.cpp
 mlir::LogicalResult importRandomNormal(NodeImporter &imp);

@@ -142,3 +142,45 @@ def define(case, node, i64):
          [node("GridSample", ["x", "frozen.grid"], "y", mode="nearest")],
          lambda e: F.grid_sample(e["x"], e["frozen.grid"], mode="nearest", align_corners=False),
          consts={"frozen.grid": uniform(1, 3, 3, 2, low=-1.1, high=1.1)}, group=g)
+
+    # Scan, unrolled: a running state s = tanh(s * w + x_t) over the rows of
+    # x (reverse direction), the states stacked as a scan output.
+    scan_body = helper.make_graph(
+        [node("Mul", ["s", "w"], "sw"), node("Add", ["sw", "xt"], "pre"),
+         node("Tanh", ["pre"], "s_out"), node("Identity", ["s_out"], "out")],
+        "scan_body", [vi("s", TensorProto.FLOAT, [3]), vi("xt", TensorProto.FLOAT, [3])],
+        [vi("s_out", TensorProto.FLOAT, [3]), vi("out", TensorProto.FLOAT, [3])])
+
+    def scanned(e):
+        s, outs = e["s0"], []
+        for t in reversed(range(4)):
+            s = torch.tanh(s * e["w"] + e["x"][t])
+            outs.append(s)
+        return torch.stack(outs, dim=1) + s.unsqueeze(1)
+    case("scan_reverse", {"s0": uniform(3), "x": uniform(4, 3), "w": uniform(3)},
+         [node("Scan", ["s0", "x"], ["last", "stacked"], body=scan_body, num_scan_inputs=1,
+               scan_input_directions=[1], scan_output_axes=[1]),
+          node("Unsqueeze", ["last", "one"], "last_col"),
+          node("Add", ["stacked", "last_col"], "y")],
+         scanned, consts={"one": i64([1])}, group=g)
+
+    # ReverseSequence: each batch row's first len elements reversed in time.
+    lens = [3, 1, 4]
+
+    def reversed_rows(e):
+        x = e["x"].clone()
+        out = x.clone()
+        for b, n in enumerate(lens):
+            out[:n, b] = torch.flip(x[:n, b], [0])
+        return out
+    case("reverse_sequence", {"x": uniform(4, 3, 2)},
+         [node("ReverseSequence", ["x", "lens"], "y", batch_axis=1, time_axis=0)],
+         reversed_rows, consts={"lens": i64(lens)}, group=g)
+
+    # DequantizeLinear: the gradient of a per-channel scale (x int8 data).
+    q = rng.randint(-100, 100, (2, 3)).astype(np.int8)
+    zp = np.array([1, -2, 0], dtype=np.int8)
+    case("dequantize_scale", {"scale": uniform(3, low=0.1, high=0.5)},
+         [node("DequantizeLinear", ["q", "scale", "zp"], "y", axis=1)],
+         lambda e: (e["q"].double() - e["zp"].double()) * e["scale"],
+         consts={"q": q, "zp": zp}, group=g)

@@ -313,3 +313,49 @@ def grid_sample():
     m["grid_sample_bad_padding"] = model([node("GridSample", ["x", "g"], ["y"],
                                                padding_mode="wrap")], xg, y, opset=16)
     return m
+
+
+@group
+def more_ops():
+    """QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, the window
+    functions, ReverseSequence and Scan, and their errors."""
+    m = {}
+    U8 = TensorProto.UINT8
+    I8 = TensorProto.INT8
+    y = [vi("y", F32, None)]
+    scale = numpy_helper.from_array(np.array([0.5, 0.25, 2.0], np.float32), "scale")
+    zp = numpy_helper.from_array(np.array([1, 2, 3], np.int8), "zp")
+    m["quantize"] = model([node("QuantizeLinear", ["x", "scale", "zp"], ["y"], axis=1)],
+                          [vi("x", F32, [2, 3])], [vi("y", I8, None)], inits=[scale, zp])
+    m["quantize_u8_default"] = model([node("QuantizeLinear", ["x", "s"], ["y"])],
+                                     [vi("x", F32, [2, 3])], [vi("y", U8, None)],
+                                     inits=[numpy_helper.from_array(np.array(0.1, np.float32), "s")])
+    m["dequantize"] = model([node("DequantizeLinear", ["q", "scale", "zp"], ["y"], axis=1)],
+                            [vi("q", I8, [2, 3])], y, inits=[scale, zp])
+    m["dequantize_bad_axis"] = model([node("DequantizeLinear", ["q", "scale", "zp"], ["y"], axis=0)],
+                                     [vi("q", I8, [2, 3])], y, inits=[scale, zp])
+    m["dequantize_blocked"] = model([node("DequantizeLinear", ["q", "scale", "zp"], ["y"],
+                                          axis=1, block_size=2)],
+                                    [vi("q", I8, [2, 3])], y, inits=[scale, zp], opset=21)
+    m["quantize_int32"] = model([node("QuantizeLinear", ["x", "s", "z"], ["y"])],
+                                [vi("x", F32, [2, 3])], [vi("y", I32, None)],
+                                inits=[numpy_helper.from_array(np.array(0.1, np.float32), "s"),
+                                       numpy_helper.from_array(np.array(0, np.int32), "z")])
+    m["hann"] = model([node("HannWindow", ["n"], ["y"], periodic=0)], [], y,
+                      inits=[numpy_helper.from_array(np.array(5, np.int32), "n")])
+    m["reverse_sequence"] = model([node("ReverseSequence", ["x", "lens"], ["y"], batch_axis=0,
+                                        time_axis=1)],
+                                  [vi("x", F32, [2, 4])], y, inits=[ints("lens", [3, 1])])
+    m["reverse_sequence_bad_axes"] = model(
+        [node("ReverseSequence", ["x", "lens"], ["y"], batch_axis=0, time_axis=2)],
+        [vi("x", F32, [2, 4, 3])], y, inits=[ints("lens", [3, 1])])
+    body = helper.make_graph([node("Add", ["s", "xt"], ["s_out"]),
+                              node("Identity", ["s_out"], ["out"])], "body",
+                             [vi("s", F32, [3]), vi("xt", F32, [3])],
+                             [vi("s_out", F32, [3]), vi("out", F32, [3])])
+    m["scan"] = model([node("Scan", ["s0", "x"], ["y", "z"], body=body, num_scan_inputs=1)],
+                      [vi("s0", F32, [3]), vi("x", F32, [2, 3])], y + [vi("z", F32, None)])
+    m["scan_bad_body"] = model([node("Scan", ["s0", "x", "x"], ["y", "z"], body=body,
+                                     num_scan_inputs=2)],
+                               [vi("s0", F32, [3]), vi("x", F32, [2, 3])], y + [vi("z", F32, None)])
+    return m
