@@ -352,6 +352,21 @@ static std::optional<SmallVector<int64_t>> getPoolKernel(NodeImporter &imp) {
   return imp.getIntsAttr("kernel_shape");
 }
 
+/// The window of a pooling node over `input`: kernel_shape (required, one
+/// entry per spatial dim), strides, pads, dilations and auto_pad.
+static std::optional<Window> getPoolWindow(NodeImporter &imp, Value input) {
+  std::optional<SmallVector<int64_t>> kernel = getPoolKernel(imp);
+  if (!kernel)
+    return std::nullopt;
+  if (kernel->size() + 2 != getShape(input).size()) {
+    (void)imp.emitError("attribute 'kernel_shape' = " + formatShape(*kernel) +
+                        " does not match input X (" +
+                        formatType(input.getType()) + ")");
+    return std::nullopt;
+  }
+  return readWindow(imp, getShape(input), *kernel);
+}
+
 LogicalResult onnx_import::importMaxPool(NodeImporter &imp) {
   Value input = getWindowedInput(imp);
   if (!input)
@@ -361,14 +376,7 @@ LogicalResult onnx_import::importMaxPool(NodeImporter &imp) {
                                    "only row-major (0) is");
   if (imp.isOutputUsed(1))
     return imp.emitError("output 'Indices' is not supported");
-  std::optional<SmallVector<int64_t>> kernel = getPoolKernel(imp);
-  if (!kernel)
-    return failure();
-  if (kernel->size() + 2 != getShape(input).size())
-    return imp.emitError("attribute 'kernel_shape' = " + formatShape(*kernel) +
-                         " does not match input X (" +
-                         formatType(input.getType()) + ")");
-  std::optional<Window> w = readWindow(imp, getShape(input), *kernel);
+  std::optional<Window> w = getPoolWindow(imp, input);
   if (!w)
     return failure();
   OpBuilder &builder = imp.getBuilder();
@@ -388,18 +396,11 @@ LogicalResult onnx_import::importAveragePool(NodeImporter &imp) {
   Value input = getWindowedInput(imp);
   if (!input)
     return failure();
-  std::optional<SmallVector<int64_t>> kernel = getPoolKernel(imp);
-  if (!kernel)
-    return failure();
-  if (kernel->size() + 2 != getShape(input).size())
-    return imp.emitError("attribute 'kernel_shape' = " + formatShape(*kernel) +
-                         " does not match input X (" +
-                         formatType(input.getType()) + ")");
   SmallVector<int64_t> dilations = imp.getIntsAttr("dilations");
   if (llvm::any_of(dilations, [](int64_t d) { return d != 1; }))
     return imp.emitUnsupportedAttr("dilations", formatShape(dilations),
                                    "average pooling supports dilation 1 only");
-  std::optional<Window> w = readWindow(imp, getShape(input), *kernel);
+  std::optional<Window> w = getPoolWindow(imp, input);
   if (!w)
     return failure();
   OpBuilder &builder = imp.getBuilder();
@@ -477,14 +478,7 @@ LogicalResult onnx_import::importLpPool(NodeImporter &imp) {
   std::optional<int64_t> p = getLpPower(imp);
   if (!input || !p)
     return failure();
-  std::optional<SmallVector<int64_t>> kernel = getPoolKernel(imp);
-  if (!kernel)
-    return failure();
-  if (kernel->size() + 2 != getShape(input).size())
-    return imp.emitError("attribute 'kernel_shape' = " + formatShape(*kernel) +
-                         " does not match input X (" +
-                         formatType(input.getType()) + ")");
-  std::optional<Window> w = readWindow(imp, getShape(input), *kernel);
+  std::optional<Window> w = getPoolWindow(imp, input);
   if (!w)
     return failure();
   if (llvm::any_of(w->dilations, [](int64_t d) { return d != 1; }))

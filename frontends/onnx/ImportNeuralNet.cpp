@@ -639,6 +639,18 @@ LogicalResult onnx_import::importTopK(NodeImporter &imp) {
   return success();
 }
 
+/// Input `i` (named `what`) of a node that takes float tensors only.
+static Value getFloatTensor(NodeImporter &imp, unsigned i, StringRef what) {
+  Value x = imp.getInput(i, what);
+  if (x && !isa<FloatType>(getElementType(x))) {
+    (void)imp.emitError("input " + what + " has element type " +
+                        formatType(getElementType(x)) + "; " + imp.getOpType() +
+                        " takes float tensors");
+    return {};
+  }
+  return x;
+}
+
 /// LRN: x / (bias + alpha / size * s)^beta, s the sum of squares over a
 /// window of `size` channels around each (floor((size-1)/2) before,
 /// ceil((size-1)/2) after, zeros beyond the ends). The window sum is an
@@ -646,13 +658,9 @@ LogicalResult onnx_import::importTopK(NodeImporter &imp) {
 /// [N, 1, C, rest], so the pool's kernels and gradient serve.
 LogicalResult onnx_import::importLRN(NodeImporter &imp) {
   Expr e(imp);
-  Value x = imp.getInput(0, "X");
+  Value x = getFloatTensor(imp, 0, "X");
   if (!x)
     return failure();
-  if (!isa<FloatType>(getElementType(x)))
-    return imp.emitError("input X has element type " +
-                         formatType(getElementType(x)) +
-                         "; LRN takes float tensors");
   ArrayRef<int64_t> shape = getShape(x);
   if (shape.size() < 2)
     return imp.emitError("input X (" + formatType(x.getType()) +
@@ -692,13 +700,9 @@ LogicalResult onnx_import::importLRN(NodeImporter &imp) {
 /// ONNX reference).
 LogicalResult onnx_import::importLpNormalization(NodeImporter &imp) {
   Expr e(imp);
-  Value x = imp.getInput(0, "input");
+  Value x = getFloatTensor(imp, 0, "input");
   if (!x)
     return failure();
-  if (!isa<FloatType>(getElementType(x)))
-    return imp.emitError("input has element type " +
-                         formatType(getElementType(x)) +
-                         "; LpNormalization takes float tensors");
   std::optional<int64_t> axis = imp.getAxisAttr(x, -1);
   int64_t p = imp.getIntAttr("p", 2);
   if (!axis || imp.hasError())
@@ -716,13 +720,9 @@ LogicalResult onnx_import::importLpNormalization(NodeImporter &imp) {
 /// function body: (x - E[x]) / (sqrt(E[x^2] - E[x]^2) + 1e-9).
 LogicalResult onnx_import::importMeanVarianceNormalization(NodeImporter &imp) {
   Expr e(imp);
-  Value x = imp.getInput(0, "X");
+  Value x = getFloatTensor(imp, 0, "X");
   if (!x)
     return failure();
-  if (!isa<FloatType>(getElementType(x)))
-    return imp.emitError("input X has element type " +
-                         formatType(getElementType(x)) +
-                         "; MeanVarianceNormalization takes float tensors");
   std::optional<SmallVector<int64_t>> axes = normalizeAxes(
       imp, imp.getIntsAttr("axes", {0, 2, 3}), getRank(x), "attribute 'axes'");
   if (!axes || imp.hasError())
