@@ -18,15 +18,16 @@ using namespace weft::onnx_import;
 // MatMul, Gemm
 //===----------------------------------------------------------------------===//
 
-LogicalResult onnx_import::importMatMul(NodeImporter &imp) {
-  Value lhs = imp.getInput(0, "A");
-  Value rhs = imp.getInput(1, "B");
+Value onnx_import::buildMatMul(NodeImporter &imp, Value lhs, Value rhs) {
   if (!lhs || !rhs)
-    return failure();
+    return {};
   int64_t lhsRank = getRank(lhs), rhsRank = getRank(rhs);
-  if (lhsRank == 0 || rhsRank == 0)
-    return imp.emitError("MatMul of a scalar (" + formatType(lhs.getType()) +
-                         ", " + formatType(rhs.getType()) + ")");
+  if (lhsRank == 0 || rhsRank == 0) {
+    (void)imp.emitError(imp.getOpType() + " of a scalar (" +
+                        formatType(lhs.getType()) + ", " +
+                        formatType(rhs.getType()) + ")");
+    return {};
+  }
   // numpy: a 1-D lhs is a row vector, a 1-D rhs a column vector, and the
   // added dimension is dropped from the result.
   if (lhsRank == 1)
@@ -34,23 +35,22 @@ LogicalResult onnx_import::importMatMul(NodeImporter &imp) {
   if (rhsRank == 1)
     rhs = imp.createReshape(rhs, {getShape(rhs)[0], 1});
   if (!lhs || !rhs)
-    return failure();
+    return {};
   BoolAttr no = imp.getBuilder().getBoolAttr(false);
   Value result = imp.createInferred<MatMulOp>(lhs, rhs, no, no);
-  if (!result)
-    return failure();
-  if (lhsRank == 1 || rhsRank == 1) {
-    SmallVector<int64_t> shape(getShape(result));
-    if (rhsRank == 1)
-      shape.erase(shape.end() - 1);
-    if (lhsRank == 1)
-      shape.erase(shape.end() - (rhsRank == 1 ? 1 : 2));
-    result = imp.createReshape(result, shape);
-    if (!result)
-      return failure();
-  }
-  imp.setOutput(0, result);
-  return success();
+  if (!result || (lhsRank != 1 && rhsRank != 1))
+    return result;
+  SmallVector<int64_t> shape(getShape(result));
+  if (rhsRank == 1)
+    shape.erase(shape.end() - 1);
+  if (lhsRank == 1)
+    shape.erase(shape.end() - (rhsRank == 1 ? 1 : 2));
+  return imp.createReshape(result, shape);
+}
+
+LogicalResult onnx_import::importMatMul(NodeImporter &imp) {
+  return imp.setResult(
+      buildMatMul(imp, imp.getInput(0, "A"), imp.getInput(1, "B")));
 }
 
 LogicalResult onnx_import::importGemm(NodeImporter &imp) {
@@ -202,26 +202,27 @@ static std::optional<ArrayRef<int64_t>> getKernel(NodeImporter &imp,
   return kernel;
 }
 
-LogicalResult onnx_import::importConv(NodeImporter &imp) {
-  Value input = getWindowedInput(imp);
-  Value weight = imp.getInput(1, "W");
-  Value bias = imp.getOptionalInput(2);
+Value onnx_import::buildConv(NodeImporter &imp, Value input, Value weight,
+                             Value bias) {
   std::optional<ArrayRef<int64_t>> kernel = getKernel(imp, input, weight);
   if (!kernel)
-    return failure();
+    return {};
   std::optional<Window> w = readWindow(imp, getShape(input), *kernel);
   if (!w)
-    return failure();
+    return {};
   OpBuilder &builder = imp.getBuilder();
-  Value result = imp.createInferred<ConvOp>(
+  return imp.createInferred<ConvOp>(
       input, weight, bias, builder.getDenseI64ArrayAttr(w->strides),
       builder.getDenseI64ArrayAttr(w->pads),
       builder.getDenseI64ArrayAttr(w->dilations),
       builder.getI64IntegerAttr(imp.getIntAttr("group", 1)));
-  if (!result)
-    return failure();
-  imp.setOutput(0, result);
-  return success();
+}
+
+LogicalResult onnx_import::importConv(NodeImporter &imp) {
+  Value input = getWindowedInput(imp);
+  Value weight = imp.getInput(1, "W");
+  Value bias = imp.getOptionalInput(2);
+  return imp.setResult(buildConv(imp, input, weight, bias));
 }
 
 /// ConvTranspose is weft.conv_grad_input: the gradient of a convolution

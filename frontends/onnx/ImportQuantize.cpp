@@ -92,9 +92,9 @@ LogicalResult onnx_import::importDequantizeLinear(NodeImporter &imp) {
   return imp.setResult(e.mul(value, alongAxis(imp, scale, x, "x_scale")));
 }
 
-/// round_half_even(x / scale) + zero, saturated to `type`'s range and cast.
-static Value quantize(NodeImporter &imp, Value x, Value scale, Value zero,
-                      Type type) {
+/// round_half_even(scaled) + zero, saturated to `type`'s range and cast
+/// (scaled: x / scale, or an integer product times its factor).
+static Value quantize(NodeImporter &imp, Value scaled, Value zero, Type type) {
   Expr e(imp);
   std::optional<std::pair<double, double>> range = rangeOf(type);
   if (!range) {
@@ -102,7 +102,7 @@ static Value quantize(NodeImporter &imp, Value x, Value scale, Value zero,
                         " is not supported: weft quantizes to int8 and uint8");
     return {};
   }
-  Value q = e.unary<RoundOp>(e.div(x, scale));
+  Value q = e.unary<RoundOp>(scaled);
   if (zero)
     q = e.add(q, zero);
   q = e.clip(q, e.scalar(q, range->first), e.scalar(q, range->second));
@@ -139,8 +139,9 @@ LogicalResult onnx_import::importQuantizeLinear(NodeImporter &imp) {
            : Value();
   if (zero && !zeroFloat)
     return failure();
-  return imp.setResult(quantize(imp, value, alongAxis(imp, scale, x, "y_scale"),
-                                zeroFloat, type));
+  Expr e(imp);
+  return imp.setResult(quantize(
+      imp, e.div(value, alongAxis(imp, scale, x, "y_scale")), zeroFloat, type));
 }
 
 /// DynamicQuantizeLinear: uint8 with scale (max(0, max x) - min(0, min x)) /
@@ -174,11 +175,160 @@ LogicalResult onnx_import::importDynamicQuantizeLinear(NodeImporter &imp) {
   Value zeroPoint = e.clip(e.unary<RoundOp>(e.div(e.unary<NegOp>(lo), divisor)),
                            e.scalar(x, 0.0), e.scalar(x, 255.0));
   Type u8 = IntegerType::get(&imp.getContext(), 8, IntegerType::Unsigned);
-  Value y = quantize(imp, x, divisor, zeroPoint, u8);
+  Value y = quantize(imp, e.div(x, divisor), zeroPoint, u8);
   if (!y)
     return failure();
   imp.setOutput(0, y);
   imp.setOutput(1, scale);
   imp.setOutput(2, imp.createCast(zeroPoint, u8));
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Integer products: QLinearMatMul, QLinearConv, MatMulInteger, ConvInteger
+//===----------------------------------------------------------------------===//
+//
+// The integer operands, less their zero points, are products of f32 values
+// (exact while a sum of products stays below 2^24: int8 operands of K
+// terms up to 256 in the worst case, far more for typical data), then
+// requantized as ONNX's reference does: the product times
+// (a_scale * b_scale / y_scale), rounded half to even, plus y_zero_point,
+// saturated.
+
+/// `x` (an 8-bit integer input named `what`) in f32, less its zero point
+/// `zero` (absent: 0) shaped by `shape` (a per-row or per-channel zero point
+/// gets a dim there; empty: a scalar).
+static Value centered(NodeImporter &imp, Value x, Value zero, StringRef what,
+                      ArrayRef<int64_t> zeroShape) {
+  Expr e(imp);
+  if (!x)
+    return {};
+  if (!isa<IntegerType>(getElementType(x))) {
+    (void)imp.emitError("input '" + what + "' (" + formatType(x.getType()) +
+                        ") must hold integers");
+    return {};
+  }
+  Type f32 = imp.getBuilder().getF32Type();
+  Value value = imp.createCast(x, f32);
+  if (!zero)
+    return value;
+  if (getElementType(zero) != getElementType(x)) {
+    (void)imp.emitError("the zero point of '" + what + "' (" +
+                        formatType(zero.getType()) +
+                        ") must have its element type");
+    return {};
+  }
+  int64_t count = getTensorType(zero).getNumElements();
+  Value shaped = count == 1 ? imp.createReshape(zero, {})
+                            : imp.createReshape(zero, zeroShape);
+  if (count != 1 && (zeroShape.empty() || !shaped))
+    return {};
+  return e.sub(value, imp.createCast(shaped, f32));
+}
+
+/// A scale (scalar, or one per row / channel shaped by `shape`) in f32.
+static Value scaleOf(NodeImporter &imp, Value scale, StringRef what,
+                     ArrayRef<int64_t> shape) {
+  if (!scale)
+    return {};
+  if (!isa<FloatType>(getElementType(scale))) {
+    (void)imp.emitError("input '" + what + "' must be a float tensor, not " +
+                        formatType(scale.getType()));
+    return {};
+  }
+  Value f = imp.createCast(scale, imp.getBuilder().getF32Type());
+  return getTensorType(scale).getNumElements() == 1
+             ? imp.createReshape(f, {})
+             : imp.createReshape(f, shape);
+}
+
+/// Requantizes an f32 integer product: round(product * (a_scale * b_scale /
+/// y_scale)) + y_zero_point, saturated to y_zero_point's type.
+static Value requantize(NodeImporter &imp, Value product, Value aScale,
+                        Value bScale, Value yScale, Value yZero) {
+  Expr e(imp);
+  if (!product || !aScale || !bScale || !yScale || !yZero)
+    return {};
+  Value factor = e.div(e.mul(aScale, bScale), yScale);
+  Value zero = imp.createCast(imp.createReshape(yZero, {}),
+                              imp.getBuilder().getF32Type());
+  return quantize(imp, e.mul(product, factor), zero, getElementType(yZero));
+}
+
+LogicalResult onnx_import::importQLinearMatMul(NodeImporter &imp) {
+  Value a = imp.getInput(0, "a"), b = imp.getInput(3, "b");
+  if (!a || !b)
+    return failure();
+  int64_t m = getRank(a) >= 2 ? getShape(a)[getRank(a) - 2] : 1;
+  int64_t n = getShape(b).back();
+  // Per-row (a) and per-column (b) zero points and scales.
+  SmallVector<int64_t> rows = {m, 1}, cols = {1, n};
+  Value product = buildMatMul(
+      imp, centered(imp, a, imp.getInput(2, "a_zero_point"), "a", rows),
+      centered(imp, b, imp.getInput(5, "b_zero_point"), "b", cols));
+  return imp.setResult(requantize(
+      imp, product, scaleOf(imp, imp.getInput(1, "a_scale"), "a_scale", rows),
+      scaleOf(imp, imp.getInput(4, "b_scale"), "b_scale", cols),
+      scaleOf(imp, imp.getInput(6, "y_scale"), "y_scale", {}),
+      imp.getInput(7, "y_zero_point")));
+}
+
+LogicalResult onnx_import::importQLinearConv(NodeImporter &imp) {
+  Value x = imp.getInput(0, "x"), w = imp.getInput(3, "w");
+  if (!x || !w)
+    return failure();
+  int64_t rank = getRank(w);
+  if (rank < 3)
+    return imp.emitError("input 'w' (" + formatType(w.getType()) +
+                         ") needs spatial dimensions");
+  // Per output channel: [M, 1, ...] for the weights, [1, M, 1, ...] for the
+  // result.
+  SmallVector<int64_t> weightShape(rank, 1), channelShape(rank, 1);
+  weightShape[0] = channelShape[1] = getShape(w)[0];
+  Value bias;
+  if (Value b = imp.getOptionalInput(8))
+    bias = imp.createCast(b, imp.getBuilder().getF32Type());
+  Value product = buildConv(
+      imp, centered(imp, x, imp.getInput(2, "x_zero_point"), "x", {}),
+      centered(imp, w, imp.getInput(5, "w_zero_point"), "w", weightShape),
+      bias);
+  return imp.setResult(requantize(
+      imp, product, scaleOf(imp, imp.getInput(1, "x_scale"), "x_scale", {}),
+      scaleOf(imp, imp.getInput(4, "w_scale"), "w_scale", channelShape),
+      scaleOf(imp, imp.getInput(6, "y_scale"), "y_scale", {}),
+      imp.getInput(7, "y_zero_point")));
+}
+
+/// An f32 integer product as the int32 ONNX asks for (rounded: exact sums
+/// are integers already).
+static Value toInt32(NodeImporter &imp, Value product) {
+  Expr e(imp);
+  Value rounded = e.unary<RoundOp>(product);
+  return rounded ? imp.createCast(rounded, imp.getBuilder().getI32Type())
+                 : Value();
+}
+
+LogicalResult onnx_import::importMatMulInteger(NodeImporter &imp) {
+  Value a = imp.getInput(0, "A"), b = imp.getInput(1, "B");
+  if (!a || !b)
+    return failure();
+  int64_t m = getRank(a) >= 2 ? getShape(a)[getRank(a) - 2] : 1;
+  int64_t n = getShape(b).back();
+  return imp.setResult(toInt32(
+      imp,
+      buildMatMul(imp, centered(imp, a, imp.getOptionalInput(2), "A", {m, 1}),
+                  centered(imp, b, imp.getOptionalInput(3), "B", {1, n}))));
+}
+
+LogicalResult onnx_import::importConvInteger(NodeImporter &imp) {
+  Value x = imp.getInput(0, "x"), w = imp.getInput(1, "w");
+  if (!x || !w)
+    return failure();
+  SmallVector<int64_t> weightShape(getRank(w), 1);
+  weightShape[0] = getShape(w)[0];
+  return imp.setResult(toInt32(
+      imp,
+      buildConv(imp, centered(imp, x, imp.getOptionalInput(2), "x", {}),
+                centered(imp, w, imp.getOptionalInput(3), "w", weightShape),
+                Value())));
 }

@@ -124,6 +124,10 @@ static const OpImporterEntry kOpImporters[] = {
     {"QuantizeLinear", importQuantizeLinear},
     {"DequantizeLinear", importDequantizeLinear},
     {"DynamicQuantizeLinear", importDynamicQuantizeLinear},
+    {"QLinearMatMul", importQLinearMatMul},
+    {"QLinearConv", importQLinearConv},
+    {"MatMulInteger", importMatMulInteger},
+    {"ConvInteger", importConvInteger},
     // Values known at import time, pass-throughs (ImportConstants.cpp)
     {"Constant", importConstant},
     {"ConstantOfShape", importConstantOfShape},

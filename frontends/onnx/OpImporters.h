@@ -13,6 +13,14 @@
 
 namespace weft::onnx_import {
 
+/// Shared builders (ImportLinalg.cpp): a numpy-style matmul of two values
+/// (1-D operands as rows and columns), and a Conv of `input` and `weight`
+/// with the node's window attributes (strides, pads, dilations, auto_pad,
+/// group); null after an error.
+mlir::Value buildMatMul(NodeImporter &imp, mlir::Value lhs, mlir::Value rhs);
+mlir::Value buildConv(NodeImporter &imp, mlir::Value input, mlir::Value weight,
+                      mlir::Value bias);
+
 /// Imports one node: reads its inputs and attributes, builds weft ops and
 /// binds every used output, or records an error on `imp` and fails.
 using OpImportFn = mlir::LogicalResult (*)(NodeImporter &imp);
@@ -177,6 +185,10 @@ mlir::LogicalResult importGlobalLpPool(NodeImporter &imp);
 mlir::LogicalResult importQuantizeLinear(NodeImporter &imp);
 mlir::LogicalResult importDequantizeLinear(NodeImporter &imp);
 mlir::LogicalResult importDynamicQuantizeLinear(NodeImporter &imp);
+mlir::LogicalResult importQLinearMatMul(NodeImporter &imp);
+mlir::LogicalResult importQLinearConv(NodeImporter &imp);
+mlir::LogicalResult importMatMulInteger(NodeImporter &imp);
+mlir::LogicalResult importConvInteger(NodeImporter &imp);
 
 // ImportGridSample.cpp
 mlir::LogicalResult importGridSample(NodeImporter &imp);

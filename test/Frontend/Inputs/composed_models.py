@@ -349,6 +349,21 @@ def more_ops():
     m["reverse_sequence_bad_axes"] = model(
         [node("ReverseSequence", ["x", "lens"], ["y"], batch_axis=0, time_axis=2)],
         [vi("x", F32, [2, 4, 3])], y, inits=[ints("lens", [3, 1])])
+    f32 = lambda v, n: numpy_helper.from_array(np.array(v, np.float32), n)
+    u8 = lambda v, n: numpy_helper.from_array(np.array(v, np.uint8), n)
+    m["qlinear_matmul"] = model(
+        [node("QLinearMatMul", ["a", "as", "az", "b", "bs", "bz", "ys", "yz"], ["y"])],
+        [vi("a", U8, [2, 4]), vi("b", U8, [4, 3])], [vi("y", U8, None)],
+        inits=[f32(0.5, "as"), u8(3, "az"), f32(0.25, "bs"), u8(1, "bz"), f32(2.0, "ys"),
+               u8(10, "yz")])
+    m["matmul_integer"] = model([node("MatMulInteger", ["a", "b", "az"], ["y"])],
+                                [vi("a", U8, [2, 4]), vi("b", U8, [4, 3])], [vi("y", I32, None)],
+                                inits=[u8(3, "az")])
+    m["qlinear_conv_1d_weight"] = model(
+        [node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz"], ["y"])],
+        [vi("x", U8, [1, 2, 4, 4]), vi("w", U8, [3, 2])], [vi("y", U8, None)],
+        inits=[f32(0.5, "xs"), u8(3, "xz"), f32(0.25, "ws"), u8(1, "wz"), f32(2.0, "ys"),
+               u8(10, "yz")])
     body = helper.make_graph([node("Add", ["s", "xt"], ["s_out"]),
                               node("Identity", ["s_out"], ["out"])], "body",
                              [vi("s", F32, [3]), vi("xt", F32, [3])],
