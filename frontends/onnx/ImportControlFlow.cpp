@@ -50,11 +50,11 @@ LogicalResult onnx_import::importIf(NodeImporter &imp) {
     return imp.emitError(name + " has " + Twine(branch->output_size()) +
                          " outputs but the node has " +
                          Twine(imp.getNumOutputs()));
-  SmallVector<Value> outputs;
+  SmallVector<GraphValue> outputs;
   if (failed(imp.importSubgraph(*branch, name, {}, outputs)))
     return failure();
   for (auto [i, value] : llvm::enumerate(outputs))
-    imp.setOutput(i, value);
+    imp.setGraphValueOutput(i, value);
   return success();
 }
 
@@ -130,11 +130,12 @@ LogicalResult onnx_import::importLoop(NodeImporter &imp) {
     return imp.emitError("a Loop with neither a trip count 'M' nor a "
                          "condition 'cond' never ends");
   int64_t carriedCount = static_cast<int64_t>(imp.getNumInputs()) - 2;
-  SmallVector<Value> carried;
+  // Carried values may be sequences (a scripted loop appending to a list).
+  SmallVector<GraphValue> carried;
   for (int64_t i = 0; i < carriedCount; ++i) {
-    Value v = imp.getInput(2 + i, "v_initial");
-    if (!v)
-      return failure();
+    GraphValue v = imp.getGraphValueInput(2 + i);
+    if (!v.tensor && !v.sequence)
+      return imp.emitError("missing loop-carried input " + Twine(i));
     carried.push_back(v);
   }
   int64_t bodyOutputs = body->output_size();
@@ -170,16 +171,20 @@ LogicalResult onnx_import::importLoop(NodeImporter &imp) {
   for (; running && (!tripCount || iteration < *tripCount); ++iteration) {
     if (tooLong(iteration + 1))
       return refuseLength();
-    SmallVector<Value> inputs = {
-        imp.createConstant(
-            DenseElementsAttr::get(i64Scalar, b.getI64IntegerAttr(iteration))),
-        imp.createConstant(DenseElementsAttr::get(boolScalar, running))};
+    SmallVector<GraphValue> inputs = {
+        {imp.createConstant(
+             DenseElementsAttr::get(i64Scalar, b.getI64IntegerAttr(iteration))),
+         std::nullopt},
+        {imp.createConstant(DenseElementsAttr::get(boolScalar, running)),
+         std::nullopt}};
     inputs.append(carried);
-    SmallVector<Value> outputs;
+    SmallVector<GraphValue> outputs;
     if (failed(imp.importSubgraph(*body, "body", inputs, outputs)))
       return failure();
     if (cond) {
-      std::optional<DenseElementsAttr> next = imp.matchConstant(outputs[0]);
+      std::optional<DenseElementsAttr> next =
+          outputs[0].tensor ? imp.matchConstant(outputs[0].tensor)
+                            : std::nullopt;
       if (!next || next->getNumElements() != 1)
         return imp.emitError("the body's condition output '" +
                              body->output(0).name() +
@@ -188,11 +193,16 @@ LogicalResult onnx_import::importLoop(NodeImporter &imp) {
       running = isTrue(*next);
     }
     carried.assign(outputs.begin() + 1, outputs.begin() + 1 + carriedCount);
-    for (int64_t k = 0; k < scanCount; ++k)
-      scans[k].push_back(outputs[1 + carriedCount + k]);
+    for (int64_t k = 0; k < scanCount; ++k) {
+      if (!outputs[1 + carriedCount + k].tensor)
+        return imp.emitError("scan output '" +
+                             body->output(1 + carriedCount + k).name() +
+                             "' is a sequence; scan outputs are tensors");
+      scans[k].push_back(outputs[1 + carriedCount + k].tensor);
+    }
   }
   for (int64_t i = 0; i < carriedCount; ++i)
-    imp.setOutput(i, carried[i]);
+    imp.setGraphValueOutput(i, carried[i]);
   for (int64_t k = 0; k < scanCount; ++k) {
     if (!imp.isOutputUsed(carriedCount + k))
       continue;
@@ -249,12 +259,16 @@ LogicalResult onnx_import::importScan(NodeImporter &imp) {
       listAttr("scan_output_directions", scanOutputs);
   if (imp.hasError())
     return failure();
-  SmallVector<Value> carried, sequences;
+  SmallVector<GraphValue> carried;
+  SmallVector<Value> sequences;
   for (int64_t i = 0; i < states + scanInputs; ++i) {
     Value v = imp.getInput(i, i < states ? "initial_state" : "scan_input");
     if (!v)
       return failure();
-    (i < states ? carried : sequences).push_back(v);
+    if (i < states)
+      carried.push_back({v, std::nullopt});
+    else
+      sequences.push_back(v);
   }
   int64_t length = -1;
   for (auto [j, seq] : llvm::enumerate(sequences)) {
@@ -276,7 +290,7 @@ LogicalResult onnx_import::importScan(NodeImporter &imp) {
   OpBuilder &b = imp.getBuilder();
   std::vector<SmallVector<Value>> scans(scanOutputs);
   for (int64_t t = 0; t < length; ++t) {
-    SmallVector<Value> inputs(carried);
+    SmallVector<GraphValue> inputs(carried);
     for (auto [j, seq] : llvm::enumerate(sequences)) {
       RankedTensorType type = getTensorType(seq);
       SmallVector<int64_t> starts(type.getRank(), 0), steps(type.getRank(), 1);
@@ -287,17 +301,21 @@ LogicalResult onnx_import::importScan(NodeImporter &imp) {
                                         b.getDenseI64ArrayAttr(starts),
                                         b.getDenseI64ArrayAttr(steps));
       shape.erase(shape.begin() + inAxes[j]);
-      inputs.push_back(imp.createReshape(slice, shape));
+      inputs.push_back({imp.createReshape(slice, shape), std::nullopt});
     }
-    SmallVector<Value> outputs;
+    SmallVector<GraphValue> outputs;
     if (failed(imp.importSubgraph(*body, "body", inputs, outputs)))
       return failure();
     carried.assign(outputs.begin(), outputs.begin() + states);
-    for (int64_t k = 0; k < scanOutputs; ++k)
-      scans[k].push_back(outputs[states + k]);
+    for (int64_t k = 0; k < scanOutputs; ++k) {
+      if (!outputs[states + k].tensor)
+        return imp.emitError("scan output '" + body->output(states + k).name() +
+                             "' is a sequence; scan outputs are tensors");
+      scans[k].push_back(outputs[states + k].tensor);
+    }
   }
   for (int64_t i = 0; i < states; ++i)
-    imp.setOutput(i, carried[i]);
+    imp.setGraphValueOutput(i, carried[i]);
   for (int64_t k = 0; k < scanOutputs; ++k) {
     if (!imp.isOutputUsed(states + k))
       continue;

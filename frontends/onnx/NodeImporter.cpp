@@ -52,7 +52,35 @@ Value NodeImporter::getOptionalInput(unsigned i) {
   if (!hasInput(i))
     return {};
   // The graph walk checked that every input is defined.
-  return state.values.lookup(node.input(i));
+  Value value = state.values.lookup(node.input(i));
+  if (!value)
+    (void)emitError("input '" + node.input(i) + "' is a sequence; " +
+                    getOpType() + " takes tensors here");
+  return value;
+}
+
+std::optional<SmallVector<Value>>
+NodeImporter::getSequenceInput(unsigned i, StringRef what) {
+  if (!hasInput(i)) {
+    (void)emitError("missing required input '" + what + "'");
+    return std::nullopt;
+  }
+  auto it = state.sequences.find(node.input(i));
+  if (it == state.sequences.end()) {
+    (void)emitError("input '" + what + "' ('" + node.input(i) +
+                    "') is a tensor, not a sequence");
+    return std::nullopt;
+  }
+  return it->second;
+}
+
+GraphValue NodeImporter::getGraphValueInput(unsigned i) {
+  if (!hasInput(i))
+    return {};
+  auto it = state.sequences.find(node.input(i));
+  if (it != state.sequences.end())
+    return {Value(), it->second};
+  return {state.values.lookup(node.input(i)), std::nullopt};
 }
 
 Value NodeImporter::getInput(unsigned i, StringRef what) {
@@ -145,9 +173,27 @@ void NodeImporter::setOutput(unsigned i, Value value) {
   if (i >= static_cast<unsigned>(node.output_size()) ||
       node.output(i).empty() || !value)
     return;
-  if (!state.values.try_emplace(node.output(i), value).second)
+  if (state.sequences.count(node.output(i)) ||
+      !state.values.try_emplace(node.output(i), value).second)
     (void)emitError("output '" + node.output(i) +
                     "' is already defined elsewhere in the graph");
+}
+
+void NodeImporter::setSequenceOutput(unsigned i, ArrayRef<Value> tensors) {
+  if (i >= static_cast<unsigned>(node.output_size()) || node.output(i).empty())
+    return;
+  if (state.values.count(node.output(i)) ||
+      !state.sequences.try_emplace(node.output(i), SmallVector<Value>(tensors))
+           .second)
+    (void)emitError("output '" + node.output(i) +
+                    "' is already defined elsewhere in the graph");
+}
+
+void NodeImporter::setGraphValueOutput(unsigned i, const GraphValue &value) {
+  if (value.sequence)
+    setSequenceOutput(i, *value.sequence);
+  else
+    setOutput(i, value.tensor);
 }
 
 Value NodeImporter::getDrawStep() {
@@ -349,7 +395,8 @@ LogicalResult onnx_import::importGraphNodes(GraphState &state,
                                    "; weft needs the values of integer and "
                                    "bool initializers at import time (they "
                                    "become constants)");
-      if (!input.empty() && !state.values.count(input))
+      if (!input.empty() && !state.values.count(input) &&
+          !state.sequences.count(input))
         return failWith(state, imp.describe() + ": input '" + input +
                                    "' is not produced by an earlier node, an "
                                    "initializer or a graph input (is the graph "
@@ -361,7 +408,8 @@ LogicalResult onnx_import::importGraphNodes(GraphState &state,
     if (failed(import(imp)) || imp.hasError())
       return failWith(state, imp.describe() + ": import failed");
     for (int j = 0; j < node.output_size(); ++j)
-      if (imp.isOutputUsed(j) && !state.values.count(node.output(j)))
+      if (imp.isOutputUsed(j) && !state.values.count(node.output(j)) &&
+          !state.sequences.count(node.output(j)))
         return failWith(state, imp.describe() + ": output '" + node.output(j) +
                                    "' is not supported");
   }
@@ -388,10 +436,10 @@ void onnx_import::collectUsedNames(const onnx::GraphProto &graph,
   }
 }
 
-LogicalResult NodeImporter::importSubgraph(const onnx::GraphProto &graph,
-                                           StringRef what,
-                                           ArrayRef<Value> inputs,
-                                           SmallVectorImpl<Value> &outputs) {
+LogicalResult
+NodeImporter::importSubgraph(const onnx::GraphProto &graph, StringRef what,
+                             ArrayRef<GraphValue> inputs,
+                             SmallVectorImpl<GraphValue> &outputs) {
   std::string scope = what.str() + " of " + describe();
   if (graph.input_size() != static_cast<int>(inputs.size()))
     return emitError(what + " has " + Twine(graph.input_size()) +
@@ -399,19 +447,30 @@ LogicalResult NodeImporter::importSubgraph(const onnx::GraphProto &graph,
   // The names the subgraph defines are its own: they leave the scope when
   // it is done (a loop body defines them again in its next iteration).
   SmallVector<std::string> local;
-  auto define = [&](const std::string &name, Value value,
+  auto define = [&](const std::string &name, const GraphValue &value,
                     const Twine &what) -> LogicalResult {
-    if (!state.values.try_emplace(name, value).second)
+    bool taken = state.values.count(name) || state.sequences.count(name);
+    if (!taken) {
+      if (value.sequence)
+        state.sequences[name] = *value.sequence;
+      else
+        state.values[name] = value.tensor;
+    }
+    if (taken)
       return emitError(what + " is already defined elsewhere in the graph");
     local.push_back(name);
     return success();
   };
   llvm::scope_exit leaveScope([&] {
-    for (const std::string &name : local)
+    auto forget = [&](const std::string &name) {
       state.values.erase(name);
+      state.sequences.erase(name);
+    };
+    for (const std::string &name : local)
+      forget(name);
     for (const onnx::NodeProto &node : graph.node())
       for (const std::string &name : node.output())
-        state.values.erase(name);
+        forget(name);
   });
   for (auto [input, value] : llvm::zip(graph.input(), inputs))
     if (failed(define(input.name(), value,
@@ -428,18 +487,22 @@ LogicalResult NodeImporter::importSubgraph(const onnx::GraphProto &graph,
     Value value = ConstantOp::create(
         getBuilder(), NameLoc::get(StringAttr::get(&state.ctx, tensor.name())),
         data.toAttr(state.ctx));
-    if (failed(define(tensor.name(), value, name)))
+    if (failed(define(tensor.name(), {value, std::nullopt}, name)))
       return failure();
   }
   if (failed(importGraphNodes(state, graph, scope)))
     return failure();
   for (const onnx::ValueInfoProto &output : graph.output()) {
-    Value value = state.values.lookup(output.name());
-    if (!value)
+    if (Value value = state.values.lookup(output.name())) {
+      outputs.push_back({value, std::nullopt});
+      continue;
+    }
+    auto sequence = state.sequences.find(output.name());
+    if (sequence == state.sequences.end())
       return emitError("output '" + output.name() + "' of " + what +
                        " is not produced by any of its nodes, its "
                        "initializers or the outer graph");
-    outputs.push_back(value);
+    outputs.push_back({Value(), sequence->second});
   }
   return success();
 }

@@ -44,6 +44,10 @@ struct GraphState {
   int64_t opset;
   /// ONNX value name -> its value in the function being built.
   llvm::StringMap<mlir::Value> values;
+  /// ONNX sequence name -> its tensors: sequences (SequenceEmpty,
+  /// SequenceInsert, ConcatFromSequence, ...) exist only at import, where
+  /// their lengths are known.
+  llvm::StringMap<llvm::SmallVector<mlir::Value>> sequences;
   /// Names read by some node or listed as graph outputs.
   llvm::StringSet<> usedNames;
   /// Integer and bool initializers stored as external data that a
@@ -60,6 +64,12 @@ struct GraphState {
   llvm::StringSet<> updatedParams;
   /// The first error met; empty while all goes well.
   std::string error;
+};
+
+/// What a subgraph takes or gives: a tensor, or a sequence of tensors.
+struct GraphValue {
+  mlir::Value tensor;
+  std::optional<llvm::SmallVector<mlir::Value>> sequence;
 };
 
 class NodeImporter {
@@ -89,8 +99,15 @@ public:
   unsigned getNumInputs() const { return node.input_size(); }
   /// Input `i`; records an error naming it `what` when it is absent.
   mlir::Value getInput(unsigned i, llvm::StringRef what);
-  /// Input `i`, or null when it is absent.
+  /// Input `i`, or null when it is absent (or a sequence: an error then).
   mlir::Value getOptionalInput(unsigned i);
+  /// Input `i` as a sequence's tensors; records an error naming it `what`
+  /// when it is absent or a tensor.
+  std::optional<llvm::SmallVector<mlir::Value>>
+  getSequenceInput(unsigned i, llvm::StringRef what);
+  /// Input `i` as a subgraph value (a tensor or a sequence); null tensor and
+  /// no sequence when absent.
+  GraphValue getGraphValueInput(unsigned i);
 
   /// The value of input `i`, which must be known at import time: an
   /// initializer, a Constant, or something that folded to a constant.
@@ -118,6 +135,10 @@ public:
   bool isOutputUsed(unsigned i) const;
   /// Binds output `i` (ignored when the node leaves it unnamed).
   void setOutput(unsigned i, mlir::Value value);
+  /// Binds output `i` to a sequence of `tensors`.
+  void setSequenceOutput(unsigned i, llvm::ArrayRef<mlir::Value> tensors);
+  /// Binds output `i` to a tensor or a sequence.
+  void setGraphValueOutput(unsigned i, const GraphValue &value);
   /// Whether the import is a training step's: statistics persist from step
   /// to step, random draws change (GraphState::trainingStep).
   bool isTrainingStep() const { return state.trainingStep; }
@@ -178,8 +199,8 @@ public:
   /// subgraph's outputs.
   mlir::LogicalResult
   importSubgraph(const onnx::GraphProto &graph, llvm::StringRef what,
-                 llvm::ArrayRef<mlir::Value> inputs,
-                 llvm::SmallVectorImpl<mlir::Value> &outputs);
+                 llvm::ArrayRef<GraphValue> inputs,
+                 llvm::SmallVectorImpl<GraphValue> &outputs);
 
   //===--- Errors --------------------------------------------------------===//
   /// Records "node 'n' (Op): message" unless an error is recorded already.

@@ -285,6 +285,10 @@ LogicalResult GraphImporter::finishFunction(GraphState &state) {
       return fail("graph output '" + output.name() +
                   "': " + describeUnloadedInitializer(output.name()));
     Value value = state.values.lookup(output.name());
+    if (!value && state.sequences.count(output.name()))
+      return fail("graph output '" + output.name() +
+                  "' is a sequence; weft's bundles return tensors (join it "
+                  "with ConcatFromSequence, e.g. torch.stack in the model)");
     if (!value)
       return fail("graph output '" + output.name() +
                   "' is not produced by any node, initializer or input");

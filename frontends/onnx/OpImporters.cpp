@@ -163,6 +163,15 @@ static const OpImporterEntry kOpImporters[] = {
     {"HannWindow", importHannWindow},
     {"HammingWindow", importHammingWindow},
     {"BlackmanWindow", importBlackmanWindow},
+    // Sequences, resolved at import (ImportSequence.cpp)
+    {"SequenceEmpty", importSequenceEmpty},
+    {"SequenceConstruct", importSequenceConstruct},
+    {"SequenceInsert", importSequenceInsert},
+    {"SequenceErase", importSequenceErase},
+    {"SequenceAt", importSequenceAt},
+    {"SequenceLength", importSequenceLength},
+    {"ConcatFromSequence", importConcatFromSequence},
+    {"SplitToSequence", importSplitToSequence},
     // Control flow decided at import (ImportControlFlow.cpp)
     {"If", importIf},
     {"Loop", importLoop},

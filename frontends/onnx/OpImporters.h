@@ -181,6 +181,16 @@ mlir::LogicalResult importMeanVarianceNormalization(NodeImporter &imp);
 mlir::LogicalResult importLpPool(NodeImporter &imp);
 mlir::LogicalResult importGlobalLpPool(NodeImporter &imp);
 
+// ImportSequence.cpp
+mlir::LogicalResult importSequenceEmpty(NodeImporter &imp);
+mlir::LogicalResult importSequenceConstruct(NodeImporter &imp);
+mlir::LogicalResult importSequenceInsert(NodeImporter &imp);
+mlir::LogicalResult importSequenceErase(NodeImporter &imp);
+mlir::LogicalResult importSequenceAt(NodeImporter &imp);
+mlir::LogicalResult importSequenceLength(NodeImporter &imp);
+mlir::LogicalResult importConcatFromSequence(NodeImporter &imp);
+mlir::LogicalResult importSplitToSequence(NodeImporter &imp);
+
 // ImportQuantize.cpp
 mlir::LogicalResult importQuantizeLinear(NodeImporter &imp);
 mlir::LogicalResult importDequantizeLinear(NodeImporter &imp);

@@ -60,6 +60,10 @@ Models (all with random weights, torch.manual_seed(0) before building each):
   flow_warp             an image warped by a flow a conv predicts: F.grid_sample (ONNX
                         GridSample, opset 17) bilinear with border padding, then bicubic
                         with reflection; batch 2 x 3 x 8 x 8
+  scripted_loop         torch.jit.script of a Python loop over x.size(0) that appends
+                        each step's output to a list and stacks it: ONNX Loop carrying a
+                        sequence (SequenceEmpty, SequenceInsert, ConcatFromSequence);
+                        5 x 2 x 6
   inplace_index         in-place assignments (x[:, 0] = y, x[1] = x[1] * 2: ScatterND of
                         computed tensors) and advanced indexing (x[arange(2), idx]: a
                         flattened Gather) on a 2 x 3 x 4 input, with a linear layer before
@@ -67,6 +71,7 @@ Models (all with random weights, torch.manual_seed(0) before building each):
 
 import argparse
 import json
+from typing import List
 import os
 import sys
 import warnings
@@ -80,7 +85,8 @@ OPSET = 17
 MODEL_NAMES = ["resnet18", "vit_tiny", "encoder_postnorm_relu", "encoder_prenorm_gelu",
                "mlp", "causal_lm_loss", "causal_lm_logits", "mobilenet_v2", "mobilenet_v3_small",
                "densenet_small", "swin_tiny", "recurrent_tagger", "packed_tagger",
-               "unsorted_tagger", "inplace_index", "alexnet_style", "flow_warp"]
+               "unsorted_tagger", "inplace_index", "alexnet_style", "flow_warp",
+               "scripted_loop"]
 
 
 def _randomize_batchnorm(model, gen):
@@ -394,6 +400,32 @@ def build_flow_warp(args):
     g = torch.Generator().manual_seed(10)
     return (FlowWarp(), {"x": torch.randn(2, 3, 8, 8, generator=g)}, ["y"],
             "conv-predicted flow warping with GridSample (bilinear, bicubic); 2x3x8x8")
+
+
+class ScriptedLoop(nn.Module):
+    """A recurrence written as a Python loop that appends to a list, exported
+    through torch.jit.script: ONNX Loop (trip count x.size(0)) carrying a
+    sequence (SequenceEmpty, SequenceInsert), joined by ConcatFromSequence
+    (torch.stack)."""
+
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.Linear(6, 6)
+        self.head = nn.Linear(6, 3)
+
+    def forward(self, x):
+        h = torch.zeros_like(x[0])
+        outs: List[torch.Tensor] = []
+        for t in range(x.size(0)):
+            h = torch.tanh(self.cell(h) + x[t])
+            outs.append(self.head(h))
+        return torch.stack(outs)
+
+
+def build_scripted_loop(args):
+    g = torch.Generator().manual_seed(11)
+    return (torch.jit.script(ScriptedLoop()), {"x": torch.randn(5, 2, 6, generator=g)},
+            ["y"], "torch.jit.script loop appending to a list (Loop, sequences); 5x2x6")
 
 
 BUILDERS = {name: globals()["build_" + name] for name in MODEL_NAMES}

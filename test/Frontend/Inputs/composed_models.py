@@ -374,3 +374,43 @@ def more_ops():
                                      num_scan_inputs=2)],
                                [vi("s0", F32, [3]), vi("x", F32, [2, 3])], y + [vi("z", F32, None)])
     return m
+
+
+@group
+def sequences():
+    """Sequences, resolved at import, and their errors."""
+    m = {}
+    y = [vi("y", F32, None)]
+    ab = [vi("a", F32, [2, 3]), vi("b", F32, [2, 3])]
+    # [a, b] -> insert a at the front -> erase the last -> stack: [a, a].
+    m["seq_stack"] = model([node("SequenceConstruct", ["a", "b"], ["s"]),
+                            node("SequenceInsert", ["s", "a", "zero"], ["s2"]),
+                            node("SequenceErase", ["s2"], ["s3"]),
+                            node("ConcatFromSequence", ["s3"], ["y"], axis=-1, new_axis=1)],
+                           ab, y, inits=[ints("zero", 0)])
+    # SequenceAt(-1), SequenceLength.
+    m["seq_at"] = model([node("SequenceConstruct", ["a", "b"], ["s"]),
+                         node("SequenceAt", ["s", "last"], ["t"]),
+                         node("SequenceLength", ["s"], ["n"]),
+                         node("Cast", ["n"], ["nf"], to=F32),
+                         node("Mul", ["t", "nf"], ["y"])], ab, y, inits=[ints("last", -1)])
+    # SplitToSequence into chunks of 2 along axis 1 (3 = 2 + 1), joined back.
+    m["seq_split"] = model([node("SplitToSequence", ["a", "two"], ["s"], axis=1),
+                            node("ConcatFromSequence", ["s"], ["y"], axis=1)],
+                           ab[:1], y, inits=[ints("two", 2)])
+    m["seq_split_squeeze"] = model([node("SplitToSequence", ["a"], ["s"], axis=0, keepdims=0),
+                                    node("SequenceAt", ["s", "one"], ["y"])],
+                                   ab[:1], y, inits=[ints("one", 1)])
+    m["seq_output"] = model([node("SequenceConstruct", ["a", "b"], ["y"])], ab,
+                            [helper.make_tensor_sequence_value_info("y", F32, None)])
+    m["seq_position"] = model([node("SequenceConstruct", ["a", "b"], ["s"]),
+                               node("SequenceAt", ["s", "three"], ["y"])], ab, y,
+                              inits=[ints("three", 3)])
+    m["seq_mixed"] = model([node("SequenceConstruct", ["a", "i"], ["s"]),
+                            node("ConcatFromSequence", ["s"], ["y"], axis=0)],
+                           ab[:1] + [vi("i", I64, [2, 3])], y)
+    m["seq_empty_concat"] = model([node("SequenceEmpty", [], ["s"]),
+                                   node("ConcatFromSequence", ["s"], ["y"], axis=0)], [], y)
+    m["seq_as_tensor"] = model([node("SequenceConstruct", ["a", "b"], ["s"]),
+                                node("Relu", ["s"], ["y"])], ab, y)
+    return m
