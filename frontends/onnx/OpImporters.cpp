@@ -120,6 +120,8 @@ static const OpImporterEntry kOpImporters[] = {
     {"Resize", importResize},
     {"GridSample", importGridSample},
     {"ReverseSequence", importReverseSequence},
+    {"DFT", importDFT},
+    {"STFT", importSTFT},
     // Linear quantization in float (ImportQuantize.cpp)
     {"QuantizeLinear", importQuantizeLinear},
     {"DequantizeLinear", importDequantizeLinear},

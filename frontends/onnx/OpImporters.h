@@ -181,6 +181,10 @@ mlir::LogicalResult importMeanVarianceNormalization(NodeImporter &imp);
 mlir::LogicalResult importLpPool(NodeImporter &imp);
 mlir::LogicalResult importGlobalLpPool(NodeImporter &imp);
 
+// ImportSpectral.cpp
+mlir::LogicalResult importDFT(NodeImporter &imp);
+mlir::LogicalResult importSTFT(NodeImporter &imp);
+
 // ImportSequence.cpp
 mlir::LogicalResult importSequenceEmpty(NodeImporter &imp);
 mlir::LogicalResult importSequenceConstruct(NodeImporter &imp);

@@ -184,3 +184,32 @@ def define(case, node, i64):
          [node("DequantizeLinear", ["q", "scale", "zp"], "y", axis=1)],
          lambda e: (e["q"].double() - e["zp"].double()) * e["scale"],
          consts={"q": q, "zp": zp}, group=g)
+
+    # DFT and STFT (products with constant cosine and sine matrices) against
+    # torch.fft in float64: a complex signal along axis 1 with dft_length
+    # padding, an inverse one, a real one-sided one; an STFT with a window.
+    def as_complex(x):
+        return torch.complex(x[..., 0], x[..., 1])
+
+    def fft(x, axis, n, inverse=False, onesided=False):
+        signal = as_complex(x) if x.shape[-1] == 2 else x[..., 0]
+        out = (torch.fft.ifft if inverse else torch.fft.fft)(signal, n=n, dim=axis)
+        if onesided:
+            out = out.narrow(axis, 0, n // 2 + 1)
+        return torch.view_as_real(out)
+    case("dft_complex_padded", {"x": uniform(2, 5, 3, 2)},
+         [node("DFT", ["x", "n"], "y", axis=1)],
+         lambda e: fft(e["x"], 1, 7), consts={"n": i64(7)}, group=g)
+    case("dft_inverse_truncated", {"x": uniform(2, 6, 2)},
+         [node("DFT", ["x", "n"], "y", axis=1, inverse=1)],
+         lambda e: fft(e["x"], 1, 4, inverse=True), consts={"n": i64(4)}, group=g)
+    case("dft_real_onesided", {"x": uniform(3, 8, 1)},
+         [node("DFT", ["x"], "y", axis=1, onesided=1)],
+         lambda e: fft(e["x"], 1, 8, onesided=True), group=g)
+
+    def stft(e):
+        frames = e["x"][:, :, 0].unfold(1, 8, 3) * e["w"]
+        return torch.view_as_real(torch.fft.rfft(frames, dim=-1))
+    case("stft_window", {"x": uniform(2, 20, 1), "w": uniform(8, low=0.2, high=1.0)},
+         [node("STFT", ["x", "step", "w"], "y")], stft,
+         consts={"step": i64(3)}, group=g)

@@ -364,6 +364,14 @@ def more_ops():
         [vi("x", U8, [1, 2, 4, 4]), vi("w", U8, [3, 2])], [vi("y", U8, None)],
         inits=[f32(0.5, "xs"), u8(3, "xz"), f32(0.25, "ws"), u8(1, "wz"), f32(2.0, "ys"),
                u8(10, "yz")])
+    m["dft"] = model([node("DFT", ["x"], ["y"], axis=1, onesided=1)],
+                     [vi("x", F32, [2, 4, 1])], y, opset=17)
+    m["dft_last_axis"] = model([node("DFT", ["x"], ["y"], axis=2)],
+                               [vi("x", F32, [2, 4, 1])], y, opset=17)
+    m["dft_onesided_inverse"] = model([node("DFT", ["x"], ["y"], axis=1, onesided=1, inverse=1)],
+                                      [vi("x", F32, [2, 4, 1])], y, opset=17)
+    m["stft_no_length"] = model([node("STFT", ["x", "step"], ["y"])],
+                                [vi("x", F32, [1, 16, 1])], y, inits=[ints("step", 4)], opset=17)
     body = helper.make_graph([node("Add", ["s", "xt"], ["s_out"]),
                               node("Identity", ["s_out"], ["out"])], "body",
                              [vi("s", F32, [3]), vi("xt", F32, [3])],
