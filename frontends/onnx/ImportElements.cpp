@@ -568,3 +568,40 @@ LogicalResult onnx_import::importReverseSequence(NodeImporter &imp) {
   return imp.setResult(
       imp.createInferred<GatherOp>(flat, positions, b.getI64IntegerAttr(0)));
 }
+
+/// Compress with a condition known at import: a weft.gather of the kept
+/// positions along `axis` (of the flattened input without one). A condition
+/// shorter than the axis leaves the rest out, as ONNX says.
+LogicalResult onnx_import::importCompress(NodeImporter &imp) {
+  Value input = imp.getInput(0, "input");
+  if (!input)
+    return failure();
+  std::optional<SmallVector<int64_t>> condition = imp.getConstantInts(
+      1, "condition",
+      "weft compiles static shapes, so Compress needs its condition at "
+      "compile time");
+  if (!condition)
+    return failure();
+  std::optional<int64_t> axis;
+  if (imp.hasAttr("axis")) {
+    axis = imp.getAxisAttr(input, 0);
+    if (!axis)
+      return failure();
+  } else {
+    int64_t total = getTensorType(input).getNumElements();
+    input = imp.createReshape(input, {total});
+    axis = 0;
+  }
+  int64_t extent = getShape(input)[*axis];
+  if (static_cast<int64_t>(condition->size()) > extent)
+    return imp.emitError("input 'condition' holds " + Twine(condition->size()) +
+                         " values for " + Twine(extent) + " positions");
+  SmallVector<int64_t> kept;
+  for (auto [i, c] : llvm::enumerate(*condition))
+    if (c)
+      kept.push_back(static_cast<int64_t>(i));
+  if (kept.empty())
+    return imp.emitError("the condition keeps nothing (an empty result is "
+                         "not supported)");
+  return imp.setResult(Expr(imp).gatherAt(input, *axis, kept));
+}

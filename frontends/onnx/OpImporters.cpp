@@ -120,6 +120,7 @@ static const OpImporterEntry kOpImporters[] = {
     {"Resize", importResize},
     {"GridSample", importGridSample},
     {"ReverseSequence", importReverseSequence},
+    {"Compress", importCompress},
     {"DFT", importDFT},
     {"STFT", importSTFT},
     // Linear quantization in float (ImportQuantize.cpp)

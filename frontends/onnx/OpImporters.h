@@ -212,6 +212,7 @@ mlir::LogicalResult importIf(NodeImporter &imp);
 mlir::LogicalResult importLoop(NodeImporter &imp);
 mlir::LogicalResult importScan(NodeImporter &imp);
 mlir::LogicalResult importReverseSequence(NodeImporter &imp);
+mlir::LogicalResult importCompress(NodeImporter &imp);
 
 // ImportRandom.cpp
 mlir::LogicalResult importRandomNormal(NodeImporter &imp);

@@ -364,6 +364,11 @@ def more_ops():
         [vi("x", U8, [1, 2, 4, 4]), vi("w", U8, [3, 2])], [vi("y", U8, None)],
         inits=[f32(0.5, "xs"), u8(3, "xz"), f32(0.25, "ws"), u8(1, "wz"), f32(2.0, "ys"),
                u8(10, "yz")])
+    keep = numpy_helper.from_array(np.array([True, False, True]), "keep")
+    m["compress"] = model([node("Compress", ["x", "keep"], ["y"], axis=1)],
+                          [vi("x", F32, [2, 3])], y, inits=[keep])
+    m["compress_data"] = model([node("Compress", ["x", "c"], ["y"], axis=1)],
+                               [vi("x", F32, [2, 3]), vi("c", BOOL, [3])], y)
     m["dft"] = model([node("DFT", ["x"], ["y"], axis=1, onesided=1)],
                      [vi("x", F32, [2, 4, 1])], y, opset=17)
     m["dft_last_axis"] = model([node("DFT", ["x"], ["y"], axis=2)],
