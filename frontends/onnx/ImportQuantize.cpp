@@ -255,9 +255,19 @@ static Value requantize(NodeImporter &imp, Value product, Value aScale,
   return quantize(imp, e.mul(product, factor), zero, getElementType(yZero));
 }
 
+/// The integer products' operands are matrices (or batches of them; a
+/// 1-D one is a row or a column).
+static LogicalResult checkMatrices(NodeImporter &imp, Value a, Value b) {
+  if (getRank(a) >= 1 && getRank(b) >= 1)
+    return success();
+  return imp.emitError(imp.getOpType() + " of a scalar (" +
+                       formatType(a.getType()) + ", " +
+                       formatType(b.getType()) + ")");
+}
+
 LogicalResult onnx_import::importQLinearMatMul(NodeImporter &imp) {
   Value a = imp.getInput(0, "a"), b = imp.getInput(3, "b");
-  if (!a || !b)
+  if (!a || !b || failed(checkMatrices(imp, a, b)))
     return failure();
   int64_t m = getRank(a) >= 2 ? getShape(a)[getRank(a) - 2] : 1;
   int64_t n = getShape(b).back();
@@ -310,7 +320,7 @@ static Value toInt32(NodeImporter &imp, Value product) {
 
 LogicalResult onnx_import::importMatMulInteger(NodeImporter &imp) {
   Value a = imp.getInput(0, "A"), b = imp.getInput(1, "B");
-  if (!a || !b)
+  if (!a || !b || failed(checkMatrices(imp, a, b)))
     return failure();
   int64_t m = getRank(a) >= 2 ? getShape(a)[getRank(a) - 2] : 1;
   int64_t n = getShape(b).back();
@@ -324,6 +334,9 @@ LogicalResult onnx_import::importConvInteger(NodeImporter &imp) {
   Value x = imp.getInput(0, "x"), w = imp.getInput(1, "w");
   if (!x || !w)
     return failure();
+  if (getRank(w) < 3)
+    return imp.emitError("input 'w' (" + formatType(w.getType()) +
+                         ") needs spatial dimensions");
   SmallVector<int64_t> weightShape(getRank(w), 1);
   weightShape[0] = getShape(w)[0];
   return imp.setResult(toInt32(

@@ -359,6 +359,12 @@ def more_ops():
     m["matmul_integer"] = model([node("MatMulInteger", ["a", "b", "az"], ["y"])],
                                 [vi("a", U8, [2, 4]), vi("b", U8, [4, 3])], [vi("y", I32, None)],
                                 inits=[u8(3, "az")])
+    m["conv_integer_scalar_w"] = model([node("ConvInteger", ["x", "w"], ["y"])],
+                                       [vi("x", U8, [1, 2, 4, 4]), vi("w", U8, [])],
+                                       [vi("y", I32, None)])
+    m["matmul_integer_scalar"] = model([node("MatMulInteger", ["a", "b"], ["y"])],
+                                       [vi("a", U8, [2, 4]), vi("b", U8, [])],
+                                       [vi("y", I32, None)])
     m["qlinear_conv_1d_weight"] = model(
         [node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz"], ["y"])],
         [vi("x", U8, [1, 2, 4, 4]), vi("w", U8, [3, 2])], [vi("y", U8, None)],
