@@ -605,3 +605,83 @@ LogicalResult onnx_import::importCompress(NodeImporter &imp) {
                          "not supported)");
   return imp.setResult(Expr(imp).gatherAt(input, *axis, kept));
 }
+
+/// MaxUnpool: zeros of the unpooled shape (output_shape, or (in - 1) *
+/// stride + kernel - pads per spatial dim) with X's values at the flat
+/// positions I gives (MaxPool's Indices: positions in the whole tensor);
+/// scatterRows of the flattened tensors.
+LogicalResult onnx_import::importMaxUnpool(NodeImporter &imp) {
+  Value x = imp.getInput(0, "X");
+  Value indices = imp.getInput(1, "I");
+  if (!x || !indices)
+    return failure();
+  if (!isa<FloatType>(getElementType(x)) || getRank(x) < 3)
+    return imp.emitError("input X (" + formatType(x.getType()) +
+                         ") should be a float N, C, D... tensor");
+  if (getShape(indices) != getShape(x) ||
+      !isa<IntegerType>(getElementType(indices)))
+    return imp.emitError("input I (" + formatType(indices.getType()) +
+                         ") should hold integer positions of X's shape");
+  const int64_t spatial = getRank(x) - 2;
+  if (!imp.hasAttr("kernel_shape"))
+    return imp.emitError("missing required attribute 'kernel_shape'");
+  SmallVector<int64_t> kernel = imp.getIntsAttr("kernel_shape");
+  SmallVector<int64_t> strides =
+      imp.getIntsAttr("strides", SmallVector<int64_t>(spatial, 1));
+  SmallVector<int64_t> pads =
+      imp.getIntsAttr("pads", SmallVector<int64_t>(2 * spatial, 0));
+  if (imp.hasError())
+    return failure();
+  if (static_cast<int64_t>(kernel.size()) != spatial ||
+      static_cast<int64_t>(strides.size()) != spatial ||
+      static_cast<int64_t>(pads.size()) != 2 * spatial)
+    return imp.emitError("kernel_shape, strides and pads should hold " +
+                         Twine(spatial) + ", " + Twine(spatial) + " and " +
+                         Twine(2 * spatial) + " values");
+  SmallVector<int64_t> shape(getShape(x).take_front(2));
+  for (int64_t d = 0; d < spatial; ++d)
+    shape.push_back((getShape(x)[2 + d] - 1) * strides[d] + kernel[d] -
+                    pads[d] - pads[spatial + d]);
+  const SmallVector<int64_t> defaultShape = shape;
+  if (imp.hasInput(2)) {
+    std::optional<SmallVector<int64_t>> given = imp.getConstantInts(
+        2, "output_shape", NodeImporter::kNeedsStaticShapes);
+    if (!given)
+      return failure();
+    if (given->size() != shape.size())
+      return imp.emitError("input 'output_shape' = " + formatShape(*given) +
+                           " should hold " + Twine(shape.size()) + " dims");
+    shape = *given;
+  }
+  if (llvm::any_of(shape, [](int64_t d) { return d < 1; }))
+    return imp.emitError("the unpooled shape " + formatShape(shape) +
+                         " has an empty dim");
+  int64_t total = 1;
+  for (int64_t d : shape)
+    total *= d;
+  const int64_t count = getTensorType(x).getNumElements();
+  if (failed(checkScatterReduction(imp, "none", x, count)))
+    return failure();
+  auto zerosType = RankedTensorType::get({total, 1}, getElementType(x));
+  Value zeros = imp.createConstant(DenseElementsAttr::get(
+      zerosType, imp.getBuilder().getFloatAttr(getElementType(x), 0.0)));
+  Expr e(imp);
+  Value index = imp.createCast(indices, imp.getBuilder().getI64Type());
+  if (shape != defaultShape) {
+    // The positions count in the default shape; an output_shape keeps each
+    // element's coordinates (the rest is zeros).
+    Value recomposed = e.scalar(index, 0.0);
+    int64_t stride = 1;
+    for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+      Value coord = e.binary<RemOp>(index, e.scalar(index, defaultShape[d]));
+      index = e.div(index, e.scalar(index, defaultShape[d]));
+      recomposed = e.add(recomposed, e.mulScalar(coord, stride));
+      stride *= shape[d];
+    }
+    index = recomposed;
+  }
+  Value rows = imp.createReshape(index, {count});
+  Value result =
+      scatterRows(imp, zeros, rows, imp.createReshape(x, {count, 1}), "none");
+  return imp.setResult(result ? imp.createReshape(result, shape) : Value());
+}

@@ -10,6 +10,9 @@
 
 #include "dialects/weft/WeftOps.h"
 
+#include <algorithm>
+#include <limits>
+
 using namespace mlir;
 using namespace weft;
 using namespace weft::onnx_import;
@@ -368,6 +371,88 @@ static std::optional<Window> getPoolWindow(NodeImporter &imp, Value input) {
   return readWindow(imp, getShape(input), *kernel);
 }
 
+/// MaxPool's Indices output: for each output element the flat position in
+/// the whole input (N, C and the spatial dims, row-major) of its window's
+/// first maximum. Each tap of the window is a gather of the flattened input
+/// at positions fixed at import (padding taps read -inf); a running
+/// comparison keeps the first largest tap's position.
+static Value maxPoolIndices(NodeImporter &imp, Value input, const Window &w,
+                            ArrayRef<int64_t> outShape) {
+  Expr e(imp);
+  ArrayRef<int64_t> inShape = getShape(input);
+  const int64_t spatial = static_cast<int64_t>(w.kernel.size());
+  int64_t planes = inShape[0] * inShape[1], plane = 1, outCount = 1, taps = 1;
+  for (int64_t d = 0; d < spatial; ++d) {
+    plane *= inShape[2 + d];
+    outCount *= outShape[2 + d];
+    taps *= w.kernel[d];
+  }
+  OpBuilder &b = imp.getBuilder();
+  Type i64 = b.getI64Type();
+  SmallVector<int64_t> starts;
+  for (int64_t i = 0; i < planes; ++i)
+    starts.push_back(i * plane);
+  SmallVector<int64_t> column(outShape.size(), 1);
+  column[0] = inShape[0];
+  column[1] = inShape[1];
+  Value planeStart = imp.createConstant(DenseElementsAttr::get(
+      RankedTensorType::get(column, i64), ArrayRef<int64_t>(starts)));
+  Value flat = imp.createReshape(input, {planes * plane});
+  SmallVector<int64_t> outSpatial(outShape.size(), 1);
+  for (int64_t d = 0; d < spatial; ++d)
+    outSpatial[2 + d] = outShape[2 + d];
+  Value best, bestIndex;
+  for (int64_t t = 0; t < taps; ++t) {
+    // The tap's offset in the window, dim by dim.
+    SmallVector<int64_t> tap(spatial);
+    for (int64_t d = spatial - 1, rest = t; d >= 0; --d) {
+      tap[d] = rest % w.kernel[d];
+      rest /= w.kernel[d];
+    }
+    SmallVector<int64_t> positions;
+    SmallVector<bool> valid;
+    for (int64_t o = 0; o < outCount; ++o) {
+      int64_t position = 0, rest = o;
+      bool inside = true;
+      SmallVector<int64_t> coord(spatial);
+      for (int64_t d = spatial - 1; d >= 0; --d) {
+        coord[d] = rest % outShape[2 + d];
+        rest /= outShape[2 + d];
+      }
+      for (int64_t d = 0; d < spatial; ++d) {
+        int64_t at =
+            coord[d] * w.strides[d] - w.pads[d] + tap[d] * w.dilations[d];
+        inside = inside && at >= 0 && at < inShape[2 + d];
+        position = position * inShape[2 + d] +
+                   std::clamp<int64_t>(at, 0, inShape[2 + d] - 1);
+      }
+      positions.push_back(position);
+      valid.push_back(inside);
+    }
+    Value offsets = imp.createConstant(DenseElementsAttr::get(
+        RankedTensorType::get(outSpatial, i64), ArrayRef<int64_t>(positions)));
+    Value mask = imp.createConstant(
+        DenseElementsAttr::get(RankedTensorType::get(outSpatial, b.getI1Type()),
+                               ArrayRef<bool>(valid)));
+    Value where = e.add(planeStart, offsets);
+    Value taken =
+        where && flat
+            ? imp.createInferred<GatherOp>(flat, where, b.getI64IntegerAttr(0))
+            : Value();
+    Value value = e.select(
+        mask, taken, e.scalar(taken, -std::numeric_limits<double>::infinity()));
+    if (!best) {
+      best = value;
+      bestIndex = where;
+      continue;
+    }
+    Value larger = e.greater(value, best);
+    best = e.select(larger, value, best);
+    bestIndex = e.select(larger, where, bestIndex);
+  }
+  return bestIndex;
+}
+
 LogicalResult onnx_import::importMaxPool(NodeImporter &imp) {
   Value input = getWindowedInput(imp);
   if (!input)
@@ -375,8 +460,6 @@ LogicalResult onnx_import::importMaxPool(NodeImporter &imp) {
   if (int64_t order = imp.getIntAttr("storage_order", 0))
     return imp.emitUnsupportedAttr("storage_order", Twine(order),
                                    "only row-major (0) is");
-  if (imp.isOutputUsed(1))
-    return imp.emitError("output 'Indices' is not supported");
   std::optional<Window> w = getPoolWindow(imp, input);
   if (!w)
     return failure();
@@ -390,6 +473,12 @@ LogicalResult onnx_import::importMaxPool(NodeImporter &imp) {
   if (!result)
     return failure();
   imp.setOutput(0, result);
+  if (imp.isOutputUsed(1)) {
+    Value indices = maxPoolIndices(imp, input, *w, getShape(result));
+    if (!indices)
+      return failure();
+    imp.setOutput(1, indices);
+  }
   return success();
 }
 

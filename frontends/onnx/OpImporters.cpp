@@ -121,6 +121,7 @@ static const OpImporterEntry kOpImporters[] = {
     {"GridSample", importGridSample},
     {"ReverseSequence", importReverseSequence},
     {"Compress", importCompress},
+    {"MaxUnpool", importMaxUnpool},
     {"DFT", importDFT},
     {"STFT", importSTFT},
     // Linear quantization in float (ImportQuantize.cpp)

@@ -213,6 +213,7 @@ mlir::LogicalResult importLoop(NodeImporter &imp);
 mlir::LogicalResult importScan(NodeImporter &imp);
 mlir::LogicalResult importReverseSequence(NodeImporter &imp);
 mlir::LogicalResult importCompress(NodeImporter &imp);
+mlir::LogicalResult importMaxUnpool(NodeImporter &imp);
 
 // ImportRandom.cpp
 mlir::LogicalResult importRandomNormal(NodeImporter &imp);

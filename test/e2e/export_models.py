@@ -64,6 +64,8 @@ Models (all with random weights, torch.manual_seed(0) before building each):
                         each step's output to a list and stacks it: ONNX Loop carrying a
                         sequence (SequenceEmpty, SequenceInsert, ConcatFromSequence);
                         5 x 2 x 6
+  pool_indices          nn.MaxPool2d(return_indices=True), 2x2 and 3x3 padded: ONNX
+                        MaxPool's Indices output; batch 2 x 3 x 8 x 8
   inplace_index         in-place assignments (x[:, 0] = y, x[1] = x[1] * 2: ScatterND of
                         computed tensors) and advanced indexing (x[arange(2), idx]: a
                         flattened Gather) on a 2 x 3 x 4 input, with a linear layer before
@@ -86,7 +88,7 @@ MODEL_NAMES = ["resnet18", "vit_tiny", "encoder_postnorm_relu", "encoder_prenorm
                "mlp", "causal_lm_loss", "causal_lm_logits", "mobilenet_v2", "mobilenet_v3_small",
                "densenet_small", "swin_tiny", "recurrent_tagger", "packed_tagger",
                "unsorted_tagger", "inplace_index", "alexnet_style", "flow_warp",
-               "scripted_loop"]
+               "scripted_loop", "pool_indices"]
 
 
 def _randomize_batchnorm(model, gen):
@@ -426,6 +428,30 @@ def build_scripted_loop(args):
     g = torch.Generator().manual_seed(11)
     return (torch.jit.script(ScriptedLoop()), {"x": torch.randn(5, 2, 6, generator=g)},
             ["y"], "torch.jit.script loop appending to a list (Loop, sequences); 5x2x6")
+
+
+class PoolIndices(nn.Module):
+    """nn.MaxPool2d(return_indices=True), plain and padded: ONNX MaxPool's
+    Indices output (which the export turns into PyTorch's per-plane
+    indices with a second MaxPool, a Slice and a Sub)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+        self.pool = nn.MaxPool2d(2, 2, return_indices=True)
+        self.padded = nn.MaxPool2d(3, 2, padding=1, return_indices=True)
+
+    def forward(self, x):
+        h = torch.relu(self.conv(x))
+        p, i = self.pool(h)
+        q, j = self.padded(h)
+        return p + q, i.float(), j.float()
+
+
+def build_pool_indices(args):
+    g = torch.Generator().manual_seed(12)
+    return (PoolIndices(), {"x": torch.randn(2, 3, 8, 8, generator=g)}, ["y", "i", "j"],
+            "MaxPool2d(return_indices=True), plain and padded; 2x3x8x8")
 
 
 BUILDERS = {name: globals()["build_" + name] for name in MODEL_NAMES}

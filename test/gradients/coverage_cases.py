@@ -213,3 +213,22 @@ def define(case, node, i64):
     case("stft_window", {"x": uniform(2, 20, 1), "w": uniform(8, low=0.2, high=1.0)},
          [node("STFT", ["x", "step", "w"], "y")], stft,
          consts={"step": i64(3)}, group=g)
+
+    # MaxUnpool: X's values placed at MaxPool-style flat positions of a
+    # larger output (output_shape pads the default 4 x 4 to 5 x 5, keeping
+    # coordinates); the gradient of X is the output's at those places.
+    unpool_idx = np.array([[[[5, 7], [13, 15]], [[16, 19], [24, 30]]]], dtype=np.int64)
+
+    def unpooled(e):
+        out = torch.zeros(1, 2, 5, 5, dtype=e["x"].dtype)
+        flat_x = e["x"].reshape(-1)
+        rows = []
+        for n, i in enumerate(unpool_idx.reshape(-1)):
+            c, rest = divmod(int(i), 16)
+            rows.append((c, rest // 4, rest % 4, n))
+        for c, r, col, n in rows:
+            out[0, c, r, col] = flat_x[n]
+        return out
+    case("max_unpool_output_shape", {"x": uniform(1, 2, 2, 2)},
+         [node("MaxUnpool", ["x", "idx", "shape"], "y", kernel_shape=[2, 2], strides=[2, 2])],
+         unpooled, consts={"idx": unpool_idx, "shape": i64([1, 2, 5, 5])}, group=g)
