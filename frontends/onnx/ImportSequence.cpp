@@ -234,3 +234,34 @@ LogicalResult onnx_import::importSplitToSequence(NodeImporter &imp) {
   imp.setSequenceOutput(0, pieces);
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// Optionals
+//===----------------------------------------------------------------------===//
+// An optional holding a value is that value (tensor or sequence); an empty
+// one is a name in GraphState::emptyOptionals. Both are known at import, so
+// OptionalHasElement is a constant (a scripted model's `if mask is None`
+// becomes an If on it, which then imports the branch it takes).
+
+LogicalResult onnx_import::importOptional(NodeImporter &imp) {
+  if (!imp.hasInput(0)) {
+    imp.setEmptyOptionalOutput(0);
+    return success();
+  }
+  imp.setGraphValueOutput(0, imp.getGraphValueInput(0));
+  return success();
+}
+
+LogicalResult onnx_import::importOptionalHasElement(NodeImporter &imp) {
+  auto type = RankedTensorType::get({}, imp.getBuilder().getI1Type());
+  return imp.setResult(imp.createConstant(
+      DenseElementsAttr::get(type, !imp.isEmptyOptionalInput(0))));
+}
+
+LogicalResult onnx_import::importOptionalGetElement(NodeImporter &imp) {
+  if (imp.isEmptyOptionalInput(0))
+    return imp.emitError("input 'input' is an empty optional: it holds no "
+                         "element to get");
+  imp.setGraphValueOutput(0, imp.getGraphValueInput(0));
+  return success();
+}

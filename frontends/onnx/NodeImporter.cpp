@@ -54,8 +54,11 @@ Value NodeImporter::getOptionalInput(unsigned i) {
   // The graph walk checked that every input is defined.
   Value value = state.values.lookup(node.input(i));
   if (!value)
-    (void)emitError("input '" + node.input(i) + "' is a sequence; " +
-                    getOpType() + " takes tensors here");
+    (void)emitError("input '" + node.input(i) + "' is " +
+                    (state.emptyOptionals.contains(node.input(i))
+                         ? "an empty optional"
+                         : "a sequence") +
+                    "; " + getOpType() + " takes tensors here");
   return value;
 }
 
@@ -187,6 +190,20 @@ void NodeImporter::setSequenceOutput(unsigned i, ArrayRef<Value> tensors) {
            .second)
     (void)emitError("output '" + node.output(i) +
                     "' is already defined elsewhere in the graph");
+}
+
+void NodeImporter::setEmptyOptionalOutput(unsigned i) {
+  if (i >= static_cast<unsigned>(node.output_size()) || node.output(i).empty())
+    return;
+  if (state.values.count(node.output(i)) ||
+      state.sequences.count(node.output(i)) ||
+      !state.emptyOptionals.insert(node.output(i)).second)
+    (void)emitError("output '" + node.output(i) +
+                    "' is already defined elsewhere in the graph");
+}
+
+bool NodeImporter::isEmptyOptionalInput(unsigned i) const {
+  return !hasInput(i) || state.emptyOptionals.contains(node.input(i));
 }
 
 void NodeImporter::setGraphValueOutput(unsigned i, const GraphValue &value) {
@@ -396,7 +413,7 @@ LogicalResult onnx_import::importGraphNodes(GraphState &state,
                                    "bool initializers at import time (they "
                                    "become constants)");
       if (!input.empty() && !state.values.count(input) &&
-          !state.sequences.count(input))
+          !state.sequences.count(input) && !state.emptyOptionals.count(input))
         return failWith(state, imp.describe() + ": input '" + input +
                                    "' is not produced by an earlier node, an "
                                    "initializer or a graph input (is the graph "
@@ -409,7 +426,8 @@ LogicalResult onnx_import::importGraphNodes(GraphState &state,
       return failWith(state, imp.describe() + ": import failed");
     for (int j = 0; j < node.output_size(); ++j)
       if (imp.isOutputUsed(j) && !state.values.count(node.output(j)) &&
-          !state.sequences.count(node.output(j)))
+          !state.sequences.count(node.output(j)) &&
+          !state.emptyOptionals.count(node.output(j)))
         return failWith(state, imp.describe() + ": output '" + node.output(j) +
                                    "' is not supported");
   }
@@ -465,6 +483,7 @@ NodeImporter::importSubgraph(const onnx::GraphProto &graph, StringRef what,
     auto forget = [&](const std::string &name) {
       state.values.erase(name);
       state.sequences.erase(name);
+      state.emptyOptionals.erase(name);
     };
     for (const std::string &name : local)
       forget(name);

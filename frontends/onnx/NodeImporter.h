@@ -48,6 +48,9 @@ struct GraphState {
   /// SequenceInsert, ConcatFromSequence, ...) exist only at import, where
   /// their lengths are known.
   llvm::StringMap<llvm::SmallVector<mlir::Value>> sequences;
+  /// Names of empty optionals (Optional without an input); an optional that
+  /// holds something is that tensor or sequence itself.
+  llvm::StringSet<> emptyOptionals;
   /// Names read by some node or listed as graph outputs.
   llvm::StringSet<> usedNames;
   /// Integer and bool initializers stored as external data that a
@@ -139,6 +142,10 @@ public:
   void setSequenceOutput(unsigned i, llvm::ArrayRef<mlir::Value> tensors);
   /// Binds output `i` to a tensor or a sequence.
   void setGraphValueOutput(unsigned i, const GraphValue &value);
+  /// Binds output `i` to an empty optional.
+  void setEmptyOptionalOutput(unsigned i);
+  /// Whether input `i` is absent or an empty optional.
+  bool isEmptyOptionalInput(unsigned i) const;
   /// Whether the import is a training step's: statistics persist from step
   /// to step, random draws change (GraphState::trainingStep).
   bool isTrainingStep() const { return state.trainingStep; }

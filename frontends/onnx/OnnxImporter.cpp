@@ -285,6 +285,9 @@ LogicalResult GraphImporter::finishFunction(GraphState &state) {
       return fail("graph output '" + output.name() +
                   "': " + describeUnloadedInitializer(output.name()));
     Value value = state.values.lookup(output.name());
+    if (!value && state.emptyOptionals.count(output.name()))
+      return fail("graph output '" + output.name() +
+                  "' is an empty optional; weft's bundles return tensors");
     if (!value && state.sequences.count(output.name()))
       return fail("graph output '" + output.name() +
                   "' is a sequence; weft's bundles return tensors (join it "

@@ -176,6 +176,9 @@ static const OpImporterEntry kOpImporters[] = {
     {"SequenceLength", importSequenceLength},
     {"ConcatFromSequence", importConcatFromSequence},
     {"SplitToSequence", importSplitToSequence},
+    {"Optional", importOptional},
+    {"OptionalHasElement", importOptionalHasElement},
+    {"OptionalGetElement", importOptionalGetElement},
     // Control flow decided at import (ImportControlFlow.cpp)
     {"If", importIf},
     {"Loop", importLoop},

@@ -194,6 +194,9 @@ mlir::LogicalResult importSequenceAt(NodeImporter &imp);
 mlir::LogicalResult importSequenceLength(NodeImporter &imp);
 mlir::LogicalResult importConcatFromSequence(NodeImporter &imp);
 mlir::LogicalResult importSplitToSequence(NodeImporter &imp);
+mlir::LogicalResult importOptional(NodeImporter &imp);
+mlir::LogicalResult importOptionalHasElement(NodeImporter &imp);
+mlir::LogicalResult importOptionalGetElement(NodeImporter &imp);
 
 // ImportQuantize.cpp
 mlir::LogicalResult importQuantizeLinear(NodeImporter &imp);

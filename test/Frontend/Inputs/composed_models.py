@@ -430,6 +430,20 @@ def sequences():
                            ab[:1] + [vi("i", I64, [2, 3])], y)
     m["seq_empty_concat"] = model([node("SequenceEmpty", [], ["s"]),
                                    node("ConcatFromSequence", ["s"], ["y"], axis=0)], [], y)
+    # Optionals: `if mask is not None` over an Optional that holds x, and
+    # over an empty one (the If takes then_branch, then else_branch).
+    opt_type = helper.make_optional_type_proto(helper.make_tensor_type_proto(F32, [2, 3]))
+    then_g = helper.make_graph([node("OptionalGetElement", ["o"], ["t"]),
+                                node("Add", ["t", "a"], ["t2"])], "then", [],
+                               [vi("t2", F32, None)])
+    else_g = helper.make_graph([node("Neg", ["a"], ["n"])], "else", [], [vi("n", F32, None)])
+    for name, inputs in (("optional_full", ["b"]), ("optional_empty", [])):
+        m[name] = model([node("Optional", inputs, ["o"], type=opt_type),
+                         node("OptionalHasElement", ["o"], ["has"]),
+                         node("If", ["has"], ["y"], then_branch=then_g, else_branch=else_g)],
+                        ab, y, opset=18)
+    m["optional_get_empty"] = model([node("Optional", [], ["o"], type=opt_type),
+                                     node("OptionalGetElement", ["o"], ["y"])], ab, y, opset=18)
     m["seq_as_tensor"] = model([node("SequenceConstruct", ["a", "b"], ["s"]),
                                 node("Relu", ["s"], ["y"])], ab, y)
     return m
