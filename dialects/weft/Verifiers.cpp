@@ -278,6 +278,27 @@ LogicalResult TriluOp::verify() {
   return success();
 }
 
+/// What weft.dropout and weft.random share: a block of `type` (its first
+/// operand's or its result's, named `what`) inside the whole tensor of
+/// `global` dims, one offset per dim, a 32-bit stream.
+static LogicalResult verifyDrawBlock(Operation *op, RankedTensorType type,
+                                     ArrayRef<int64_t> global,
+                                     RankedTensorType offsets, uint64_t stream,
+                                     StringRef what) {
+  if (static_cast<int64_t>(global.size()) != type.getRank() ||
+      offsets.getDimSize(0) != type.getRank())
+    return op->emitOpError() << "global_shape and offsets need one entry per "
+                                "dim of the "
+                             << what;
+  for (auto [local, whole] : llvm::zip(type.getShape(), global))
+    if (local > whole)
+      return op->emitOpError()
+             << "the " << what << " is larger than global_shape";
+  if (stream > 0xffffffffULL)
+    return op->emitOpError() << "stream must fit 32 bits";
+  return success();
+}
+
 LogicalResult DropoutOp::verify() {
   RankedTensorType type = getInput().getType();
   if (getOutput().getType() != type)
@@ -287,17 +308,8 @@ LogicalResult DropoutOp::verify() {
   double ratio = getRatio().convertToDouble();
   if (!(ratio >= 0.0 && ratio < 1.0))
     return emitOpError() << "ratio must be in [0, 1), got " << ratio;
-  ArrayRef<int64_t> global = getGlobalShape();
-  if (static_cast<int64_t>(global.size()) != type.getRank() ||
-      getOffsets().getType().getDimSize(0) != type.getRank())
-    return emitOpError() << "global_shape and offsets need one entry per dim "
-                            "of the input";
-  for (auto [local, whole] : llvm::zip(type.getShape(), global))
-    if (local > whole)
-      return emitOpError() << "the input is larger than global_shape";
-  if (getStream() > 0xffffffffULL)
-    return emitOpError() << "stream must fit 32 bits";
-  return success();
+  return verifyDrawBlock(*this, type, getGlobalShape(), getOffsets().getType(),
+                         getStream(), "input");
 }
 
 LogicalResult RandomOp::verify() {
@@ -317,17 +329,8 @@ LogicalResult RandomOp::verify() {
     return emitOpError() << "a normal distribution's scale (b) must not be "
                             "negative, got "
                          << b;
-  ArrayRef<int64_t> global = getGlobalShape();
-  if (static_cast<int64_t>(global.size()) != type.getRank() ||
-      getOffsets().getType().getDimSize(0) != type.getRank())
-    return emitOpError() << "global_shape and offsets need one entry per dim "
-                            "of the output";
-  for (auto [local, whole] : llvm::zip(type.getShape(), global))
-    if (local > whole)
-      return emitOpError() << "the output is larger than global_shape";
-  if (getStream() > 0xffffffffULL)
-    return emitOpError() << "stream must fit 32 bits";
-  return success();
+  return verifyDrawBlock(*this, type, getGlobalShape(), getOffsets().getType(),
+                         getStream(), "output");
 }
 
 //===----------------------------------------------------------------------===//
