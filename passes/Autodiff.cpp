@@ -15,6 +15,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/GlobPattern.h"
 
 namespace weft {
@@ -87,17 +88,22 @@ private:
     });
   }
 
-  /// The float parameters no freeze glob matches, ordered by first use.
+  /// The float parameters no freeze glob matches and no use marks frozen,
+  /// ordered by first use.
   LogicalResult collectTrainable(Block &block) {
     DenseMap<Operation *, uint64_t> position;
     uint64_t next = 0;
     for (Operation &op : block)
       position[&op] = next++;
+    llvm::StringSet<> marked;
+    for (ParamOp param : block.getOps<ParamOp>())
+      if (param.getFrozen())
+        marked.insert(param.getName());
     llvm::MapVector<StringRef, TrainableParam> byName;
     for (ParamOp param : block.getOps<ParamOp>()) {
       auto type = dyn_cast<RankedTensorType>(param.getType());
       if (!type || !isa<FloatType>(type.getElementType()) ||
-          isFrozen(param.getName()))
+          isFrozen(param.getName()) || marked.contains(param.getName()))
         continue;
       TrainableParam &entry = byName[param.getName()];
       if (entry.uses.empty()) {

@@ -26,7 +26,8 @@ def Autodiff : Pass<"weft-autodiff", "mlir::ModuleOp"> {
     Differentiates the scalar float loss that `@main` returns as result
     `loss-index` with respect to every trainable parameter: the `weft.param`
     ops of a float element type whose name matches none of the `freeze`
-    globs (llvm::GlobPattern syntax). Parameters sharing a name are one tied
+    globs (llvm::GlobPattern syntax) and none of whose uses is marked
+    `frozen` (quantization scales). Parameters sharing a name are one tied
     parameter and get the sum of their gradients.
 
     Ops are visited in reverse, seeded with d loss = 1; each op whose results

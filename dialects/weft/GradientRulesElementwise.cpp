@@ -134,8 +134,17 @@ LogicalResult AtanOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads,
   }
 WEFT_ZERO_GRADIENT(FloorOp)
 WEFT_ZERO_GRADIENT(CeilOp)
-WEFT_ZERO_GRADIENT(RoundOp)
 #undef WEFT_ZERO_GRADIENT
+
+// Zero, like floor and ceil; the straight-through estimator's identity where
+// the op says so.
+LogicalResult RoundOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                      SmallVectorImpl<Value> &operandGrads) {
+  Value g = singleResultGrad(*this, resultGrads, operandGrads);
+  if (g && getStraightThrough())
+    operandGrads[0] = g;
+  return success();
+}
 
 // The gradient passes where x > 0 (PyTorch: zero at x == 0).
 LogicalResult ReluOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads,

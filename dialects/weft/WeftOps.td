@@ -59,9 +59,11 @@ def Weft_ParamOp : Weft_Op<"param", [Pure]> {
   let description = [{
     The data lives in the model's parameter table (frontends/onnx/ParamTable.h),
     keyed by `name`, so large models do not bloat the IR. Float parameters are
-    what training treats as trainable.
+    what training treats as trainable, except those `frozen` marks (on any
+    use of the name): the importer marks the scales of QuantizeLinear and
+    DequantizeLinear, which PyTorch's fake-quantize holds as buffers.
   }];
-  let arguments = (ins StrAttr:$name);
+  let arguments = (ins StrAttr:$name, UnitAttr:$frozen);
   let results = (outs Weft_Tensor:$result);
   let assemblyFormat = "$name attr-dict `:` type($result)";
   let hasVerifier = 1;
@@ -119,7 +121,14 @@ def Weft_CeilOp : Weft_UnaryOp<"ceil", Weft_FloatTensor, [Weft_Differentiable]> 
   let summary = "Elementwise round toward +inf (zero gradient)";
 }
 def Weft_RoundOp : Weft_UnaryOp<"round", Weft_FloatTensor, [Weft_Differentiable]> {
-  let summary = "Elementwise round to nearest, ties to even (zero gradient)";
+  let summary = "Elementwise round to nearest, ties to even";
+  let description = [{
+    Flat almost everywhere, so no gradient reaches the input, as in PyTorch;
+    with `straight_through` the gradient passes unchanged instead (the
+    straight-through estimator of fake quantization: the importer's
+    QuantizeLinear, so that QDQ pairs train as PyTorch's fake-quantize does).
+  }];
+  let arguments = (ins Weft_FloatTensor:$input, UnitAttr:$straight_through);
 }
 def Weft_AtanOp : Weft_UnaryOp<"atan", Weft_FloatTensor, [Weft_Differentiable]> {
   let summary = "Elementwise arctangent (radians, in (-pi/2, pi/2))";

@@ -70,7 +70,18 @@ LogicalResult onnx_import::importClip(NodeImporter &imp) {
       return failure();
     bounds[i] = imp.createReshape(bound, {});
   }
-  return imp.setResult(e.clip(x, bounds[0], bounds[1]));
+  Value result = e.clip(x, bounds[0], bounds[1]);
+  // A Clip between a QuantizeLinear and its DequantizeLinear (PyTorch's
+  // fake-quantize to a reduced range) clips the float form too.
+  if (Value floatForm = imp.getFloatForm(x)) {
+    Type type = getElementType(floatForm);
+    auto toFloat = [&](Value bound) {
+      return bound ? imp.createCast(bound, type) : Value();
+    };
+    imp.setFloatForm(result,
+                     e.clip(floatForm, toFloat(bounds[0]), toFloat(bounds[1])));
+  }
+  return imp.setResult(result);
 }
 
 LogicalResult onnx_import::importHardSigmoid(NodeImporter &imp) {

@@ -6,8 +6,15 @@
 // round_half_even(x / scale) + zero_point saturated to the integer type;
 // DynamicQuantizeLinear finds the uint8 scale and zero point from the data's
 // range first. Per-axis scales and zero points (1-D, along `axis`)
-// broadcast. Round has no gradient, so gradients stop at QuantizeLinear
-// (PyTorch's fake-quantize passes them straight through instead).
+// broadcast.
+//
+// Training through the QDQ pairs of PyTorch's fake-quantize follows
+// PyTorch: QuantizeLinear's rounding is straight-through, a DequantizeLinear
+// (after a Clip, too) of its result reads the float values it quantized
+// (NodeImporter::getFloatForm) rather than the integers, so the gradient
+// passes where the rounded value lies within the integer range (bounds
+// included) and is zero outside; the scales are frozen parameters (buffers
+// in PyTorch).
 //
 //===----------------------------------------------------------------------===//
 #include "frontends/onnx/ImportExpr.h"
@@ -57,6 +64,12 @@ static LogicalResult checkUnblocked(NodeImporter &imp) {
   return success();
 }
 
+/// Marks `scale`, when a float parameter, as not trained.
+static void freezeScale(Value scale) {
+  if (auto param = scale.getDefiningOp<ParamOp>())
+    param.setFrozen(true);
+}
+
 /// The saturation bounds of an 8-bit integer type.
 static std::optional<std::pair<double, double>> rangeOf(Type type) {
   if (type.isUnsignedInteger(8) || type.isInteger(8)) {
@@ -80,7 +93,9 @@ LogicalResult onnx_import::importDequantizeLinear(NodeImporter &imp) {
   if (!isa<IntegerType>(getElementType(x)))
     return imp.emitError("input 'x' (" + formatType(x.getType()) +
                          ") must hold integers");
-  Value value = imp.createCast(x, floatType);
+  freezeScale(scale);
+  Value floatForm = imp.getFloatForm(x);
+  Value value = imp.createCast(floatForm ? floatForm : x, floatType);
   if (Value zero = imp.getOptionalInput(2)) {
     if (getElementType(zero) != getElementType(x))
       return imp.emitError("input 'x_zero_point' (" +
@@ -92,9 +107,11 @@ LogicalResult onnx_import::importDequantizeLinear(NodeImporter &imp) {
   return imp.setResult(e.mul(value, alongAxis(imp, scale, x, "x_scale")));
 }
 
-/// round_half_even(scaled) + zero, saturated to `type`'s range and cast
-/// (scaled: x / scale, or an integer product times its factor).
-static Value quantize(NodeImporter &imp, Value scaled, Value zero, Type type) {
+/// round_half_even(scaled) + zero, saturated to `type`'s range, in float
+/// (scaled: x / scale, or an integer product times its factor); the
+/// rounding's gradient is straight-through when `straightThrough`.
+static Value quantizedValues(NodeImporter &imp, Value scaled, Value zero,
+                             Type type, bool straightThrough) {
   Expr e(imp);
   std::optional<std::pair<double, double>> range = rangeOf(type);
   if (!range) {
@@ -102,10 +119,17 @@ static Value quantize(NodeImporter &imp, Value scaled, Value zero, Type type) {
                         " is not supported: weft quantizes to int8 and uint8");
     return {};
   }
-  Value q = e.unary<RoundOp>(scaled);
+  if (!scaled)
+    return {};
+  Value q = imp.create<RoundOp>(scaled.getType(), scaled, straightThrough);
   if (zero)
     q = e.add(q, zero);
-  q = e.clip(q, e.scalar(q, range->first), e.scalar(q, range->second));
+  return e.clip(q, e.scalar(q, range->first), e.scalar(q, range->second));
+}
+
+/// quantizedValues cast to `type`, with no gradient.
+static Value quantize(NodeImporter &imp, Value scaled, Value zero, Type type) {
+  Value q = quantizedValues(imp, scaled, zero, type, false);
   return q ? imp.createCast(q, type) : Value();
 }
 
@@ -140,8 +164,13 @@ LogicalResult onnx_import::importQuantizeLinear(NodeImporter &imp) {
   if (zero && !zeroFloat)
     return failure();
   Expr e(imp);
-  return imp.setResult(quantize(
-      imp, e.div(value, alongAxis(imp, scale, x, "y_scale")), zeroFloat, type));
+  freezeScale(scale);
+  Value q = quantizedValues(
+      imp, e.div(value, alongAxis(imp, scale, x, "y_scale")), zeroFloat, type,
+      /*straightThrough=*/true);
+  Value y = q ? imp.createCast(q, type) : Value();
+  imp.setFloatForm(y, q);
+  return imp.setResult(y);
 }
 
 /// DynamicQuantizeLinear: uint8 with scale (max(0, max x) - min(0, min x)) /

@@ -17,6 +17,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
@@ -63,6 +64,11 @@ struct GraphState {
   int64_t dropoutStreams = 0;
   /// The step counter the dropouts read ("weft.step"), made at the first.
   mlir::Value stepCounter;
+  /// Quantized tensors -> float tensors with their values whose gradient is
+  /// the straight-through estimator's (QuantizeLinear's, kept through a
+  /// Clip): a DequantizeLinear of one reads its float form, so that the QDQ
+  /// pairs of PyTorch's fake-quantize pass gradients as PyTorch does.
+  llvm::DenseMap<mlir::Value, mlir::Value> floatForms;
   /// The parameters some node updates already (a second update is an error).
   llvm::StringSet<> updatedParams;
   /// The first error met; empty while all goes well.
@@ -162,6 +168,15 @@ public:
   /// updates it already (two nodes sharing one running statistic).
   mlir::LogicalResult createParamUpdate(mlir::Value param, mlir::Value value,
                                         llvm::StringRef what);
+  /// The float form of the quantized tensor `v` (GraphState::floatForms),
+  /// or null.
+  mlir::Value getFloatForm(mlir::Value v) const {
+    return v ? state.floatForms.lookup(v) : mlir::Value();
+  }
+  void setFloatForm(mlir::Value quantized, mlir::Value floatForm) {
+    if (quantized && floatForm)
+      state.floatForms[quantized] = floatForm;
+  }
   /// Binds output 0 to `value`; fails when it is null (after an error).
   mlir::LogicalResult setResult(mlir::Value value) {
     if (!value)

@@ -287,6 +287,42 @@ func.func @main() -> tensor<f32> {
 
 // -----
 
+// Fake quantization as the importer builds it: a straight-through round
+// passes the gradient unchanged (a plain one passes none), so only the
+// saturation's selects mask it; the scale, a parameter marked frozen on any
+// of its uses, does not train.
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: -> (tensor<f32> {weft.name = "loss"}, tensor<4xf32> {weft.name = "grad:w"})
+// CHECK-SAME: attributes {weft.trainable = ["w"]}
+// CHECK: %[[W:.*]] = weft.param "w"
+// CHECK: %[[S1:.*]] = weft.param "scale" {frozen}
+// CHECK: %[[S2:.*]] = weft.param "scale" :
+// CHECK: %[[D:.*]] = weft.div %[[W]], %[[S1]]
+// CHECK: weft.round %[[D]] {straight_through}
+// CHECK: %[[SAT:.*]] = weft.greater
+// CHECK: %[[G:.*]] = weft.broadcast_to
+// CHECK: %[[GQ:.*]] = weft.mul %[[G]], %[[S2]]
+// CHECK: %[[M:.*]] = weft.where %[[SAT]], %{{.*}}, %[[GQ]]
+// CHECK: %[[DW:.*]] = weft.div %[[M]], %[[S1]]
+// CHECK: return %{{.*}}, %[[DW]] : tensor<f32>, tensor<4xf32>
+func.func @main() -> tensor<f32> {
+  %w = weft.param "w" : tensor<4xf32>
+  %s = weft.param "scale" {frozen} : tensor<f32>
+  %s2 = weft.param "scale" : tensor<f32>
+  %d = weft.div %w, %s : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+  %r = weft.round %d {straight_through} : tensor<4xf32>
+  %hi = weft.constant dense<1.270000e+02> : tensor<f32>
+  %sat = weft.greater %r, %hi : (tensor<4xf32>, tensor<f32>) -> tensor<4xi1>
+  %q = weft.where %sat, %hi, %r : (tensor<4xi1>, tensor<f32>, tensor<4xf32>) -> tensor<4xf32>
+  %dq = weft.mul %q, %s2 : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+  %floor = weft.round %dq : tensor<4xf32>
+  %both = weft.add %dq, %floor : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %l = weft.reduce_sum %both {axes = array<i64: 0>, keepdims = false} : (tensor<4xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
 // reduce_max routes the gradient to the positions equal to the maximum,
 // shared equally among ties; softmax_cross_entropy's scores get its
 // gradient, the labels none. With the default options result 0 is the loss

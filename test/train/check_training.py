@@ -19,7 +19,7 @@ launch more per layer norm.
 
 usage: /usr/bin/python3 check_training.py MODEL OPTIMIZER WORKDIR [--resume-check]
            [--clip NORM] [--dtype bf16]
-  MODEL: mlp | dropout_mlp | vae | causal_lm | cnn | bn_cnn | llama | mobile_cnn | unet
+  MODEL: mlp | dropout_mlp | vae | causal_lm | cnn | bn_cnn | qat_cnn | llama | mobile_cnn | unet
          | rnn_lm | packed_lm | unsorted_lm
   OPTIMIZER: adamw | sgd
 """
@@ -127,6 +127,43 @@ class BnCnn(torch.nn.Module):
         h = F.relu(h + self.bn1(self.c1(h)))
         h = torch.flatten(F.adaptive_avg_pool2d(h, 1), 1)
         return F.cross_entropy(self.fc(F.relu(self.bn2(self.fc1(h)))), labels)
+
+
+class QatCnn(torch.nn.Module):
+    """Quantization-aware training as torch.ao.quantization prepares it
+    (prepare_qat with fbgemm's FakeQuantize qconfig): per-channel int8
+    weights and reduce-range uint8 activations, exported as QuantizeLinear,
+    a Clip to 127 for the activations, DequantizeLinear. The observers see
+    the data once and are then disabled, so the scales stay fixed, as the
+    export has them; the weights' perturbation (export_model) pushes some
+    past their channel's range, so the saturated gradients are tested too.
+    PyTorch's fake-quantize passes the gradient straight through where the
+    rounded value is in range: weft must train the same."""
+
+    def __init__(self):
+        super().__init__()
+        self.quant = torch.ao.quantization.QuantStub()
+        self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.fc = torch.nn.Linear(8 * 3 * 3, 5)
+        self.dequant = torch.ao.quantization.DeQuantStub()
+
+    def forward(self, x, labels):
+        h = F.max_pool2d(F.relu(self.conv(self.quant(x))), 2)
+        logits = self.dequant(self.fc(torch.flatten(h, 1)))
+        return F.cross_entropy(logits, labels)
+
+
+def prepared_qat(model, calibration):
+    """MODEL prepared for QAT, its observers run on CALIBRATION's rows and
+    then disabled."""
+    tq = torch.ao.quantization
+    model.qconfig = tq.get_default_qat_qconfig("fbgemm", version=0)
+    model.train()
+    tq.prepare_qat(model, inplace=True)
+    with torch.no_grad():
+        model(*calibration)
+    model.apply(tq.disable_observer)
+    return model
 
 
 class DropoutMlp(torch.nn.Module):
@@ -380,6 +417,11 @@ def make_data(name, rng):
     if name == "bn_cnn":
         return BnCnn(), {"x": rng.standard_normal((n, 3, 6, 6)).astype(np.float32),
                          "labels": rng.integers(0, 5, n).astype(np.int64)}
+    if name == "qat_cnn":
+        data = {"x": rng.standard_normal((n, 3, 6, 6)).astype(np.float32),
+                "labels": rng.integers(0, 5, n).astype(np.int64)}
+        calibration = (torch.from_numpy(data["x"]), torch.from_numpy(data["labels"]))
+        return prepared_qat(QatCnn(), calibration), data
     if name == "cnn":
         return Cnn(), {"x": rng.standard_normal((n, 3, 12, 12)).astype(np.float32),
                        "labels": rng.integers(0, 5, n).astype(np.int64)}

@@ -341,6 +341,15 @@ def more_ops():
                                 [vi("x", F32, [2, 3])], [vi("y", I32, None)],
                                 inits=[numpy_helper.from_array(np.array(0.1, np.float32), "s"),
                                        numpy_helper.from_array(np.array(0, np.int32), "z")])
+    # PyTorch's fake-quantize to a reduced range: Q, a Clip of the uint8, DQ;
+    # the quantized tensor is an output as well.
+    u8 = lambda v, n: numpy_helper.from_array(np.array(v, np.uint8), n)
+    m["qdq_clip"] = model([node("QuantizeLinear", ["x", "s", "z"], ["q"]),
+                           node("Clip", ["q", "", "top"], ["c"]),
+                           node("DequantizeLinear", ["c", "s", "z"], ["y"])],
+                          [vi("x", F32, [2, 3])], [vi("y", F32, None), vi("q", U8, None)],
+                          inits=[numpy_helper.from_array(np.array(0.1, np.float32), "s"),
+                                 u8(10, "z"), u8(127, "top")])
     m["hann"] = model([node("HannWindow", ["n"], ["y"], periodic=0)], [], y,
                       inits=[numpy_helper.from_array(np.array(5, np.int32), "n")])
     m["reverse_sequence"] = model([node("ReverseSequence", ["x", "lens"], ["y"], batch_axis=0,
