@@ -333,10 +333,26 @@ def Pipeline : Pass<"weft-pipeline", "mlir::ModuleOp"> {
     right size, an unknown schedule, interleaved without virtual stages (or
     virtual stages without it), interleaved with a microbatch count that is
     not a multiple of the stages, a parameter read by two stages.
+
+    A forward that combines the microbatches (a training-mode BatchNorm's
+    batch statistics: microbatch m's normalization reads a sum the last
+    microbatch completes) needs every microbatch's forward up to that point
+    before any goes on. On the first stage that is local work; on a later
+    stage s (or chunk) the earlier stages must send all their forwards
+    before waiting for a backward, which gpipe does, 1f1b and zb-h1 only
+    while the microbatches are at most P - s + 1 (stage s - 1's forwards
+    before its first backward) and interleaved never: the schedule would
+    deadlock. There the pass fails, naming the op, unless
+    `gpipe-if-coupled` is set, in which case it runs gpipe and records on
+    the module the schedule it ran (weft.pipeline_schedule) and why
+    (weft.pipeline_schedule_reason); interleaved fails either way.
   }];
   let options = [
     Option<"schedule", "schedule", "std::string", "\"1f1b\"",
            "Pipeline schedule: gpipe, 1f1b, interleaved or zb-h1">,
+    Option<"gpipeIfCoupled", "gpipe-if-coupled", "bool", "false",
+           "Run gpipe where the schedule cannot run a forward that "
+           "combines the microbatches on a later stage">,
   ];
 }
 

@@ -139,11 +139,75 @@ struct PipelinePass : public weft::impl::PipelineBase<PipelinePass> {
                      IntegerAttr::get(IntegerType::get(op.getContext(), 64),
                                       *c / stages));
       }
+    active = schedule;
+    // Under 1F1B (and ZB-H1) stage s - 1 sends P - s + 1 forwards before it
+    // waits for a backward: enough for a coupled stage s when that is all
+    // the microbatches.
+    Operation *coupled = findCoupledForward(body);
+    if (coupled && active != "gpipe" &&
+        (active == "interleaved" ||
+         microbatches > stages - *stageOf(coupled) + 1)) {
+      std::string why =
+          "stage " + std::to_string(*stageOf(coupled)) +
+          "'s forward combines the microbatches (a statistic of the whole "
+          "batch, such as a training-mode BatchNormalization's), so every "
+          "earlier stage must send all its forwards before waiting for a "
+          "backward, as only gpipe does";
+      if (!gpipeIfCoupled || active == "interleaved") {
+        coupled->emitError("the ")
+            << active << " schedule cannot run this pipeline: " << why
+            << "; use the gpipe schedule"
+            << (active == "interleaved" ? " without virtual stages" : "");
+        return signalPassFailure();
+      }
+      active = "gpipe";
+      module->setAttr("weft.pipeline_schedule",
+                      StringAttr::get(func.getContext(), active));
+      module->setAttr("weft.pipeline_schedule_reason",
+                      StringAttr::get(func.getContext(), why));
+    }
     transfer(body);
     order(body);
     func->setAttr(
         "weft.pipeline_axis",
         IntegerAttr::get(IntegerType::get(func.getContext(), 64), ppAxis));
+  }
+
+  /// A forward op past the first stage (or chunk) that reads a forward
+  /// value computed from a later microbatch than its own: a combination of
+  /// the microbatches (weft-microbatch sums clones into ops of no
+  /// microbatch), such as a batch statistic its microbatch normalizes with;
+  /// the one on the latest stage (chunk) where there are several.
+  Operation *findCoupledForward(Block &body) {
+    auto number = [](Operation *op, StringRef name) -> std::optional<int64_t> {
+      if (auto a = op ? op->getAttrOfType<IntegerAttr>(name) : IntegerAttr())
+        return a.getInt();
+      return std::nullopt;
+    };
+    // The latest microbatch each forward value depends on (block order is
+    // a topological order).
+    DenseMap<Operation *, int64_t> latest;
+    Operation *found = nullptr;
+    int64_t foundUnit = 0;
+    for (Operation &op : body.without_terminator()) {
+      if (op.hasAttr("weft.backward"))
+        continue;
+      std::optional<int64_t> m = number(&op, "weft.microbatch");
+      int64_t reads = -1;
+      for (Value v : op.getOperands())
+        if (Operation *def = v.getDefiningOp())
+          reads = std::max(reads, latest.lookup_or(def, -1));
+      latest[&op] = std::max(reads, m.value_or(-1));
+      if (!m || reads <= *m)
+        continue;
+      int64_t unit = number(&op, "weft.chunk").value_or(0) * stages +
+                     stageOf(&op).value_or(0);
+      if (unit > 0 && (!found || unit > foundUnit)) {
+        found = &op;
+        foundUnit = unit;
+      }
+    }
+    return found;
   }
 
   /// 1. Stages for the ops later passes created.
@@ -281,7 +345,7 @@ struct PipelinePass : public weft::impl::PipelineBase<PipelinePass> {
   /// stage `s`'s schedule (PipelineSchedule.h).
   int64_t slotOf(int64_t s, int64_t m, int64_t chunk, bool backward,
                  bool weight) const {
-    return pipelineSlot(schedule, stages, virtualStages, microbatches, s, m,
+    return pipelineSlot(active, stages, virtualStages, microbatches, s, m,
                         chunk, backward, weight);
   }
 
@@ -302,7 +366,7 @@ struct PipelinePass : public weft::impl::PipelineBase<PipelinePass> {
         op->setAttr("weft.backward", UnitAttr::get(op->getContext()));
     // Weight-gradient work is a unit of its own in ZB-H1 only; elsewhere it
     // is part of the backward.
-    if (schedule != "zb-h1")
+    if (active != "zb-h1")
       for (Operation *op : ops)
         op->removeAttr("weft.weight_grad");
     // What only a weight gradient reads is weight-gradient work too.
@@ -338,6 +402,8 @@ struct PipelinePass : public weft::impl::PipelineBase<PipelinePass> {
   }
 
   shard::GridOp grid;
+  /// The schedule run: `schedule`, or gpipe (gpipeIfCoupled).
+  std::string active;
   int64_t stages = 1, virtualStages = 1, microbatches = 1, ppAxis = -1;
   int64_t nextTag = 0, nextSlot = 1000000;
 };

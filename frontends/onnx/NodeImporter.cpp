@@ -240,6 +240,10 @@ LogicalResult NodeImporter::createParamUpdate(Value param, Value value,
     return emitError("input '" + what + "' ('" + source.getName() +
                      "') is updated by another node too; weft keeps one "
                      "running statistic per parameter");
+  // A parameter the forward updates is a buffer (PyTorch's running
+  // statistics): never trained, even where the loss reads it (the
+  // running_var that a fused Conv-BN QAT module folds into its weights).
+  source.setFrozen(true);
   ParamUpdateOp::create(getBuilder(), loc, source.getName(), value);
   return success();
 }

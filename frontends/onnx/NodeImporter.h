@@ -164,8 +164,9 @@ public:
   /// step's import (new draws every step), else a constant 0.
   mlir::Value getDrawStep();
   /// A weft.param_update storing `value` into the parameter `param` is
-  /// (a weft.param); records an error naming it (`what`) when another node
-  /// updates it already (two nodes sharing one running statistic).
+  /// (a weft.param), which becomes frozen (a buffer, not trained); records
+  /// an error naming it (`what`) when another node updates it already (two
+  /// nodes sharing one running statistic).
   mlir::LogicalResult createParamUpdate(mlir::Value param, mlir::Value value,
                                         llvm::StringRef what);
   /// The float form of the quantized tensor `v` (GraphState::floatForms),

@@ -27,3 +27,24 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> attributes {weft.pipeline_st
   return %x : tensor<4xf32>
 }
 
+
+// -----
+
+// Stage 1 normalizes each microbatch with a sum over all three (a batch
+// statistic): under 1F1B stage 0 sends P - s + 1 = 2 forwards before it
+// waits for a backward, which would deadlock; gpipe is needed.
+shard.grid @mesh(shape = 1x1x2) {weft.mesh_axes = ["dp", "tp", "pp"]}
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> attributes {weft.pipeline_stages = 2 : i64} {
+  %a0 = weft.neg %x {weft.stage = 0 : i64, weft.microbatch = 0 : i64} : tensor<4xf32>
+  %a1 = weft.neg %x {weft.stage = 0 : i64, weft.microbatch = 1 : i64} : tensor<4xf32>
+  %a2 = weft.neg %x {weft.stage = 0 : i64, weft.microbatch = 2 : i64} : tensor<4xf32>
+  %s01 = weft.add %a0, %a1 {weft.stage = 1 : i64} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %s = weft.add %s01, %a2 {weft.stage = 1 : i64} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  // expected-error @+1 {{the 1f1b schedule cannot run this pipeline: stage 1's forward combines the microbatches (a statistic of the whole batch, such as a training-mode BatchNormalization's), so every earlier stage must send all its forwards before waiting for a backward, as only gpipe does; use the gpipe schedule}}
+  %n0 = weft.sub %a0, %s {weft.stage = 1 : i64, weft.microbatch = 0 : i64} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %n1 = weft.sub %a1, %s {weft.stage = 1 : i64, weft.microbatch = 1 : i64} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %n2 = weft.sub %a2, %s {weft.stage = 1 : i64, weft.microbatch = 2 : i64} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %t0 = weft.add %n0, %n1 {weft.stage = 1 : i64} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %t = weft.add %t0, %n2 {weft.stage = 1 : i64} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %t : tensor<4xf32>
+}

@@ -138,27 +138,38 @@ class QatCnn(torch.nn.Module):
     export has them; the weights' perturbation (export_model) pushes some
     past their channel's range, so the saturated gradients are tested too.
     PyTorch's fake-quantize passes the gradient straight through where the
-    rounded value is in range: weft must train the same."""
+    rounded value is in range: weft must train the same. The second
+    convolution, its BatchNorm and ReLU are fused into one QAT module
+    (fuse_modules_qat), which scales the weights by gamma / sqrt(running_var
+    + eps) before quantizing them: the loss reads the running variance the
+    BatchNorm updates, which must stay a buffer (never trained)."""
 
     def __init__(self):
         super().__init__()
         self.quant = torch.ao.quantization.QuantStub()
         self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.relu = torch.nn.ReLU()
+        self.conv2 = torch.nn.Conv2d(8, 8, 3, padding=1, bias=False)
+        self.bn2 = torch.nn.BatchNorm2d(8)
+        self.relu2 = torch.nn.ReLU()
         self.fc = torch.nn.Linear(8 * 3 * 3, 5)
         self.dequant = torch.ao.quantization.DeQuantStub()
 
     def forward(self, x, labels):
-        h = F.max_pool2d(F.relu(self.conv(self.quant(x))), 2)
+        h = self.relu(self.conv(self.quant(x)))
+        h = F.max_pool2d(self.relu2(self.bn2(self.conv2(h))), 2)
         logits = self.dequant(self.fc(torch.flatten(h, 1)))
         return F.cross_entropy(logits, labels)
 
 
-def prepared_qat(model, calibration):
-    """MODEL prepared for QAT, its observers run on CALIBRATION's rows and
-    then disabled."""
+def prepared_qat(model, calibration, fuse=()):
+    """MODEL prepared for QAT (the module name lists in FUSE fused first),
+    its observers run on CALIBRATION's rows and then disabled."""
     tq = torch.ao.quantization
     model.qconfig = tq.get_default_qat_qconfig("fbgemm", version=0)
     model.train()
+    if fuse:
+        tq.fuse_modules_qat(model, list(fuse), inplace=True)
     tq.prepare_qat(model, inplace=True)
     with torch.no_grad():
         model(*calibration)
@@ -421,7 +432,8 @@ def make_data(name, rng):
         data = {"x": rng.standard_normal((n, 3, 6, 6)).astype(np.float32),
                 "labels": rng.integers(0, 5, n).astype(np.int64)}
         calibration = (torch.from_numpy(data["x"]), torch.from_numpy(data["labels"]))
-        return prepared_qat(QatCnn(), calibration), data
+        return prepared_qat(QatCnn(), calibration,
+                            fuse=[["conv2", "bn2", "relu2"]]), data
     if name == "cnn":
         return Cnn(), {"x": rng.standard_normal((n, 3, 12, 12)).astype(np.float32),
                        "labels": rng.integers(0, 5, n).astype(np.int64)}

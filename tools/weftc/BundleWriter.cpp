@@ -471,6 +471,9 @@ bool BundleWriter::writePlanText(const std::string &modelPath,
                         : "")
              : std::string())
      << "\n"
+     << (summary.scheduleNote.empty()
+             ? std::string()
+             : "pipeline schedule: " + summary.scheduleNote + "\n")
      << (summary.tpSplits.empty()
              ? std::string()
              : "tensor-parallel splits: " + summary.tpSplits + "\n")

@@ -28,6 +28,8 @@ struct ProgramSummary {
   std::vector<std::string> meshAxes;
   int64_t dp = 1, tp = 1, pp = 1, zero = 0, microbatches = 1;
   std::string schedule = "none";
+  /// Why the schedule run is not the one asked for (empty: it is).
+  std::string scheduleNote;
   int64_t virtualStages = 1;      // model chunks per stage (interleaved)
   std::string recompute = "none"; // activation recomputation (--recompute)
   /// How the search's integer program split the tensor-parallel weights

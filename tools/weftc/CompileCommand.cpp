@@ -329,6 +329,9 @@ void weft::addLoweringPasses(mlir::PassManager &pm, const CompileOptions &opts,
     if (pp > 1) {
       PipelineOptions pipeline;
       pipeline.schedule = pipelineSchedule(opts);
+      // A schedule the user chose is kept (or refused); the default gives
+      // way to gpipe where only gpipe can run the model.
+      pipeline.gpipeIfCoupled = !opts.scheduleGiven;
       pm.addPass(createPipeline(pipeline));
     }
     if (until == LowerUntil::Pipeline)
@@ -457,6 +460,15 @@ int weft::runCompileCommand(int argc, char **argv) {
   summary.microbatches = microbatches;
   summary.pp = pp;
   summary.schedule = pipelineSchedule(opts);
+  if (auto ran =
+          module->getAttrOfType<mlir::StringAttr>("weft.pipeline_schedule")) {
+    summary.schedule = ran.getValue().str();
+    if (auto why = module->getAttrOfType<mlir::StringAttr>(
+            "weft.pipeline_schedule_reason"))
+      summary.scheduleNote = summary.schedule + " instead of " +
+                             pipelineSchedule(opts) + ": " +
+                             why.getValue().str();
+  }
   summary.virtualStages = pipelineVirtualStages(opts);
   summary.recompute = opts.recompute;
   if (searched)

@@ -149,7 +149,12 @@ bool weft::parseCompileOptions(int argc, char **argv, CompileOptions &opts,
        }},
       {"--microbatches", intFlag(opts.microbatches, 1)},
       {"--schedule",
-       oneOf(opts.schedule, {"gpipe", "1f1b", "interleaved", "zb-h1"})},
+       [&, set = oneOf(opts.schedule,
+                       {"gpipe", "1f1b", "interleaved", "zb-h1"})](
+           const std::string &v) {
+         opts.scheduleGiven = true;
+         return set(v);
+       }},
       {"--virtual-stages", intFlag(opts.virtualStages, 1)},
       {"--stage-boundaries",
        [&](const std::string &v) {

@@ -45,6 +45,8 @@ struct CompileOptions {
   bool autoPlan = false;
   std::optional<int64_t> dp, tp, pp, zero, microbatches, virtualStages;
   std::string schedule;
+  /// Whether --schedule gave it (a plan's choice may fill `schedule`).
+  bool scheduleGiven = false;
   /// Where pipeline stages 1, 2, ... start: op or parameter name prefixes.
   std::vector<std::string> stageBoundaries;
   std::string recompute = "none";
