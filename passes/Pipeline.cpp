@@ -173,36 +173,47 @@ struct PipelinePass : public weft::impl::PipelineBase<PipelinePass> {
         IntegerAttr::get(IntegerType::get(func.getContext(), 64), ppAxis));
   }
 
-  /// A forward op past the first stage (or chunk) that reads a forward
-  /// value computed from a later microbatch than its own: a combination of
-  /// the microbatches (weft-microbatch sums clones into ops of no
-  /// microbatch), such as a batch statistic its microbatch normalizes with;
-  /// the one on the latest stage (chunk) where there are several.
+  /// A forward op past the first stage (or chunk) that reads a value
+  /// combining what another stage made for a later microbatch than its own
+  /// (weft-microbatch sums clones into ops of no microbatch), such as a
+  /// batch statistic of received activations its microbatch is normalized
+  /// with; the one on the latest stage (chunk) where there are several.
+  /// What a stage combines from its own inputs (a loss's label count) is
+  /// there at once.
   Operation *findCoupledForward(Block &body) {
     auto number = [](Operation *op, StringRef name) -> std::optional<int64_t> {
       if (auto a = op ? op->getAttrOfType<IntegerAttr>(name) : IntegerAttr())
         return a.getInt();
       return std::nullopt;
     };
-    // The latest microbatch each forward value depends on (block order is
-    // a topological order).
-    DenseMap<Operation *, int64_t> latest;
+    auto unitOf = [&](Operation *op) {
+      return number(op, "weft.chunk").value_or(0) * stages +
+             stageOf(op).value_or(0);
+    };
+    // Per forward op: the latest microbatch it depends on, and the latest
+    // one whose work on another stage (or chunk) it waits for (block order
+    // is a topological order).
+    DenseMap<Operation *, std::pair<int64_t, int64_t>> latest;
     Operation *found = nullptr;
     int64_t foundUnit = 0;
     for (Operation &op : body.without_terminator()) {
       if (op.hasAttr("weft.backward"))
         continue;
       std::optional<int64_t> m = number(&op, "weft.microbatch");
-      int64_t reads = -1;
-      for (Value v : op.getOperands())
-        if (Operation *def = v.getDefiningOp())
-          reads = std::max(reads, latest.lookup_or(def, -1));
-      latest[&op] = std::max(reads, m.value_or(-1));
-      if (!m || reads <= *m)
-        continue;
-      int64_t unit = number(&op, "weft.chunk").value_or(0) * stages +
-                     stageOf(&op).value_or(0);
-      if (unit > 0 && (!found || unit > foundUnit)) {
+      int64_t any = m.value_or(-1), remote = -1;
+      for (Value v : op.getOperands()) {
+        Operation *def = v.getDefiningOp();
+        auto it = def ? latest.find(def) : latest.end();
+        if (it == latest.end())
+          continue;
+        any = std::max(any, it->second.first);
+        remote =
+            std::max(remote, unitOf(def) != unitOf(&op) ? it->second.first
+                                                        : it->second.second);
+      }
+      latest[&op] = {any, remote};
+      int64_t unit = unitOf(&op);
+      if (m && remote > *m && unit > 0 && (!found || unit > foundUnit)) {
         found = &op;
         foundUnit = unit;
       }

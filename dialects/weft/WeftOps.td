@@ -61,7 +61,9 @@ def Weft_ParamOp : Weft_Op<"param", [Pure]> {
     keyed by `name`, so large models do not bloat the IR. Float parameters are
     what training treats as trainable, except those `frozen` marks (on any
     use of the name): the importer marks the scales of QuantizeLinear and
-    DequantizeLinear, which PyTorch's fake-quantize holds as buffers.
+    of the DequantizeLinear after one, which PyTorch's fake-quantize holds
+    as buffers, and the parameters the forward updates (running
+    statistics).
   }];
   let arguments = (ins StrAttr:$name, UnitAttr:$frozen);
   let results = (outs Weft_Tensor:$result);

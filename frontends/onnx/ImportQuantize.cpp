@@ -13,8 +13,8 @@
 // (after a Clip, too) of its result reads the float values it quantized
 // (NodeImporter::getFloatForm) rather than the integers, so the gradient
 // passes where the rounded value lies within the integer range (bounds
-// included) and is zero outside; the scales are frozen parameters (buffers
-// in PyTorch).
+// included) and is zero outside; the pair's scales are frozen parameters
+// (buffers in PyTorch).
 //
 //===----------------------------------------------------------------------===//
 #include "frontends/onnx/ImportExpr.h"
@@ -93,8 +93,12 @@ LogicalResult onnx_import::importDequantizeLinear(NodeImporter &imp) {
   if (!isa<IntegerType>(getElementType(x)))
     return imp.emitError("input 'x' (" + formatType(x.getType()) +
                          ") must hold integers");
-  freezeScale(scale);
+  // The second half of a fake-quantize pair: its scale is a buffer too. A
+  // DequantizeLinear of stored integers (weight-only quantization) keeps a
+  // trainable scale.
   Value floatForm = imp.getFloatForm(x);
+  if (floatForm)
+    freezeScale(scale);
   Value value = imp.createCast(floatForm ? floatForm : x, floatType);
   if (Value zero = imp.getOptionalInput(2)) {
     if (getElementType(zero) != getElementType(x))
