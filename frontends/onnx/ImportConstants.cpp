@@ -437,3 +437,101 @@ LogicalResult onnx_import::importHammingWindow(NodeImporter &imp) {
 LogicalResult onnx_import::importBlackmanWindow(NodeImporter &imp) {
   return importWindow(imp, {0.42, 0.5, 0.08});
 }
+
+/// MelWeightMatrix: a constant [dft_length / 2 + 1, num_mel_bins] of
+/// triangular filters on the mel scale (mel(f) = 2595 log10(1 + f / 700)),
+/// as ONNX's reference builds it: num_mel_bins + 2 band edges spaced by
+/// (mel(upper) - mel(lower)) / (num_mel_bins + 2) from mel(lower), each
+/// turned back into the spectrogram bin floor((dft_length + 1) * f /
+/// sample_rate); filter i rises from edge i to 1 at edge i + 1 and falls to
+/// edge i + 2 (a band whose edges share a bin is 1 there). The inputs must
+/// be known at import.
+LogicalResult onnx_import::importMelWeightMatrix(NodeImporter &imp) {
+  const char *why = NodeImporter::kNeedsImportTimeValue;
+  std::optional<SmallVector<int64_t>> bins =
+      imp.getConstantInts(0, "num_mel_bins", why);
+  std::optional<SmallVector<int64_t>> dft =
+      imp.getConstantInts(1, "dft_length", why);
+  std::optional<SmallVector<int64_t>> rate =
+      imp.getConstantInts(2, "sample_rate", why);
+  std::optional<DenseElementsAttr> lower =
+      imp.getConstantInput(3, "lower_edge_hertz", why);
+  std::optional<DenseElementsAttr> upper =
+      imp.getConstantInput(4, "upper_edge_hertz", why);
+  if (!bins || !dft || !rate || !lower || !upper)
+    return failure();
+  auto scalarFloat = [&](DenseElementsAttr a, StringRef what,
+                         double &out) -> LogicalResult {
+    if (a.getNumElements() != 1 || !isa<FloatType>(a.getElementType()))
+      return imp.emitError("input '" + what + "' must be one float");
+    out = (*a.value_begin<APFloat>()).convertToDouble();
+    return success();
+  };
+  double low = 0, high = 0;
+  if (bins->size() != 1 || dft->size() != 1 || rate->size() != 1)
+    return imp.emitError("inputs 'num_mel_bins', 'dft_length' and "
+                         "'sample_rate' must be one integer each");
+  if (failed(scalarFloat(*lower, "lower_edge_hertz", low)) ||
+      failed(scalarFloat(*upper, "upper_edge_hertz", high)))
+    return failure();
+  int64_t melBins = bins->front(), length = dft->front(),
+          sampleRate = rate->front();
+  if (melBins < 1 || length < 1 || sampleRate < 1 ||
+      melBins > kMaxRangeElements || length > kMaxRangeElements)
+    return imp.emitError(
+        "num_mel_bins (" + Twine(melBins) + "), dft_length (" + Twine(length) +
+        ") and sample_rate (" + Twine(sampleRate) +
+        ") must be positive (and at most " + Twine(kMaxRangeElements) + ")");
+  Type type = imp.hasAttr("output_datatype")
+                  ? imp.getElementTypeAttr("output_datatype")
+                  : Type(imp.getBuilder().getF32Type());
+  if (!type || imp.hasError())
+    return failure();
+  if (!isa<FloatType>(type))
+    return imp.emitError("attribute 'output_datatype' must be a float type "
+                         "here, not " +
+                         formatType(type));
+  int64_t spectrumBins = length / 2 + 1;
+  auto toMel = [](double hz) { return 2595.0 * std::log10(1.0 + hz / 700.0); };
+  double lowMel = toMel(low);
+  double step = (toMel(high) - lowMel) / static_cast<double>(melBins + 2);
+  auto shortest = [](double v) {
+    std::string text;
+    llvm::raw_string_ostream(text) << llvm::format("%g", v);
+    return text;
+  };
+  SmallVector<int64_t> edges;
+  for (int64_t k = 0; k < melBins + 2; ++k) {
+    double hz = 700.0 * (std::pow(10.0, (k * step + lowMel) / 2595.0) - 1.0);
+    double bin = std::floor(static_cast<double>(length + 1) * hz /
+                            static_cast<double>(sampleRate));
+    if (!(bin >= 0) || bin >= static_cast<double>(spectrumBins))
+      return imp.emitError(
+          "the mel bands between lower_edge_hertz " + shortest(low) +
+          " and upper_edge_hertz " + shortest(high) +
+          " reach past the spectrum's bins 0.." + Twine(spectrumBins - 1) +
+          " for dft_length " + Twine(length) + " and sample_rate " +
+          Twine(sampleRate));
+    edges.push_back(static_cast<int64_t>(bin));
+  }
+  SmallVector<double> values(spectrumBins * melBins, 0.0);
+  auto at = [&](int64_t bin, int64_t band) -> double & {
+    return values[bin * melBins + band];
+  };
+  for (int64_t i = 0; i < melBins; ++i) {
+    int64_t left = edges[i], center = edges[i + 1], right = edges[i + 2];
+    if (center == left)
+      at(center, i) = 1.0;
+    else
+      for (int64_t j = left; j <= center; ++j)
+        at(j, i) = static_cast<double>(j - left) / (center - left);
+    for (int64_t j = center; j < right; ++j)
+      at(j, i) = static_cast<double>(right - j) / (right - center);
+  }
+  auto tensorType = RankedTensorType::get({spectrumBins, melBins}, type);
+  SmallVector<Attribute> elements;
+  for (double v : values)
+    elements.push_back(FloatAttr::get(type, v));
+  return imp.setResult(
+      imp.createConstant(DenseElementsAttr::get(tensorType, elements)));
+}

@@ -165,6 +165,7 @@ static const OpImporterEntry kOpImporters[] = {
     {"Range", importRange},
     {"Identity", importIdentity},
     {"HannWindow", importHannWindow},
+    {"MelWeightMatrix", importMelWeightMatrix},
     {"HammingWindow", importHammingWindow},
     {"BlackmanWindow", importBlackmanWindow},
     // Sequences, resolved at import (ImportSequence.cpp)

@@ -172,6 +172,7 @@ mlir::LogicalResult importShape(NodeImporter &imp);
 mlir::LogicalResult importRange(NodeImporter &imp);
 mlir::LogicalResult importIdentity(NodeImporter &imp);
 mlir::LogicalResult importHannWindow(NodeImporter &imp);
+mlir::LogicalResult importMelWeightMatrix(NodeImporter &imp);
 mlir::LogicalResult importHammingWindow(NodeImporter &imp);
 mlir::LogicalResult importBlackmanWindow(NodeImporter &imp);
 mlir::LogicalResult importReduceProd(NodeImporter &imp);

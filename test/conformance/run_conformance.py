@@ -253,7 +253,7 @@ SHAPE_OPERANDS = {
     "ReduceLogSum": (1,), "ReduceLogSumExp": (1,),
     "RNN": (4,), "GRU": (4,), "LSTM": (4,), "TopK": (1,),
     "CumSum": (1,), "OneHot": (1,), "If": (0,), "Loop": (0, 1), "HannWindow": (0,), "HammingWindow": (0,),
-    "BlackmanWindow": (0,), "STFT": (1, 3), "DFT": (1,),
+    "BlackmanWindow": (0,), "MelWeightMatrix": (0, 1, 2, 3, 4), "STFT": (1, 3), "DFT": (1,),
     "Compress": (1,), "MaxUnpool": (2,),
 }
 NOT_CONSTANT_RE = re.compile(r"is not a constant", re.I)

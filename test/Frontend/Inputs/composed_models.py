@@ -350,6 +350,15 @@ def more_ops():
                           [vi("x", F32, [2, 3])], [vi("y", F32, None), vi("q", U8, None)],
                           inits=[numpy_helper.from_array(np.array(0.1, np.float32), "s"),
                                  u8(10, "z"), u8(127, "top")])
+    i64 = lambda v, n: numpy_helper.from_array(np.array(v, np.int64), n)
+    mel_inputs = lambda bins, length, rate, low, high: [
+        i64(bins, "bins"), i64(length, "length"), i64(rate, "rate"),
+        f32v(low, "low"), f32v(high, "high")]
+    f32v = lambda v, n: numpy_helper.from_array(np.array(v, np.float32), n)
+    mel = node("MelWeightMatrix", ["bins", "length", "rate", "low", "high"], ["y"])
+    m["mel"] = model([mel], [], y, inits=mel_inputs(2, 16, 8000, 100.0, 4000.0), opset=17)
+    m["mel_out_of_range"] = model([mel], [], y, inits=mel_inputs(2, 16, 8000, 0.0, 9000.0),
+                                  opset=17)
     m["hann"] = model([node("HannWindow", ["n"], ["y"], periodic=0)], [], y,
                       inits=[numpy_helper.from_array(np.array(5, np.int32), "n")])
     m["reverse_sequence"] = model([node("ReverseSequence", ["x", "lens"], ["y"], batch_axis=0,
