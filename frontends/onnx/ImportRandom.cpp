@@ -1,6 +1,7 @@
 //===- ImportRandom.cpp - RandomNormal/Uniform(Like), Bernoulli -----------===//
 //
-// ONNX's random generators become weft.random (runtime/kernels/cpu/
+// ONNX's random generators (and Multinomial's draws) become weft.random
+// (runtime/kernels/cpu/
 // RandomDraw.h): each element's number is a function of the seed, the
 // node's stream (random ops and dropouts in node order share one count), the
 // training step and the element's position in the whole tensor, so every
@@ -133,4 +134,52 @@ LogicalResult onnx_import::importBernoulli(NodeImporter &imp) {
   Value u = createRandom(imp, type, p, "uniform", 0.0, 1.0);
   Value hit = e.less(u, p);
   return imp.setResult(hit ? imp.createCast(hit, elementType) : Value());
+}
+
+/// Multinomial: `sample_size` class indices per row of unnormalized log
+/// probabilities [batch_size, class_size], by inverse transform sampling:
+/// with c the running sum of softmax(input) along the classes, a uniform
+/// draw u in [0, 1) picks the number of classes whose c lies below u (at
+/// most class_size - 1, where rounding leaves the last sum under u). Counted
+/// in f32: exact below 2^24 classes.
+LogicalResult onnx_import::importMultinomial(NodeImporter &imp) {
+  Expr e(imp);
+  OpBuilder &b = imp.getBuilder();
+  Value x = imp.getInput(0, "input");
+  if (!x)
+    return failure();
+  RankedTensorType type = getTensorType(x);
+  if (type.getRank() != 2 || !isa<FloatType>(type.getElementType()))
+    return imp.emitError("input (" + formatType(type) +
+                         ") must be float [batch_size, class_size]");
+  int64_t samples = imp.getIntAttr("sample_size", 1);
+  if (samples < 1)
+    return imp.emitUnsupportedAttr("sample_size", Twine(samples),
+                                   "it must be positive");
+  Type outType = imp.hasAttr("dtype") ? imp.getElementTypeAttr("dtype")
+                                      : Type(b.getI32Type());
+  if (!outType || imp.hasError())
+    return failure();
+  if (!outType.isInteger(32) && !outType.isInteger(64))
+    return imp.emitError("attribute 'dtype' must be int32 or int64, not " +
+                         formatType(outType));
+  int64_t batch = type.getDimSize(0), classes = type.getDimSize(1);
+  if (classes < 1 || classes >= (int64_t(1) << 24))
+    return imp.emitError("input (" + formatType(type) +
+                         ") must have between 1 and 2^24 - 1 classes");
+  Value p = imp.create<SoftmaxOp>(type, x, b.getI64IntegerAttr(1));
+  Value running = p ? buildCumSum(imp, p, 1, false, false) : Value();
+  auto drawShape = SmallVector<int64_t>{batch, samples};
+  Value like = imp.createConstant(DenseElementsAttr::get(
+      RankedTensorType::get(drawShape, b.getI1Type()), false));
+  Value u = createRandom(imp, type.clone(drawShape), like, "uniform", 0.0, 1.0);
+  if (!running || !u)
+    return failure();
+  Value below = e.less(imp.createReshape(running, {batch, 1, classes}),
+                       imp.createReshape(u, {batch, samples, 1}));
+  Value count = imp.createInferred<ReduceSumOp>(
+      imp.createCast(below, b.getF32Type()), b.getDenseI64ArrayAttr({2}),
+      b.getBoolAttr(false));
+  Value index = e.min(count, e.scalar(count, static_cast<double>(classes - 1)));
+  return imp.setResult(index ? imp.createCast(index, outType) : Value());
 }

@@ -106,8 +106,52 @@ LogicalResult onnx_import::importSpaceToDepth(NodeImporter &imp) {
 /// 4, ... along the axis (exact for integers; floats sum in a tree order).
 /// reverse runs on the axis reversed (a gather); exclusive shifts the
 /// inclusive sums by one.
-LogicalResult onnx_import::importCumSum(NodeImporter &imp) {
+/// The running sums of `x` along `axis` (Hillis-Steele: log2(n) shifted
+/// adds), excluding each element itself when `exclusive`, from the end when
+/// `reverse`.
+Value onnx_import::buildCumSum(NodeImporter &imp, Value x, int64_t axis,
+                               bool exclusive, bool reverse) {
   Expr e(imp);
+  int64_t rank = getRank(x);
+  auto type = getTensorType(x);
+  const int64_t n = type.getDimSize(axis);
+  OpBuilder &b = imp.getBuilder();
+  auto axisAttr = b.getI64IntegerAttr(axis);
+  SmallVector<int64_t> flipped;
+  for (int64_t i = n - 1; i >= 0; --i)
+    flipped.push_back(i);
+  Value flip = imp.createConstant(DenseElementsAttr::get(
+      RankedTensorType::get({n}, b.getI64Type()), ArrayRef<int64_t>(flipped)));
+  auto reversed = [&](Value v) {
+    return v ? imp.createInferred<GatherOp>(v, flip, axisAttr) : Value();
+  };
+  // v shifted by `s` along the axis: s zeros, then v's first n - s.
+  auto shifted = [&](Value v, int64_t s) -> Value {
+    if (!v)
+      return {};
+    SmallVector<int64_t> zeroShape(type.getShape()), keptShape(type.getShape());
+    zeroShape[axis] = s;
+    keptShape[axis] = n - s;
+    auto zeroType = type.clone(zeroShape);
+    Value zeros = imp.createConstant(
+        DenseElementsAttr::get(zeroType, b.getZeroAttr(type.getElementType())));
+    Value kept = imp.create<SliceOp>(
+        type.clone(keptShape), v,
+        b.getDenseI64ArrayAttr(SmallVector<int64_t>(rank, 0)),
+        b.getDenseI64ArrayAttr(SmallVector<int64_t>(rank, 1)));
+    return kept && zeros
+               ? imp.createInferred<ConcatOp>(ValueRange{zeros, kept}, axisAttr)
+               : Value();
+  };
+  Value sum = reverse ? reversed(x) : x;
+  for (int64_t s = 1; s < n; s *= 2)
+    sum = e.add(sum, shifted(sum, s));
+  if (exclusive && n > 0)
+    sum = shifted(sum, 1);
+  return reverse ? reversed(sum) : sum;
+}
+
+LogicalResult onnx_import::importCumSum(NodeImporter &imp) {
   Value x = imp.getInput(0, "x");
   if (!x)
     return failure();
@@ -126,44 +170,9 @@ LogicalResult onnx_import::importCumSum(NodeImporter &imp) {
   if (!axis)
     return imp.emitError("axis " + Twine((*axisValue)[0]) +
                          " is out of range for " + formatType(x.getType()));
-  bool exclusive = imp.getIntAttr("exclusive", 0) != 0;
-  bool reverse = imp.getIntAttr("reverse", 0) != 0;
-  auto type = getTensorType(x);
-  const int64_t n = type.getDimSize(*axis);
-  OpBuilder &b = imp.getBuilder();
-  auto axisAttr = b.getI64IntegerAttr(*axis);
-  SmallVector<int64_t> flipped;
-  for (int64_t i = n - 1; i >= 0; --i)
-    flipped.push_back(i);
-  Value flip = imp.createConstant(DenseElementsAttr::get(
-      RankedTensorType::get({n}, b.getI64Type()), ArrayRef<int64_t>(flipped)));
-  auto reversed = [&](Value v) {
-    return v ? imp.createInferred<GatherOp>(v, flip, axisAttr) : Value();
-  };
-  // v shifted by `s` along the axis: s zeros, then v's first n - s.
-  auto shifted = [&](Value v, int64_t s) -> Value {
-    if (!v)
-      return {};
-    SmallVector<int64_t> zeroShape(type.getShape()), keptShape(type.getShape());
-    zeroShape[*axis] = s;
-    keptShape[*axis] = n - s;
-    auto zeroType = type.clone(zeroShape);
-    Value zeros = imp.createConstant(
-        DenseElementsAttr::get(zeroType, b.getZeroAttr(type.getElementType())));
-    Value kept = imp.create<SliceOp>(
-        type.clone(keptShape), v,
-        b.getDenseI64ArrayAttr(SmallVector<int64_t>(rank, 0)),
-        b.getDenseI64ArrayAttr(SmallVector<int64_t>(rank, 1)));
-    return kept && zeros
-               ? imp.createInferred<ConcatOp>(ValueRange{zeros, kept}, axisAttr)
-               : Value();
-  };
-  Value sum = reverse ? reversed(x) : x;
-  for (int64_t s = 1; s < n; s *= 2)
-    sum = e.add(sum, shifted(sum, s));
-  if (exclusive && n > 0)
-    sum = shifted(sum, 1);
-  return imp.setResult(reverse ? reversed(sum) : sum);
+  return imp.setResult(buildCumSum(imp, x, *axis,
+                                   imp.getIntAttr("exclusive", 0) != 0,
+                                   imp.getIntAttr("reverse", 0) != 0));
 }
 
 /// OneHot: values[1] where the (non-negative, or counted from the end)

@@ -190,6 +190,7 @@ static const OpImporterEntry kOpImporters[] = {
     {"RandomNormalLike", importRandomNormalLike},
     {"RandomUniformLike", importRandomUniformLike},
     {"Bernoulli", importBernoulli},
+    {"Multinomial", importMultinomial},
     {"Dropout", importDropout},
     {"ScatterND", importScatterND},
 };

@@ -130,6 +130,10 @@ mlir::LogicalResult importAcos(NodeImporter &imp);
 mlir::LogicalResult importDepthToSpace(NodeImporter &imp);
 mlir::LogicalResult importSpaceToDepth(NodeImporter &imp);
 mlir::LogicalResult importCumSum(NodeImporter &imp);
+/// The running sums of `x` along `axis` (CumSum's; exclusive: without each
+/// element itself; reverse: from the end).
+mlir::Value buildCumSum(NodeImporter &imp, mlir::Value x, int64_t axis,
+                        bool exclusive, bool reverse);
 mlir::LogicalResult importOneHot(NodeImporter &imp);
 mlir::LogicalResult importHardmax(NodeImporter &imp);
 mlir::LogicalResult importEyeLike(NodeImporter &imp);
@@ -225,6 +229,7 @@ mlir::LogicalResult importRandomUniform(NodeImporter &imp);
 mlir::LogicalResult importRandomNormalLike(NodeImporter &imp);
 mlir::LogicalResult importRandomUniformLike(NodeImporter &imp);
 mlir::LogicalResult importBernoulli(NodeImporter &imp);
+mlir::LogicalResult importMultinomial(NodeImporter &imp);
 mlir::LogicalResult importScatterND(NodeImporter &imp);
 mlir::LogicalResult importDropout(NodeImporter &imp);
 

@@ -268,7 +268,8 @@ def coverage():
 
 @group
 def random():
-    """RandomNormal(Like), RandomUniform(Like) and Bernoulli (weft.random)."""
+    """RandomNormal(Like), RandomUniform(Like), Bernoulli and Multinomial
+    (weft.random)."""
     m = {}
     x = [vi("x", F32, [2, 3])]
     y = [vi("y", F32, None)]
@@ -290,6 +291,13 @@ def random():
     m["random_no_shape"] = model([node("RandomNormal", [], ["y"])], [], y)
     m["bernoulli_int"] = model([node("Bernoulli", ["i"], ["y"])], [vi("i", I64, [2])],
                                [vi("y", I64, None)], opset=15)
+    m["multinomial"] = model([node("Multinomial", ["x"], ["y"], sample_size=4, dtype=I64)], x,
+                             [vi("y", I64, None)])
+    m["multinomial_3d"] = model([node("Multinomial", ["t"], ["y"])], [vi("t", F32, [2, 3, 4])],
+                                [vi("y", TensorProto.INT32, None)])
+    m["multinomial_no_samples"] = model([node("Multinomial", ["x"], ["y"], sample_size=0)], x,
+                                        [vi("y", TensorProto.INT32, None)])
+    m["multinomial_float_dtype"] = model([node("Multinomial", ["x"], ["y"], dtype=F32)], x, y)
     return m
 
 
