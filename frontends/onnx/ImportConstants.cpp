@@ -383,6 +383,33 @@ LogicalResult onnx_import::importScatterND(NodeImporter &imp) {
   return imp.setResult(imp.createConstant(result));
 }
 
+/// The float element type of `output_datatype` (f32 without it); null
+/// after recording an error for a non-float one.
+static Type floatOutputType(NodeImporter &imp) {
+  Type type = imp.hasAttr("output_datatype")
+                  ? imp.getElementTypeAttr("output_datatype")
+                  : Type(imp.getBuilder().getF32Type());
+  if (!type || imp.hasError())
+    return {};
+  if (!isa<FloatType>(type)) {
+    (void)imp.emitError("attribute 'output_datatype' must be a float type "
+                        "here, not " +
+                        formatType(type));
+    return {};
+  }
+  return type;
+}
+
+/// A constant of `shape` and float `type` holding `values`.
+static Value floatConstant(NodeImporter &imp, ArrayRef<int64_t> shape,
+                           Type type, ArrayRef<double> values) {
+  SmallVector<Attribute> elements;
+  for (double v : values)
+    elements.push_back(FloatAttr::get(type, v));
+  return imp.createConstant(
+      DenseElementsAttr::get(RankedTensorType::get(shape, type), elements));
+}
+
 /// HannWindow, HammingWindow, BlackmanWindow: constants of `size` (known at
 /// import) elements of sum_k a_k cos(2 pi k n / N), N = size when periodic
 /// (the default), size - 1 when symmetric; in `output_datatype` (default
@@ -396,16 +423,10 @@ static LogicalResult importWindow(NodeImporter &imp,
       size->front() > kMaxRangeElements)
     return imp.emitError("input 'size' must be one count in [0, " +
                          Twine(kMaxRangeElements) + "]");
-  Type type = imp.hasAttr("output_datatype")
-                  ? imp.getElementTypeAttr("output_datatype")
-                  : Type(imp.getBuilder().getF32Type());
   bool periodic = imp.getIntAttr("periodic", 1) != 0;
-  if (!type || imp.hasError())
+  Type type = floatOutputType(imp);
+  if (!type)
     return failure();
-  if (!isa<FloatType>(type))
-    return imp.emitError("attribute 'output_datatype' must be a float type "
-                         "here, not " +
-                         formatType(type));
   int64_t n = size->front();
   double span = periodic ? static_cast<double>(n) : static_cast<double>(n - 1);
   SmallVector<double> values;
@@ -418,12 +439,7 @@ static LogicalResult importWindow(NodeImporter &imp,
     }
     values.push_back(v);
   }
-  auto tensorType = RankedTensorType::get({n}, type);
-  SmallVector<Attribute> elements;
-  for (double v : values)
-    elements.push_back(FloatAttr::get(type, v));
-  return imp.setResult(
-      imp.createConstant(DenseElementsAttr::get(tensorType, elements)));
+  return imp.setResult(floatConstant(imp, {n}, type, values));
 }
 
 LogicalResult onnx_import::importHannWindow(NodeImporter &imp) {
@@ -482,15 +498,9 @@ LogicalResult onnx_import::importMelWeightMatrix(NodeImporter &imp) {
         "num_mel_bins (" + Twine(melBins) + "), dft_length (" + Twine(length) +
         ") and sample_rate (" + Twine(sampleRate) +
         ") must be positive (and at most " + Twine(kMaxRangeElements) + ")");
-  Type type = imp.hasAttr("output_datatype")
-                  ? imp.getElementTypeAttr("output_datatype")
-                  : Type(imp.getBuilder().getF32Type());
-  if (!type || imp.hasError())
+  Type type = floatOutputType(imp);
+  if (!type)
     return failure();
-  if (!isa<FloatType>(type))
-    return imp.emitError("attribute 'output_datatype' must be a float type "
-                         "here, not " +
-                         formatType(type));
   int64_t spectrumBins = length / 2 + 1;
   auto toMel = [](double hz) { return 2595.0 * std::log10(1.0 + hz / 700.0); };
   double lowMel = toMel(low);
@@ -528,10 +538,6 @@ LogicalResult onnx_import::importMelWeightMatrix(NodeImporter &imp) {
     for (int64_t j = center; j < right; ++j)
       at(j, i) = static_cast<double>(right - j) / (right - center);
   }
-  auto tensorType = RankedTensorType::get({spectrumBins, melBins}, type);
-  SmallVector<Attribute> elements;
-  for (double v : values)
-    elements.push_back(FloatAttr::get(type, v));
   return imp.setResult(
-      imp.createConstant(DenseElementsAttr::get(tensorType, elements)));
+      floatConstant(imp, {spectrumBins, melBins}, type, values));
 }
