@@ -173,7 +173,20 @@ int weft::runPlanCommand(int argc, char **argv) {
     return fail(kExitBadInput, "cannot plan " + opts.model);
 
   ScheduleSimulation sim;
-  const std::string schedule = pipelineSchedule(opts);
+  // The schedule that ran: the one asked for, or the GPipe the pipeline
+  // fell back to (a forward combining the microbatches on a later stage).
+  std::string schedule = pipelineSchedule(opts);
+  if (auto ran =
+          module->getAttrOfType<mlir::StringAttr>("weft.pipeline_schedule")) {
+    llvm::errs() << "weftc: note: " << ran.getValue() << " instead of "
+                 << schedule << ": "
+                 << module
+                        ->getAttrOfType<mlir::StringAttr>(
+                            "weft.pipeline_schedule_reason")
+                        .getValue()
+                 << "\n";
+    schedule = ran.getValue().str();
+  }
   if (!simulateSchedule(module, schedule, sim, error))
     return fail(kExitFailure, error);
   std::string title =
