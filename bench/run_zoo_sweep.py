@@ -47,7 +47,7 @@ import torch  # noqa: E402
 
 import check_model  # noqa: E402
 import weft_tools  # noqa: E402
-from export_models import _randomize_batchnorm  # noqa: E402
+from export_models import _randomize_batchnorm, write_model_dir  # noqa: E402
 
 # name -> input shape (batch 1); the sizes are the smallest each model's
 # strides, pools and fixed-size layers accept, or 224 where it needs that.
@@ -130,47 +130,6 @@ def build(name):
     return model, inputs, outputs, shape
 
 
-def export(name, model, inputs, output_names, model_dir):
-    """Writes check_model.py's directory: model.onnx, inputs/, outputs/,
-    meta.json."""
-    import onnx
-    model.eval()
-    os.makedirs(os.path.join(model_dir, "inputs"), exist_ok=True)
-    os.makedirs(os.path.join(model_dir, "outputs"), exist_ok=True)
-    with torch.no_grad():
-        ref = model(*inputs)
-    if isinstance(ref, dict):
-        ref = [ref[k] for k in ("out",)] if "out" in ref else list(ref.values())
-    refs = ref if isinstance(ref, (tuple, list)) else [ref]
-    input_names = ["input%d" % i for i in range(len(inputs))]
-    path = os.path.join(model_dir, "model.onnx")
-    # With grad enabled: under no_grad torch 1.13 takes attention fast paths
-    # that have no ONNX export.
-    for p in model.parameters():
-        p.requires_grad_(True)
-    with torch.enable_grad():
-        torch.onnx.export(model, inputs, path, opset_version=17,
-                          input_names=input_names,
-                          output_names=output_names[:len(refs)],
-                          training=torch.onnx.TrainingMode.EVAL)
-    meta = {"name": name.replace(":", "_"), "opset": 17, "inputs": [],
-            "outputs": []}
-    for n, t in zip(input_names, inputs):
-        a = t.detach().numpy()
-        np.save(os.path.join(model_dir, "inputs", n + ".npy"), a)
-        meta["inputs"].append({"name": n, "shape": list(a.shape),
-                               "dtype": str(a.dtype)})
-    for n, t in zip(output_names, refs):
-        a = t.detach().numpy()
-        np.save(os.path.join(model_dir, "outputs", n + ".npy"), a)
-        meta["outputs"].append({"name": n, "shape": list(a.shape),
-                                "dtype": str(a.dtype)})
-    graph = onnx.load(path, load_external_data=False).graph
-    meta["ops"] = sorted({node.op_type for node in graph.node})
-    with open(os.path.join(model_dir, "meta.json"), "w") as f:
-        json.dump(meta, f, indent=1)
-
-
 def first_error(text):
     """The first line naming what failed (weftc's or PyTorch's message)."""
     for line in text.splitlines():
@@ -188,7 +147,9 @@ def sweep_one(name, work, tol, timeout):
         model, inputs, outputs, shape = build(name)
         row["input"] = shape
         row["parameters"] = sum(p.numel() for p in model.parameters())
-        export(name, model, inputs, outputs, model_dir)
+        write_model_dir(name.replace(":", "_"), model,
+                        {"input%d" % i: t for i, t in enumerate(inputs)},
+                        outputs, "random weights, " + shape, model_dir, opset=17)
     except Exception as e:  # PyTorch's own limits: reported, not weft's
         row["status"] = "torch export fails"
         row["error"] = (str(e).strip().splitlines() or [type(e).__name__])[0][:300]
@@ -241,7 +202,6 @@ def train_one(name, work, steps, batch, tol, optimizer):
     reported but not judged: small batches through BatchNorm make the later
     steps amplify float rounding."""
     import copy
-    import subprocess
     sys.path.insert(0, os.path.join(HERE, "..", "test", "train"))
     from check_training import rows, train_weft
     row = {"model": name, "mode": "train"}
@@ -366,10 +326,9 @@ def train_one(name, work, steps, batch, tol, optimizer):
         opt.step()
         losses.append(loss.item())
     train_bundle = os.path.join(model_dir, "bundle")
-    proc = subprocess.run(["weftc", "compile", path, "-o", train_bundle, "--train",
-                           *flags], capture_output=True, text=True)
+    comp = weft_tools.compile_bundle(path, train_bundle, extra_args=["--train", *flags])
     trained = None
-    if proc.returncode == 0:
+    if comp.ok:
         start = time.monotonic()
         try:
             trained = train_weft(train_bundle, data_args, model_dir, steps)
@@ -377,7 +336,7 @@ def train_one(name, work, steps, batch, tol, optimizer):
         except SystemExit as e:
             row["error"] = first_error(str(e))
     else:
-        row["error"] = first_error(proc.stderr)
+        row["error"] = first_error(comp.message())
     if trained:
         row["losses"] = {"weft": trained, "torch": losses}
         row["loss_rel_diff"] = max(abs(a - b) / max(abs(b), 1e-12)

@@ -14,6 +14,9 @@
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 
+#include <optional>
+#include <string>
+
 namespace weft {
 
 #define GEN_PASS_DECL
@@ -37,6 +40,16 @@ inline bool samePlace(mlir::Operation *a, mlir::Operation *b,
   }
   return true;
 }
+
+/// What weft-pipeline ran instead of the schedule asked for (its
+/// gpipe-if-coupled fallback, recorded on the module), and why.
+struct PipelineFallback {
+  std::string schedule, reason;
+};
+void setPipelineFallback(mlir::ModuleOp module, const PipelineFallback &ran);
+/// The fallback recorded on `module`, or nullopt where the schedule asked
+/// for ran.
+std::optional<PipelineFallback> getPipelineFallback(mlir::ModuleOp module);
 
 /// Everything from an imported weft module to LLVM dialect for one rank on
 /// the CPU: cleanup, lowering to runtime calls, buffer assignment, LLVM.

@@ -161,10 +161,7 @@ struct PipelinePass : public weft::impl::PipelineBase<PipelinePass> {
         return signalPassFailure();
       }
       active = "gpipe";
-      module->setAttr("weft.pipeline_schedule",
-                      StringAttr::get(func.getContext(), active));
-      module->setAttr("weft.pipeline_schedule_reason",
-                      StringAttr::get(func.getContext(), why));
+      setPipelineFallback(module, {active, why});
     }
     transfer(body);
     order(body);
@@ -420,3 +417,22 @@ struct PipelinePass : public weft::impl::PipelineBase<PipelinePass> {
 };
 
 } // namespace
+
+static constexpr llvm::StringLiteral kFallbackSchedule =
+    "weft.pipeline_schedule";
+static constexpr llvm::StringLiteral kFallbackReason =
+    "weft.pipeline_schedule_reason";
+
+void weft::setPipelineFallback(ModuleOp module, const PipelineFallback &ran) {
+  MLIRContext *ctx = module.getContext();
+  module->setAttr(kFallbackSchedule, StringAttr::get(ctx, ran.schedule));
+  module->setAttr(kFallbackReason, StringAttr::get(ctx, ran.reason));
+}
+
+std::optional<PipelineFallback> weft::getPipelineFallback(ModuleOp module) {
+  auto schedule = module->getAttrOfType<StringAttr>(kFallbackSchedule);
+  auto reason = module->getAttrOfType<StringAttr>(kFallbackReason);
+  if (!schedule || !reason)
+    return std::nullopt;
+  return PipelineFallback{schedule.str(), reason.str()};
+}

@@ -13,14 +13,13 @@ and against the probabilities: every class's count within 5 standard
 deviations of 4096 p. Prints one line per check and exits 1 when one fails.
 """
 import os
-import subprocess
 import sys
 
 import numpy as np
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
-from weft_tools import weft_random  # noqa: E402
+from weft_tools import compile_bundle, read_outputs, run_bundle, weft_random  # noqa: E402
 
 SAMPLES = 4096
 
@@ -41,11 +40,11 @@ def main():
     np.save(os.path.join(work, "logits.npy"), logits.numpy())
     bundle = os.path.join(work, "bundle")
     out = os.path.join(work, "out")
-    subprocess.run(["weftc", "compile", onnx_path, "-o", bundle], check=True)
-    subprocess.run(["weft", "run", bundle, "--input",
-                    "logits=" + os.path.join(work, "logits.npy"),
-                    "--output-dir", out], check=True)
-    got = np.load(os.path.join(out, "indices.npy"))
+    for step in (compile_bundle(onnx_path, bundle),
+                 run_bundle(bundle, {"logits": os.path.join(work, "logits.npy")}, out)):
+        if not step.ok:
+            sys.exit(f"{step.command_line()} failed: {step.message()}")
+    got = read_outputs(out, ["indices"])[0]["indices"]
     ok = True
     shape_ok = got.shape == (2, SAMPLES) and got.dtype == np.int64 and \
         got.min() >= 0 and got.max() <= 5

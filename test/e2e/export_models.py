@@ -457,18 +457,20 @@ def build_pool_indices(args):
 BUILDERS = {name: globals()["build_" + name] for name in MODEL_NAMES}
 
 
-def export_one(name, out_root, args):
-    torch.manual_seed(0)
-    np.random.seed(0)
-    model, inputs, output_names, note = BUILDERS[name](args)
+def write_model_dir(name, model, inputs, output_names, note, d, opset=OPSET):
+    """Exports MODEL (put in eval mode) on INPUTS (name -> tensor) to
+    D/model.onnx and writes what check_model.py reads: inputs/ and PyTorch's
+    outputs/ as .npy, meta.json. A dict result (torchvision's segmentation
+    models) gives its 'out' entry. Returns meta."""
     model.eval()
     input_names = list(inputs.keys())
     example = tuple(inputs[n] for n in input_names)
     with torch.no_grad():
         ref = model(*example)
+    if isinstance(ref, dict):
+        ref = [ref["out"]] if "out" in ref else list(ref.values())
     refs = ref if isinstance(ref, (tuple, list)) else (ref,)
 
-    d = os.path.join(out_root, name)
     os.makedirs(os.path.join(d, "inputs"), exist_ok=True)
     os.makedirs(os.path.join(d, "outputs"), exist_ok=True)
     onnx_path = os.path.join(d, "model.onnx")
@@ -477,11 +479,11 @@ def export_one(name, out_root, args):
     for p in model.parameters():
         p.requires_grad_(True)
     with torch.enable_grad():
-        torch.onnx.export(model, example, onnx_path, opset_version=OPSET,
+        torch.onnx.export(model, example, onnx_path, opset_version=opset,
                           do_constant_folding=True, input_names=input_names,
-                          output_names=output_names,
+                          output_names=output_names[:len(refs)],
                           training=torch.onnx.TrainingMode.EVAL)
-    meta = {"name": name, "note": note, "opset": OPSET, "inputs": [], "outputs": []}
+    meta = {"name": name, "note": note, "opset": opset, "inputs": [], "outputs": []}
     for n in input_names:
         a = inputs[n].detach().numpy()
         np.save(os.path.join(d, "inputs", n + ".npy"), a)
@@ -491,11 +493,19 @@ def export_one(name, out_root, args):
         np.save(os.path.join(d, "outputs", n + ".npy"), a)
         meta["outputs"].append({"name": n, "shape": list(a.shape), "dtype": str(a.dtype)})
     import onnx
-    m = onnx.load(onnx_path)
+    m = onnx.load(onnx_path, load_external_data=False)
     meta["ops"] = sorted({nd.op_type for nd in m.graph.node})
     with open(os.path.join(d, "meta.json"), "w") as f:
         json.dump(meta, f, indent=1)
-    return d, meta
+    return meta
+
+
+def export_one(name, out_root, args):
+    torch.manual_seed(0)
+    np.random.seed(0)
+    model, inputs, output_names, note = BUILDERS[name](args)
+    d = os.path.join(out_root, name)
+    return d, write_model_dir(name, model, inputs, output_names, note, d)
 
 
 def main(argv=None):

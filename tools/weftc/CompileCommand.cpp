@@ -460,14 +460,10 @@ int weft::runCompileCommand(int argc, char **argv) {
   summary.microbatches = microbatches;
   summary.pp = pp;
   summary.schedule = pipelineSchedule(opts);
-  if (auto ran =
-          module->getAttrOfType<mlir::StringAttr>("weft.pipeline_schedule")) {
-    summary.schedule = ran.getValue().str();
-    if (auto why = module->getAttrOfType<mlir::StringAttr>(
-            "weft.pipeline_schedule_reason"))
-      summary.scheduleNote = summary.schedule + " instead of " +
-                             pipelineSchedule(opts) + ": " +
-                             why.getValue().str();
+  if (std::optional<PipelineFallback> ran = getPipelineFallback(module)) {
+    summary.scheduleNote =
+        ran->schedule + " instead of " + summary.schedule + ": " + ran->reason;
+    summary.schedule = ran->schedule;
   }
   summary.virtualStages = pipelineVirtualStages(opts);
   summary.recompute = opts.recompute;

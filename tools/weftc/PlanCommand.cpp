@@ -20,6 +20,7 @@
 #include "tools/weftc/ScheduleDiagram.h"
 
 #include "frontends/onnx/OnnxImporter.h"
+#include "passes/Passes.h"
 #include "tools/Registration.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -176,16 +177,10 @@ int weft::runPlanCommand(int argc, char **argv) {
   // The schedule that ran: the one asked for, or the GPipe the pipeline
   // fell back to (a forward combining the microbatches on a later stage).
   std::string schedule = pipelineSchedule(opts);
-  if (auto ran =
-          module->getAttrOfType<mlir::StringAttr>("weft.pipeline_schedule")) {
-    llvm::errs() << "weftc: note: " << ran.getValue() << " instead of "
-                 << schedule << ": "
-                 << module
-                        ->getAttrOfType<mlir::StringAttr>(
-                            "weft.pipeline_schedule_reason")
-                        .getValue()
-                 << "\n";
-    schedule = ran.getValue().str();
+  if (std::optional<PipelineFallback> ran = getPipelineFallback(module)) {
+    llvm::errs() << "weftc: note: " << ran->schedule << " instead of "
+                 << schedule << ": " << ran->reason << "\n";
+    schedule = ran->schedule;
   }
   if (!simulateSchedule(module, schedule, sim, error))
     return fail(kExitFailure, error);
