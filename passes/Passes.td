@@ -334,25 +334,32 @@ def Pipeline : Pass<"weft-pipeline", "mlir::ModuleOp"> {
     virtual stages without it), interleaved with a microbatch count that is
     not a multiple of the stages, a parameter read by two stages.
 
-    A forward that combines the microbatches (a training-mode BatchNorm's
-    batch statistics: microbatch m's normalization reads a sum the last
-    microbatch completes) needs every microbatch's forward up to that point
-    before any goes on. On the first stage that is local work; on a later
-    stage s (or chunk) the earlier stages must send all their forwards
+    The pass then checks the program it made: it runs every stage's ops
+    in order, a send starting at once, a receive's wait (and a send's,
+    once its receive is posted) holding its stage until the peer gets
+    there. A stage that would wait forever is a schedule that cannot run
+    the model: the pass fails, naming the op that combines the
+    microbatches, unless `gpipe-if-coupled` is set, in which case it runs
+    gpipe and records on the module the schedule it ran
+    (weft.pipeline_schedule) and why (weft.pipeline_schedule_reason);
+    interleaved fails either way. That happens where an op of a
+    microbatch reads a sum over microbatches another stage made (a
+    training-mode BatchNorm's batch statistics: microbatch m's
+    normalization reads a sum the last microbatch completes). In the
+    forward on a stage s > 0, the stage before must send all its forwards
     before waiting for a backward, which gpipe does, 1f1b and zb-h1 only
-    while the microbatches are at most P - s + 1 (stage s - 1's forwards
-    before its first backward) and interleaved never: the schedule would
-    deadlock. There the pass fails, naming the op, unless
-    `gpipe-if-coupled` is set, in which case it runs gpipe and records on
-    the module the schedule it ran (weft.pipeline_schedule) and why
+    while the microbatches are at most P - s + 1; in the backward of a
+    stage s before the last, the stage needs every microbatch's gradient,
+    so all of its own forwards, before its first backward: 1f1b and zb-h1
+    run P - s of them first.
     (weft.pipeline_schedule_reason); interleaved fails either way.
   }];
   let options = [
     Option<"schedule", "schedule", "std::string", "\"1f1b\"",
            "Pipeline schedule: gpipe, 1f1b, interleaved or zb-h1">,
     Option<"gpipeIfCoupled", "gpipe-if-coupled", "bool", "false",
-           "Run gpipe where the schedule cannot run a forward that "
-           "combines the microbatches on a later stage">,
+           "Run gpipe where the schedule would leave a stage waiting "
+           "forever (a sum over microbatches another stage makes)">,
   ];
 }
 

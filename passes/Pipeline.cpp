@@ -23,6 +23,10 @@
 //      with each backward's weight-gradient ops (weft.weight_grad, from
 //      weft-autodiff) run as a unit of their own right before the next
 //      backward. The ops are list-scheduled by that order.
+//   4. The stages' programs are run against each other (sends, receives,
+//      waits); one that would wait forever is a schedule that cannot run
+//      the model (a sum over microbatches another stage makes): gpipe
+//      instead with gpipe-if-coupled, else an error naming the sum's reader.
 // The function then names its pipeline axis (weft.pipeline_axis), and the
 // lowering runs each op on the ranks of its stage only.
 //
@@ -140,44 +144,104 @@ struct PipelinePass : public weft::impl::PipelineBase<PipelinePass> {
                                       *c / stages));
       }
     active = schedule;
-    // Under 1F1B (and ZB-H1) stage s - 1 sends P - s + 1 forwards before it
-    // waits for a backward: enough for a coupled stage s when that is all
-    // the microbatches.
-    Operation *coupled = findCoupledForward(body);
-    if (coupled && active != "gpipe" &&
-        (active == "interleaved" ||
-         microbatches > stages - *stageOf(coupled) + 1)) {
-      std::string why =
-          "stage " + std::to_string(*stageOf(coupled)) +
-          "'s forward combines the microbatches (a statistic of the whole "
-          "batch, such as a training-mode BatchNormalization's), so every "
-          "earlier stage must send all its forwards before waiting for a "
-          "backward, as only gpipe does";
-      if (!gpipeIfCoupled || active == "interleaved") {
-        coupled->emitError("the ")
+    // (What combines the microbatches is read off the program before the
+    // transfers replace other stages' values with received ones.)
+    Coupling coupled = findCoupled(body);
+    transfer(body);
+    order(body);
+    // A schedule that would leave a stage waiting forever (a batch
+    // statistic over microbatches another stage has not sent yet) gives way
+    // to gpipe where allowed, else is refused, naming the statistic.
+    if (Operation *blocked = findDeadlock(body)) {
+      std::string why = describeDeadlock(coupled, blocked);
+      if (!gpipeIfCoupled || active == "interleaved" || active == "gpipe") {
+        (coupled.op ? coupled.op : blocked)->emitError("the ")
             << active << " schedule cannot run this pipeline: " << why
-            << "; use the gpipe schedule"
-            << (active == "interleaved" ? " without virtual stages" : "");
+            << (active == "gpipe"         ? ""
+                : active == "interleaved" ? "; use the gpipe schedule without "
+                                            "virtual stages"
+                                          : "; use the gpipe schedule");
         return signalPassFailure();
       }
       active = "gpipe";
+      order(body);
+      if (Operation *still = findDeadlock(body)) {
+        still->emitError("the gpipe schedule cannot run this pipeline "
+                         "either: ")
+            << describeDeadlock({}, still);
+        return signalPassFailure();
+      }
       setPipelineFallback(module, {active, why});
     }
-    transfer(body);
-    order(body);
     func->setAttr(
         "weft.pipeline_axis",
         IntegerAttr::get(IntegerType::get(func.getContext(), 64), ppAxis));
   }
 
-  /// A forward op past the first stage (or chunk) that reads a value
-  /// combining what another stage made for a later microbatch than its own
-  /// (weft-microbatch sums clones into ops of no microbatch), such as a
-  /// batch statistic of received activations its microbatch is normalized
-  /// with; the one on the latest stage (chunk) where there are several.
-  /// What a stage combines from its own inputs (a loss's label count) is
-  /// there at once.
-  Operation *findCoupledForward(Block &body) {
+  /// The first op a stage would wait at forever when every stage runs its
+  /// ops in block order: a received value whose send comes after a wait of
+  /// the sender's that cannot end (sends start without waiting; a send's
+  /// completion waits for its receive to be posted). Null when every stage
+  /// runs to its end.
+  Operation *findDeadlock(Block &body) {
+    std::vector<SmallVector<Operation *>> program(stages);
+    for (Operation &op : body.without_terminator())
+      if (std::optional<int64_t> s = stageOf(&op); s && *s >= 0 && *s < stages)
+        program[*s].push_back(&op);
+    DenseSet<int64_t> sent, posted; // by tag (one per transfer)
+    std::vector<size_t> pc(stages, 0);
+    // Whether `op` can run now; records what it starts.
+    auto step = [&](Operation *op) {
+      if (auto send = dyn_cast<SendStartOp>(op)) {
+        sent.insert(send.getTag());
+      } else if (auto start = dyn_cast<RecvStartOp>(op)) {
+        posted.insert(start.getTag());
+      } else if (auto recv = dyn_cast<RecvOp>(op)) {
+        posted.insert(recv.getTag());
+        return sent.contains(recv.getTag());
+      } else if (auto wait = dyn_cast<CommWaitOp>(op)) {
+        Operation *pending = wait.getPending().getDefiningOp();
+        if (auto start = dyn_cast_or_null<RecvStartOp>(pending))
+          return sent.contains(start.getTag());
+        if (auto send = dyn_cast_or_null<SendStartOp>(pending))
+          return posted.contains(send.getTag());
+      }
+      return true;
+    };
+    for (bool progress = true; progress;) {
+      progress = false;
+      for (int64_t s = 0; s < stages; ++s)
+        for (; pc[s] < program[s].size() && step(program[s][pc[s]]); ++pc[s])
+          progress = true;
+    }
+    for (int64_t s = 0; s < stages; ++s)
+      if (pc[s] < program[s].size())
+        return program[s][pc[s]];
+    return nullptr;
+  }
+
+  /// An op of a microbatch that reads a value combining what another stage
+  /// (or chunk) made for later microbatches than its own: weft-microbatch
+  /// sums clones into ops of no microbatch, such as a batch statistic of
+  /// received activations each microbatch is normalized with (forward), or
+  /// the sums of received gradients each microbatch's input gradient needs
+  /// (backward). What a stage combines from its own inputs (a loss's label
+  /// count) is there at once, and a stage that receives microbatch m of
+  /// what a combining stage made waits for that stage alone, which sends it
+  /// when its own schedule comes to m: a received value counts for its
+  /// microbatch, not for what its stage combined.
+  struct Coupling {
+    Operation *op = nullptr;
+    bool backward = false;
+  };
+
+  /// The coupled op whose stage constrains the schedule most: under 1F1B
+  /// and ZB-H1 stage s - 1 sends P - s + 1 forwards before it waits for a
+  /// backward (enough for a forward coupled on stage s when that is all the
+  /// microbatches), and stage s runs P - s forwards before its first
+  /// backward (enough for a backward coupled there when that is all); the
+  /// first that falls short, else the one on the latest stage (chunk).
+  Coupling findCoupled(Block &body) {
     auto number = [](Operation *op, StringRef name) -> std::optional<int64_t> {
       if (auto a = op ? op->getAttrOfType<IntegerAttr>(name) : IntegerAttr())
         return a.getInt();
@@ -187,15 +251,13 @@ struct PipelinePass : public weft::impl::PipelineBase<PipelinePass> {
       return number(op, "weft.chunk").value_or(0) * stages +
              stageOf(op).value_or(0);
     };
-    // Per forward op: the latest microbatch it depends on, and the latest
-    // one whose work on another stage (or chunk) it waits for (block order
-    // is a topological order).
+    // Per op: the latest microbatch it depends on, and the latest one whose
+    // work on another stage (or chunk) it waits for (block order is a
+    // topological order).
     DenseMap<Operation *, std::pair<int64_t, int64_t>> latest;
-    Operation *found = nullptr;
-    int64_t foundUnit = 0;
+    Coupling found, short_;
+    int64_t foundUnit = -1;
     for (Operation &op : body.without_terminator()) {
-      if (op.hasAttr("weft.backward"))
-        continue;
       std::optional<int64_t> m = number(&op, "weft.microbatch");
       int64_t any = m.value_or(-1), remote = -1;
       for (Value v : op.getOperands()) {
@@ -204,18 +266,61 @@ struct PipelinePass : public weft::impl::PipelineBase<PipelinePass> {
         if (it == latest.end())
           continue;
         any = std::max(any, it->second.first);
-        remote =
-            std::max(remote, unitOf(def) != unitOf(&op) ? it->second.first
-                                                        : it->second.second);
+        if (unitOf(def) == unitOf(&op))
+          remote = std::max(remote, it->second.second);
+        else
+          remote = std::max(
+              remote,
+              number(def, "weft.microbatch").value_or(it->second.first));
       }
       latest[&op] = {any, remote};
-      int64_t unit = unitOf(&op);
-      if (m && remote > *m && unit > 0 && (!found || unit > foundUnit)) {
-        found = &op;
+      if (!m || remote <= *m)
+        continue;
+      const int64_t unit = unitOf(&op), s = *stageOf(&op);
+      const bool backward = op.hasAttr("weft.backward");
+      if (!backward && unit == 0)
+        continue;
+      // A backward on the last stage (chunk) combines its own gradients.
+      const bool last = unit == stages * virtualStages - 1;
+      if (!short_.op && !(backward && last) &&
+          microbatches > stages - s + (backward ? 0 : 1))
+        short_ = {&op, backward};
+      if (unit > foundUnit) {
+        found = {&op, backward};
         foundUnit = unit;
       }
     }
-    return found;
+    return short_.op ? short_ : found;
+  }
+
+  /// Why the schedule cannot run: the coupling, else where it would wait.
+  std::string describeDeadlock(Coupling coupled, Operation *blocked) {
+    if (coupled.op) {
+      std::string stage = (virtualStages > 1 ? "chunk " : "stage ") +
+                          std::to_string(*stageOf(coupled.op));
+      if (virtualStages > 1)
+        if (auto c = coupled.op->getAttrOfType<IntegerAttr>("weft.chunk"))
+          stage = "chunk " + std::to_string(c.getInt()) + " of stage " +
+                  std::to_string(*stageOf(coupled.op));
+      if (!coupled.backward)
+        return stage +
+               "'s forward combines the microbatches (a statistic of the "
+               "whole batch, such as a training-mode BatchNormalization's), "
+               "so every earlier stage must send all its forwards before "
+               "waiting for a backward, as only gpipe does";
+      return stage +
+             "'s backward combines the microbatches (the gradient of a "
+             "statistic of the whole batch, such as a training-mode "
+             "BatchNormalization's), so it must send all its forwards before "
+             "its first backward, as only gpipe does";
+    }
+    std::string what;
+    llvm::raw_string_ostream os(what);
+    os << "stage " << stageOf(blocked).value_or(0) << " would wait forever at '"
+       << blocked->getName() << "'";
+    if (auto m = blocked->getAttrOfType<IntegerAttr>("weft.microbatch"))
+      os << " of microbatch " << m.getInt();
+    return what;
   }
 
   /// 1. Stages for the ops later passes created.
@@ -318,7 +423,12 @@ struct PipelinePass : public weft::impl::PipelineBase<PipelinePass> {
                                        axes, b.getI64IntegerAttr(from),
                                        b.getI64IntegerAttr(tag));
             setStage(recv, to);
-            copyPlace(first == ret ? op : first, recv);
+            // It waits for the microbatch of the sender's that made it
+            // (a batch statistic combining microbatches another stage
+            // made), else for its reader.
+            copyPlace(first == ret || op->hasAttr("weft.microbatch") ? op
+                                                                     : first,
+                      recv);
             if (first == ret)
               recv->setAttr("weft.after_microbatches", b.getUnitAttr());
             received = recv.getResult();

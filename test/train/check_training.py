@@ -22,6 +22,9 @@ usage: /usr/bin/python3 check_training.py MODEL OPTIMIZER WORKDIR [--resume-chec
   MODEL: mlp | dropout_mlp | vae | causal_lm | cnn | bn_cnn | qat_cnn | llama | mobile_cnn | unet
          | rnn_lm | packed_lm | unsorted_lm
   OPTIMIZER: adamw | sgd
+       /usr/bin/python3 check_training.py export MODEL WORKDIR [BATCH]
+  only exports MODEL with a global batch of BATCH rows (default 8) to
+  WORKDIR/MODEL.onnx and its rows to WORKDIR/<input>.npy.
 """
 import contextlib
 import copy
@@ -587,6 +590,12 @@ def export_model(name, work, batch=8):
 
 
 def main():
+    if sys.argv[1] == "export":
+        work = sys.argv[3]
+        os.makedirs(work, exist_ok=True)
+        batch = int(sys.argv[4]) if len(sys.argv) > 4 else 8
+        export_model(sys.argv[2], work, batch)
+        return
     name, optimizer, work = sys.argv[1], sys.argv[2], sys.argv[3]
     resume_check = "--resume-check" in sys.argv
     clip = None

@@ -130,6 +130,11 @@ bool weft::predictPinnedPlan(const CompileOptions &opts, Planning &planning,
     return false;
   planning.model =
       std::make_unique<CostModel>(planning.profile, planning.cluster);
+  // The default schedule gives way to gpipe where only gpipe runs the
+  // model (weft-pipeline's gpipe-if-coupled): the prediction follows.
+  if (!opts.scheduleGiven && plan.schedule != "interleaved" &&
+      !planning.model->scheduleConflict(plan).empty())
+    plan.schedule = "gpipe";
   planning.chosen = planning.model->evaluate(plan);
   if (!planning.chosen->valid) {
     error = planning.chosen->invalid;

@@ -290,6 +290,54 @@ std::string CostModel::computeBreakdown(const PlanChoice &plan) const {
   return text;
 }
 
+/// The chunk holding forward unit `unit` under `cuts` (chunk k ends at
+/// cuts[k]).
+static int64_t chunkOf(const std::vector<int64_t> &cuts, int64_t unit) {
+  return std::lower_bound(cuts.begin(), cuts.end(), unit) - cuts.begin();
+}
+
+std::string CostModel::scheduleConflict(const PlanChoice &plan) {
+  const int64_t p = plan.pp, chunks = plan.pp * plan.virtualStages;
+  if (p <= 1 || plan.schedule == "gpipe" || profile.couplings.empty())
+    return "";
+  const std::vector<int64_t> &cuts = cutsFor(chunks);
+  if (static_cast<int64_t>(cuts.size()) < chunks - 1)
+    return "";
+  // As weft-pipeline finds them: a forward statistic of another chunk's
+  // activations needs every microbatch from the stage before, which sends
+  // P - s + 1 ahead under 1F1B and ZB-H1; a backward one before the last
+  // chunk needs every microbatch's gradient from the stage after, so all
+  // of its forwards, and it runs P - s of them before its first backward.
+  const int64_t m = plan.microbatches;
+  for (bool backward : {false, true})
+    for (const BatchCoupling &c : profile.couplings) {
+      if ((c.phase == Phase::Backward) != backward)
+        continue;
+      const int64_t k = chunkOf(cuts, c.unit), s = k % p;
+      const bool remote =
+          backward ? k != chunks - 1 : k != chunkOf(cuts, c.source);
+      if (!remote)
+        continue;
+      const std::string what =
+          backward ? "'s backward combines the microbatches (the gradient of "
+                     "a batch statistic such as a training-mode "
+                     "BatchNormalization's)"
+                   : "'s forward combines the microbatches (a batch "
+                     "statistic such as a training-mode "
+                     "BatchNormalization's)";
+      if (plan.schedule == "interleaved")
+        return "interleaved cannot run this pipeline: chunk " +
+               std::to_string(k) + what + " (gpipe can)";
+      if (m > p - s + (backward ? 0 : 1))
+        return plan.schedule + " cannot run this pipeline: stage " +
+               std::to_string(s) + what + " and needs all " +
+               std::to_string(m) + " microbatches' forwards before " +
+               (backward ? "its" : "the previous stage's") +
+               " first backward (gpipe can)";
+    }
+  return "";
+}
+
 PlanEstimate CostModel::evaluate(const PlanChoice &plan) {
   PlanEstimate e;
   e.plan = plan;
@@ -327,6 +375,8 @@ PlanEstimate CostModel::evaluate(const PlanChoice &plan) {
     return invalid("interleaved needs M a multiple of pp");
   if (p > 1 && m < p && plan.schedule != "gpipe")
     return invalid("fewer microbatches than stages");
+  if (std::string conflict = scheduleConflict(plan); !conflict.empty())
+    return invalid(conflict);
   const double scale = 1.0 / static_cast<double>(rowsSplit);
   const UnitTimes &t =
       unitTimes(plan.tp, scale, /*tpStride=*/1, ranks,
@@ -387,6 +437,21 @@ PlanEstimate CostModel::evaluate(const PlanChoice &plan) {
     s.savedProducts += k.savedProducts;
     s.layers += k.layers;
     s.tpComm += k.tpComm;
+  }
+
+  // Batch statistics per stage: a stage that computes one in its forward
+  // holds every microbatch's activations (the statistic waits for all of
+  // them, and the backward's for all of their gradients); each is an
+  // all-reduce over dp once per step that the rows after it wait for.
+  std::vector<bool> holdsAll(p, false);
+  std::vector<double> statisticBytes(p, 0.0);
+  std::vector<int64_t> statistics(p, 0);
+  for (const BatchCoupling &c : profile.couplings) {
+    const int64_t s = chunkOf(e.cuts, c.unit) % p;
+    if (c.phase == Phase::Forward)
+      holdsAll[s] = true;
+    statisticBytes[s] += c.bytes;
+    ++statistics[s];
   }
 
   // Pipeline transfers: each chunk boundary, forward and backward, once per
@@ -511,6 +576,15 @@ PlanEstimate CostModel::evaluate(const PlanChoice &plan) {
       }
       }
     }
+    if (plan.dp > 1 && statistics[s] > 0) {
+      // Each statistic alone (weft buckets gradients, not these).
+      double each = allReduceTime(
+          plan.dp, statisticBytes[s] / static_cast<double>(statistics[s]),
+          dpLink("all_reduce"));
+      double stats = each * static_cast<double>(statistics[s]);
+      exposed += stats;
+      note("all_reduce of batch statistics over dp " + level, stats);
+    }
     workAfter[s] = accumulationTime(st.grads, m, ranks) + opt;
     commOf[s] = exposed - static_cast<double>(m) * p2pTime[s];
     double stepTime = compute + bubble + exposed + opt;
@@ -617,8 +691,9 @@ PlanEstimate CostModel::evaluate(const PlanChoice &plan) {
       state.params +=
           m > 1 ? st.params * (1.0 - 1.0 / static_cast<double>(plan.dp))
                 : std::min(st.params, 2 * tpProfile.largestParamBytes);
-    double inFlight =
-        p > 1 ? inFlightMicrobatches(plan.schedule, p, s, m, v) : 1.0;
+    double inFlight = holdsAll[s] ? static_cast<double>(m)
+                      : p > 1 ? inFlightMicrobatches(plan.schedule, p, s, m, v)
+                              : 1.0;
     // Recomputation keeps a stage's layer-boundary checkpoints (about
     // sqrt of its layers) and, selectively, the products' outputs; the
     // backward holds one segment's activations at a time.

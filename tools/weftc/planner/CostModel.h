@@ -85,6 +85,15 @@ public:
 
   PlanEstimate evaluate(const PlanChoice &plan);
 
+  /// Why `plan`'s schedule cannot run the model's pipeline, as
+  /// weft-pipeline refuses it: a stage (chunk) past the first computes a
+  /// batch statistic (ModelProfile::couplings) of another stage's
+  /// activations, so it needs every microbatch's forward before any goes
+  /// on, and 1F1B or ZB-H1 with more microbatches than the earlier stage
+  /// sends ahead, or interleaving, would deadlock. Empty where it runs.
+  /// weftc runs gpipe instead when the schedule was not pinned.
+  std::string scheduleConflict(const PlanChoice &plan);
+
   /// Where one rank's compute goes under `plan`, per step: products and
   /// other kernels per phase, and the kernel count (for --explain).
   std::string computeBreakdown(const PlanChoice &plan) const;

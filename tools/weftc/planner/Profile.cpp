@@ -130,6 +130,89 @@ DenseSet<Value> gradientChain(Block &block) {
   return chain;
 }
 
+/// The batch statistics (BatchCoupling) of a step partitioned over the
+/// batch alone: its collectives whose result rows of the step read. Rows
+/// are the values that descend from the inputs other than through a
+/// collective (which makes a value every rank holds whole).
+std::vector<BatchCoupling> findBatchCouplings(func::FuncOp main,
+                                              int64_t units) {
+  Block &block = main.getBody().front();
+  DenseSet<Value> rows(main.getArguments().begin(), main.getArguments().end());
+  // Per op: the earliest forward unit among the activations (rows that
+  // descend from a parameter) it descends from; INT64_MAX for none.
+  DenseMap<Operation *, int64_t> source;
+  DenseSet<Operation *> weighted; // descends from a parameter
+  auto unitOf = [](Operation *op) -> std::optional<int64_t> {
+    if (auto s = op->getAttrOfType<IntegerAttr>("weft.stage"))
+      return s.getInt();
+    return std::nullopt;
+  };
+  std::vector<BatchCoupling> found;
+  for (Operation &op : block.without_terminator()) {
+    int64_t earliest = INT64_MAX;
+    bool fromParam = isa<ParamOp>(op);
+    bool readsRows = false;
+    for (Value v : op.getOperands()) {
+      readsRows |= rows.contains(v);
+      if (Operation *def = v.getDefiningOp()) {
+        earliest = std::min(earliest, source.lookup(def));
+        fromParam |= weighted.contains(def);
+      }
+    }
+    if (fromParam)
+      weighted.insert(&op);
+    const bool collective = !collectiveKind(&op).empty();
+    if (readsRows && !collective) {
+      for (Value r : op.getResults())
+        rows.insert(r);
+      if (std::optional<int64_t> u = unitOf(&op);
+          u && fromParam && !op.hasAttr("weft.backward"))
+        earliest = std::min(earliest, *u);
+    }
+    source[&op] = earliest;
+    if (!collective || earliest == INT64_MAX)
+      continue;
+    // The rows that read it, through ops of whole values.
+    // The rows that read it, through ops of whole values (not through
+    // another statistic): the earliest forward unit, else backward unit.
+    std::optional<int64_t> forward, backward;
+    SmallVector<Operation *> work(op.getUsers().begin(), op.getUsers().end());
+    DenseSet<Operation *> seen;
+    while (!work.empty()) {
+      Operation *user = work.pop_back_val();
+      if (!seen.insert(user).second ||
+          user->hasTrait<OpTrait::IsTerminator>() ||
+          !collectiveKind(user).empty())
+        continue;
+      std::optional<int64_t> u = unitOf(user);
+      bool isRow = u && llvm::any_of(user->getOperands(),
+                                     [&](Value v) { return rows.contains(v); });
+      if (!isRow) {
+        work.append(user->user_begin(), user->user_end());
+        continue;
+      }
+      std::optional<int64_t> &first =
+          user->hasAttr("weft.backward") ? backward : forward;
+      first = std::min(first.value_or(INT64_MAX), *u);
+    }
+    if (!forward && !backward)
+      continue;
+    const int64_t consumer = forward ? *forward : *backward;
+    const Phase phase = forward ? Phase::Forward : Phase::Backward;
+    auto clamp = [&](int64_t u) {
+      return static_cast<int32_t>(
+          std::max<int64_t>(0, std::min<int64_t>(u, units - 1)));
+    };
+    BatchCoupling c;
+    c.unit = clamp(consumer);
+    c.source = clamp(earliest);
+    c.phase = phase;
+    c.bytes = bytesOf(op.getOperand(0).getType());
+    found.push_back(c);
+  }
+  return found;
+}
+
 /// Reads the records of one (partitioned) training step.
 void analyze(func::FuncOp main, int64_t units, TpProfile &out,
              std::vector<std::string> &kernels) {
@@ -455,6 +538,22 @@ void expandProfile(TpProfile &p, const Repetition &rep, bool dropped,
   p.units = std::move(bytes);
 }
 
+/// The couplings of the shortened model at every unit of the whole one;
+/// each keeps its distance to its source.
+std::vector<BatchCoupling>
+expandCouplings(const std::vector<BatchCoupling> &couplings,
+                const Repetition &rep, bool dropped) {
+  std::vector<BatchCoupling> all;
+  for (const BatchCoupling &c : couplings)
+    for (int64_t u : expandUnit(c.unit, rep, dropped)) {
+      all.push_back(c);
+      all.back().unit = static_cast<int32_t>(u);
+      all.back().source =
+          static_cast<int32_t>(std::max<int64_t>(0, u - (c.unit - c.source)));
+    }
+  return all;
+}
+
 } // namespace
 
 bool weft::planner::buildProfile(const CompileOptions &opts,
@@ -545,6 +644,29 @@ bool weft::planner::buildProfile(const CompileOptions &opts,
   const int64_t reducedUnits =
       dropped ? profile.units - (rep.layers - kKeptLayers) * rep.opsPerLayer
               : profile.units;
+
+  // The batch statistics, on a copy split over two microbatches (the
+  // partitioner's batch axis, as weft-microbatch sees it).
+  if (opts.train && profile.batch % 2 == 0) {
+    OwningOpRef<ModuleOp> copy(module.clone());
+    PassManager mbPm(&context);
+    AnnotateShardingOptions mesh;
+    mesh.microbatches = 2;
+    mbPm.addPass(createAnnotateSharding(mesh));
+    mbPm.addPass(createPartition());
+    diagnostics.clear();
+    if (succeeded(mbPm.run(*copy)))
+      profile.couplings = expandCouplings(
+          findBatchCouplings(copy->lookupSymbol<func::FuncOp>("main"),
+                             reducedUnits),
+          rep, dropped);
+    if (std::getenv("WEFT_PLANNER_DUMP"))
+      for (const BatchCoupling &c : profile.couplings)
+        llvm::errs() << "batch statistic: unit " << c.unit << " from unit "
+                     << c.source << ", "
+                     << (c.phase == Phase::Forward ? "forward" : "backward")
+                     << ", " << c.bytes << " bytes\n";
+  }
 
   // Each degree above 1 partitions its own copy; tp = 1 comes last and
   // takes the step itself. Then each takes the passes a rank's step gets

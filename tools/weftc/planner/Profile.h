@@ -62,6 +62,21 @@ struct CollectiveRecord {
   bool batch = false;
 };
 
+/// A statistic of the whole batch that rows of the step wait for, such as
+/// a training-mode BatchNormalization's mean and variance (forward) and
+/// the sums its input gradient needs (backward). weft-microbatch sums it
+/// over the microbatches and data parallelism all-reduces it before any
+/// row goes on, so every microbatch's activations up to it are alive at
+/// once, and a pipeline stage that computes it from another stage's
+/// activations needs all the microbatches' forwards first. Statistics of
+/// the inputs alone (a loss's label count) do not count.
+struct BatchCoupling {
+  int32_t unit = 0;   ///< the earliest unit whose rows read it
+  int32_t source = 0; ///< the earliest unit of the activations it sums
+  Phase phase = Phase::Forward;
+  double bytes = 0; ///< what a data-parallel all-reduce of it carries
+};
+
 /// Per unit, bytes one tensor-parallel rank holds.
 struct UnitBytes {
   double params = 0, gradients = 0, optimizer = 0;
@@ -98,6 +113,9 @@ struct ModelProfile {
   std::map<int64_t, TpProfile> byTp;
   /// Kernel names OpRecord::kernel indexes ("" first: not a kernel).
   std::vector<std::string> kernels{""};
+  /// The batch statistics of the training step (found on a copy
+  /// partitioned over two microbatches; empty when the batch is odd).
+  std::vector<BatchCoupling> couplings;
   /// Degrees the partition refused, with its reason.
   std::map<int64_t, std::string> tpRefused;
   double seconds = 0; // time to build the profile
