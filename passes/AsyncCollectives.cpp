@@ -128,6 +128,7 @@ struct AsyncCollectivesPass
 
   /// A reduce_scatter (ZeRO-2's gradients) the same way as an all_reduce.
   void splitScatter(shard::ReduceScatterOp op) {
+    sinkUnpacking(op);
     splitReduction(op, [&](OpBuilder &b, int64_t reduction) {
       return ReduceScatterStartOp::create(
                  b, op.getLoc(), op.getType(), op.getInput(), op.getGridAttr(),

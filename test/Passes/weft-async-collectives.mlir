@@ -129,3 +129,26 @@ func.func @main(%x: tensor<2x4xf32>, %y: tensor<2x2xf32>) -> tensor<2x2xf32> {
   %2 = weft.add %0, %1 : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
   return %2 : tensor<2x2xf32>
 }
+
+// -----
+
+// A bucket of ZeRO-2 gradients: the split and reshapes that unpack the
+// reduce_scatter's block move down to the updates that read them, so the
+// wait goes there and the backward in between overlaps the transfer.
+// CHECK-LABEL: func.func @main
+// CHECK: %[[P:.*]] = weft.reduce_scatter_start %{{.*}} scatter_axis = 0 slot = 0 : tensor<2x6xf32> -> tensor<1x6xf32>
+// CHECK: weft.tanh
+// CHECK: %[[R:.*]] = weft.comm_wait %[[P]] slot = 0 : tensor<1x6xf32>
+// CHECK: %[[S:.*]]:2 = weft.split %[[R]]
+// CHECK: weft.reshape %[[S]]#0
+// CHECK: weft.add
+shard.grid @mesh(shape = 2x1) {weft.mesh_axes = ["dp", "tp"]}
+func.func @main(%g: tensor<2x6xf32>, %y: tensor<2xf32>) -> (tensor<2xf32>, tensor<4xf32>) {
+  %0 = shard.reduce_scatter %g on @mesh grid_axes = [0] scatter_axis = 0 : tensor<2x6xf32> -> tensor<1x6xf32>
+  %1:2 = weft.split %0 {axis = 1 : i64} : (tensor<1x6xf32>) -> (tensor<1x2xf32>, tensor<1x4xf32>)
+  %2 = weft.reshape %1#0 : tensor<1x2xf32> to tensor<2xf32>
+  %3 = weft.reshape %1#1 : tensor<1x4xf32> to tensor<4xf32>
+  %4 = weft.tanh %y : tensor<2xf32>
+  %5 = weft.add %2, %4 : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  return %5, %3 : tensor<2xf32>, tensor<4xf32>
+}

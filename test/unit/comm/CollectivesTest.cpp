@@ -18,11 +18,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -284,40 +286,44 @@ TEST(Collectives, AllGatherAlongEachDim) {
 
 // x [4, 2, 6] with the split dim a multiple of every group size; each rank
 // keeps its block of the group's reduction (and all_slice its own block).
+// Then x [4, 2, 2048] (at least 64 KiB in all): the MPI world reduce-scatters
+// that around a ring of point-to-point messages.
 TEST(Collectives, ReduceScatterAndSliceAlongEachDim) {
-  for (int64_t dtype : kDTypes)
-    for (const auto &axes : axisSets())
-      for (int64_t dim = 0; dim < 3; ++dim)
-        for (int64_t op : {0, 1, 3}) {
-          SCOPED_TRACE(label(dtype, axes) + " dim " + std::to_string(dim) +
-                       " reduction " + std::to_string(op));
-          std::vector<int64_t> group = members(axes);
-          int64_t g = static_cast<int64_t>(group.size());
-          std::vector<int64_t> xs = {4, 2, 6};
-          xs[dim] *= g;
-          std::vector<int64_t> ys = xs;
-          ys[dim] /= g;
-          int64_t nx = numel(xs), ny = nx / g;
-          Buffer x(dtype, nx), y(dtype, ny), s(dtype, ny);
-          for (int64_t i = 0; i < nx; ++i)
-            x.set(i, fill(myRank(), i));
-          void *bufs[] = {x.data(), y.data()};
-          auto d = desc(dtype, xs, ys, {op, dim}, axes);
-          weft_k_reduce_scatter(bufs, d.data());
-          void *sbufs[] = {x.data(), s.data()};
-          auto sd = desc(dtype, xs, ys, {dim}, axes);
-          weft_k_all_slice(sbufs, sd.data());
-          int64_t index = myIndex(group);
-          for (int64_t i = 0; i < ny; ++i) {
-            std::vector<int64_t> c = unravel(i, ys);
-            c[dim] += index * ys[dim];
-            int64_t src = ravel(c, xs);
-            ASSERT_EQ(y.get(i), reduce(op, group, src, dtype))
-                << "reduce_scatter element " << i;
-            ASSERT_EQ(s.get(i), fill(myRank(), src))
-                << "all_slice element " << i;
+  for (int64_t inner : {6, 2048})
+    for (int64_t dtype : kDTypes)
+      for (const auto &axes : axisSets())
+        for (int64_t dim = 0; dim < 3; ++dim)
+          for (int64_t op : {0, 1, 3}) {
+            SCOPED_TRACE(label(dtype, axes) + " dim " + std::to_string(dim) +
+                         " reduction " + std::to_string(op) + " inner " +
+                         std::to_string(inner));
+            std::vector<int64_t> group = members(axes);
+            int64_t g = static_cast<int64_t>(group.size());
+            std::vector<int64_t> xs = {4, 2, inner};
+            xs[dim] *= g;
+            std::vector<int64_t> ys = xs;
+            ys[dim] /= g;
+            int64_t nx = numel(xs), ny = nx / g;
+            Buffer x(dtype, nx), y(dtype, ny), s(dtype, ny);
+            for (int64_t i = 0; i < nx; ++i)
+              x.set(i, fill(myRank(), i));
+            void *bufs[] = {x.data(), y.data()};
+            auto d = desc(dtype, xs, ys, {op, dim}, axes);
+            weft_k_reduce_scatter(bufs, d.data());
+            void *sbufs[] = {x.data(), s.data()};
+            auto sd = desc(dtype, xs, ys, {dim}, axes);
+            weft_k_all_slice(sbufs, sd.data());
+            int64_t index = myIndex(group);
+            for (int64_t i = 0; i < ny; ++i) {
+              std::vector<int64_t> c = unravel(i, ys);
+              c[dim] += index * ys[dim];
+              int64_t src = ravel(c, xs);
+              ASSERT_EQ(y.get(i), reduce(op, group, src, dtype))
+                  << "reduce_scatter element " << i;
+              ASSERT_EQ(s.get(i), fill(myRank(), src))
+                  << "all_slice element " << i;
+            }
           }
-        }
 }
 
 // mesh_offset: this rank's index in the group times the block, which is
@@ -496,6 +502,45 @@ TEST(Collectives, BroadcastFromEveryRoot) {
                 << "broadcast_start element " << i;
         }
     }
+}
+
+// A large reduce-scatter (around the MPI world's ring) that one rank polls
+// (comm_progress) long after it finished, the other not at all: it stays
+// finished, and the next collective on the group still matches.
+TEST(Collectives, FinishedReduceScatterStaysFinishedWhenPolled) {
+  for (const auto &axes : axisSets()) {
+    SCOPED_TRACE(label(WEFT_F32, axes));
+    std::vector<int64_t> group = members(axes);
+    int64_t g = static_cast<int64_t>(group.size());
+    int64_t index = myIndex(group);
+    std::vector<int64_t> small = {4, 4096}, big = {4 * g, 4096};
+    const int64_t n = 4 * 4096;
+    Buffer x(WEFT_F32, n * g), y(WEFT_F32, n), y2(WEFT_F32, n);
+    for (int64_t i = 0; i < n * g; ++i)
+      x.set(i, fill(myRank(), i));
+    void *bufs[] = {x.data(), y.data()};
+    auto d = desc(WEFT_F32, big, small, {11, 0, 0}, axes);
+    weft_k_reduce_scatter_start(bufs, d.data());
+    // Polled by every rank for 200 ms (it finishes), then by one rank only.
+    const int64_t progress[] = {0, 0};
+    for (int i = 0; i < 20; ++i) {
+      weft_k_comm_progress(nullptr, progress);
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (index == 0)
+      for (int i = 0; i < 50; ++i)
+        weft_k_comm_progress(nullptr, progress);
+    void *w[] = {y.data(), y2.data()};
+    weft_k_comm_wait(w, waitDesc(WEFT_F32, small, 11, true).data());
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_EQ(y.get(i), reduce(0, group, index * n + i, WEFT_F32))
+          << "reduce_scatter element " << i;
+    weft_k_reduce_scatter(bufs,
+                          desc(WEFT_F32, big, small, {0, 0}, axes).data());
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_EQ(y.get(i), reduce(0, group, index * n + i, WEFT_F32))
+          << "the next reduce_scatter, element " << i;
+  }
 }
 
 // Four collectives in flight at once on different slots; the operands are
