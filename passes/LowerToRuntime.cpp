@@ -117,6 +117,40 @@ bool isElementwiseInPlaceSafe(StringRef kernel) {
          kernel == "unary";
 }
 
+/// An all_reduce_start reduces in its result's buffer, into which the
+/// runtime first copies the operand. When the operand is an intermediate
+/// that nothing reads after the start, the result takes the operand's
+/// buffer instead: the copy goes away (the gradient buckets of data
+/// parallelism are the largest intermediates a step copies), and the
+/// buffer lives on to the wait and the result's readers.
+void reduceInPlace(func::FuncOp func) {
+  Block &block = func.getBody().front();
+  DenseMap<Operation *, int64_t> position;
+  int64_t index = 0;
+  for (Operation &op : block)
+    position[&op] = index++;
+  SmallVector<rt::LaunchOp> starts;
+  for (Operation &op : block)
+    if (auto launch = dyn_cast<rt::LaunchOp>(op))
+      if (launch.getKernel() == "all_reduce_start" &&
+          launch.getBuffers().size() == 2)
+        starts.push_back(launch);
+  for (rt::LaunchOp start : starts) {
+    Value x = start.getBuffers()[0], y = start.getBuffers()[1];
+    auto xAlloc = x.getDefiningOp<rt::AllocOp>();
+    auto yAlloc = y.getDefiningOp<rt::AllocOp>();
+    if (!xAlloc || !yAlloc || x == y ||
+        xAlloc.getBytes() != yAlloc.getBytes())
+      continue;
+    if (llvm::any_of(x.getUsers(), [&](Operation *user) {
+          return position.lookup(user) > position[start];
+        }))
+      continue;
+    y.replaceAllUsesWith(x);
+    yAlloc.erase();
+  }
+}
+
 /// A parameter update is first lowered to a copy into the parameter's buffer.
 /// When the new value comes from an elementwise kernel and nothing reads the
 /// old parameter after that kernel, the kernel writes the parameter in place
@@ -573,6 +607,7 @@ struct LowerToRuntimePass
     }
     func::ReturnOp::create(b, ret.getLoc());
 
+    reduceInPlace(newFunc);
     if (training)
       updateInPlace(newFunc);
     newFunc->setAttr("weftrt.mode", attrBuilder.getStringAttr(

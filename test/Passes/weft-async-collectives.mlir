@@ -152,3 +152,26 @@ func.func @main(%g: tensor<2x6xf32>, %y: tensor<2xf32>) -> (tensor<2xf32>, tenso
   %5 = weft.add %2, %4 : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
   return %5, %3 : tensor<2xf32>, tensor<4xf32>
 }
+
+// -----
+
+// An all_reduce_start of an intermediate nothing reads later reduces in the
+// operand's own buffer (the runtime skips its copy into the result); one of
+// a value read after the start keeps its own result buffer.
+// RT: weftrt.launch "all_reduce_start"(%[[T:[^,]+]], %[[T]])
+// RT: weftrt.launch "comm_wait"(%[[T]])
+// RT: %[[R:.*]] = weftrt.alloc
+// RT-NEXT: weftrt.launch "all_reduce_start"(%[[E:[^,]+]], %[[R]])
+// RT: weftrt.launch "unary"(%[[E]],
+shard.grid @mesh(shape = 2x1) {weft.mesh_axes = ["dp", "tp"]}
+func.func @main(%x: tensor<4xf32>, %y: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %t = weft.tanh %x : tensor<4xf32>
+  %0 = shard.all_reduce %t on @mesh grid_axes = [0] : tensor<4xf32> -> tensor<4xf32>
+  %1 = weft.neg %y : tensor<4xf32>
+  %2 = weft.add %0, %1 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %e = weft.exp %x : tensor<4xf32>
+  %3 = shard.all_reduce %e on @mesh grid_axes = [0] : tensor<4xf32> -> tensor<4xf32>
+  %4 = weft.neg %e : tensor<4xf32>
+  %5 = weft.add %3, %4 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %2, %5, %e : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
