@@ -139,8 +139,7 @@ void reduceInPlace(func::FuncOp func) {
     Value x = start.getBuffers()[0], y = start.getBuffers()[1];
     auto xAlloc = x.getDefiningOp<rt::AllocOp>();
     auto yAlloc = y.getDefiningOp<rt::AllocOp>();
-    if (!xAlloc || !yAlloc || x == y ||
-        xAlloc.getBytes() != yAlloc.getBytes())
+    if (!xAlloc || !yAlloc || x == y || xAlloc.getBytes() != yAlloc.getBytes())
       continue;
     if (llvm::any_of(x.getUsers(), [&](Operation *user) {
           return position.lookup(user) > position[start];
