@@ -34,14 +34,83 @@ struct Lifetime {
   int64_t last;
   int64_t offset = -1;
   int64_t stage = -1; ///< the one pipeline stage using it; -1: any rank
+  /// A piece placed inside another buffer (a contiguous concat's input or
+  /// split's result): that buffer's index and the piece's offset in it.
+  int64_t whole = -1;
+  int64_t within = 0;
+  bool hasPieces = false;
 };
 
 int64_t alignUp(int64_t v) {
   return (v + kAlignment - 1) / kAlignment * kAlignment;
 }
 
+/// The pieces of a concat or split that lie one after the other in the
+/// whole (weftrt.piece_offsets, from the lowering) are placed inside the
+/// whole's buffer, which then lives as long as any of them, and the launch
+/// goes away: a bucket of gradients is filled where each gradient is made,
+/// and read in place after its reduction. A concat qualifies when it is
+/// each piece's last reader, a split when it is the whole's; a piece is
+/// an intermediate of its own (not one that is already a piece or has
+/// pieces, nor the whole itself).
+void placeInWhole(Block &block, DenseMap<Operation *, int64_t> &position,
+                  DenseMap<Operation *, size_t> &indexOf,
+                  std::vector<Lifetime> &buffers) {
+  auto lifetimeOf = [&](Value v) -> Lifetime * {
+    auto alloc = v.getDefiningOp<rt::AllocOp>();
+    auto it = alloc ? indexOf.find(alloc) : indexOf.end();
+    return it == indexOf.end() ? nullptr : &buffers[it->second];
+  };
+  for (Operation &op : llvm::make_early_inc_range(block)) {
+    auto launch = dyn_cast<rt::LaunchOp>(op);
+    auto offsets =
+        launch
+            ? launch->getAttrOfType<DenseI64ArrayAttr>("weftrt.piece_offsets")
+            : DenseI64ArrayAttr();
+    if (!offsets)
+      continue;
+    const bool concat = launch.getKernel() == "concat";
+    if (!concat && launch.getKernel() != "split")
+      continue;
+    const size_t n = offsets.size();
+    ValueRange bufs = launch.getBuffers();
+    if (bufs.size() != n + 1)
+      continue;
+    Value whole = concat ? bufs[n] : bufs[0];
+    ValueRange pieces = concat ? bufs.take_front(n) : bufs.drop_front(1);
+    Lifetime *w = lifetimeOf(whole);
+    if (!w || w->whole >= 0)
+      continue;
+    const int64_t at = position[launch];
+    bool ok = concat || w->last == at;
+    SmallVector<Lifetime *> parts;
+    DenseSet<Value> seen;
+    for (Value piece : pieces) {
+      Lifetime *p = lifetimeOf(piece);
+      ok = ok && p && p != w && seen.insert(piece).second && p->whole < 0 &&
+           !p->hasPieces && (!concat || p->last == at);
+      parts.push_back(p);
+    }
+    if (!ok)
+      continue;
+    const int64_t wIndex = w - buffers.data();
+    for (auto [p, offset] : llvm::zip(parts, offsets.asArrayRef())) {
+      p->whole = wIndex;
+      p->within = offset;
+      w->first = std::min(w->first, p->first);
+      w->last = std::max(w->last, p->last);
+      if (p->stage != w->stage)
+        w->stage = -1;
+    }
+    w->hasPieces = true;
+    launch.erase();
+  }
+}
+
 struct AssignBuffersPass
     : public weft::impl::AssignBuffersBase<AssignBuffersPass> {
+  using AssignBuffersBase::AssignBuffersBase;
+
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     if (func.isExternal())
@@ -57,6 +126,7 @@ struct AssignBuffersPass
       position[&op] = index++;
 
     std::vector<Lifetime> buffers;
+    DenseMap<Operation *, size_t> indexOf;
     for (Operation &op : block) {
       auto alloc = dyn_cast<rt::AllocOp>(op);
       if (!alloc)
@@ -83,8 +153,11 @@ struct AssignBuffersPass
       Lifetime l{alloc, alignUp(alloc.getBytes()), position[alloc], last};
       if (stage && !shared)
         l.stage = *stage;
+      indexOf[alloc] = buffers.size();
       buffers.push_back(l);
     }
+    if (placePieces)
+      placeInWhole(block, position, indexOf, buffers);
 
     // The pipeline's stages (weftrt.pipeline_axis of weftrt.mesh_shape).
     SmallVector<int64_t> stageBytes;
@@ -104,7 +177,8 @@ struct AssignBuffersPass
     // Largest first; ties by earlier start so the result is deterministic.
     std::vector<Lifetime *> order;
     for (Lifetime &l : buffers)
-      order.push_back(&l);
+      if (l.whole < 0)
+        order.push_back(&l);
     llvm::stable_sort(order, [](const Lifetime *a, const Lifetime *b) {
       if (a->bytes != b->bytes)
         return a->bytes > b->bytes;
@@ -137,6 +211,9 @@ struct AssignBuffersPass
       placed.insert(at, l);
     }
 
+    for (Lifetime &l : buffers)
+      if (l.whole >= 0)
+        l.offset = buffers[l.whole].offset + l.within;
     for (Lifetime &l : buffers) {
       OpBuilder b(l.alloc);
       Value slice = rt::ArenaSliceOp::create(b, l.alloc.getLoc(),

@@ -117,6 +117,45 @@ bool isElementwiseInPlaceSafe(StringRef kernel) {
          kernel == "unary";
 }
 
+/// A concat or split whose pieces lie one after the other in the whole
+/// (every dim before the axis is 1: a bucket of flattened gradients) gets
+/// weftrt.piece_offsets, each piece's byte offset in the whole, so that
+/// weftrt-assign-buffers may place the pieces there and drop the copy.
+void markContiguousPieces(Operation *op, rt::LaunchOp launch) {
+  int64_t axis = 0;
+  RankedTensorType whole;
+  SmallVector<Value> pieces;
+  if (auto concat = dyn_cast<ConcatOp>(op)) {
+    axis = concat.getAxis();
+    whole = cast<RankedTensorType>(concat.getType());
+    pieces.append(concat.getInputs().begin(), concat.getInputs().end());
+  } else if (auto split = dyn_cast<SplitOp>(op)) {
+    axis = split.getAxis();
+    whole = cast<RankedTensorType>(split.getInput().getType());
+    pieces.append(split.getResults().begin(), split.getResults().end());
+  } else {
+    return;
+  }
+  if (!whole.hasStaticShape() || axis < 0 || axis >= whole.getRank())
+    return;
+  for (int64_t d = 0; d < axis; ++d)
+    if (whole.getDimSize(d) != 1)
+      return;
+  SmallVector<int64_t> offsets;
+  int64_t offset = 0;
+  for (Value piece : pieces) {
+    auto type = cast<RankedTensorType>(piece.getType());
+    if (!type.hasStaticShape() || type.getNumElements() == 0)
+      return;
+    offsets.push_back(offset);
+    offset += getTensorBytes(type);
+  }
+  if (offset != getTensorBytes(whole))
+    return;
+  launch->setAttr("weftrt.piece_offsets",
+                  DenseI64ArrayAttr::get(op->getContext(), offsets));
+}
+
 /// An all_reduce_start reduces in its result's buffer, into which the
 /// runtime first copies the operand. When the operand is an intermediate
 /// that nothing reads after the start, the result takes the operand's
@@ -568,7 +607,9 @@ struct LowerToRuntimePass
       }
       desc.push_back(attrs.size());
       desc.append(attrs.begin(), attrs.end());
-      rt::LaunchOp::create(b, loc, kernelName, launchBuffers, desc);
+      auto launch =
+          rt::LaunchOp::create(b, loc, kernelName, launchBuffers, desc);
+      markContiguousPieces(&op, launch);
       if (isa<AllReduceStartOp, AllGatherStartOp, ReduceScatterStartOp,
               RecvStartOp>(op))
         ++inFlight;

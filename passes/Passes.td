@@ -59,7 +59,23 @@ def AssignBuffers : Pass<"weftrt-assign-buffers", "mlir::func::FuncOp"> {
     first, each at the lowest 64-byte-aligned offset that fits (greedy by
     size). Allocs become `weftrt.arena_slice`; the arena's size, the planned
     peak, is recorded on the function as `weftrt.arena_bytes`.
+
+    With `place-pieces`, the pieces of a concat or split that lie one after
+    the other in the whole (`weftrt.piece_offsets`, set by the lowering: a
+    data-parallel bucket of flattened gradients and its unpacking) are
+    placed inside the whole's buffer and the launch goes away. A concat
+    qualifies when it is each piece's last reader, a split when it is the
+    whole's last reader; pieces are intermediates that are neither pieces
+    of another buffer nor the whole. The whole then lives from its first
+    piece's making to its last piece's last use. (Pieces then start at any
+    element's offset: weftc sets it for CPU bundles; CUDA kernels and
+    cuBLAS have yet to be checked with such buffers on a GPU.)
   }];
+  let options = [
+    Option<"placePieces", "place-pieces", "bool", "false",
+           "Place the pieces of contiguous concats and splits inside the "
+           "whole and drop their copies">,
+  ];
 }
 
 def RuntimeToLLVM : Pass<"weftrt-to-llvm", "mlir::ModuleOp"> {

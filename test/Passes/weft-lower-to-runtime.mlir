@@ -69,7 +69,7 @@ func.func @main() -> tensor<3xf32> {
 // KernelABI.h (has_bias, group, strides[2], pads[4], dilations[2]).
 // CHECK-LABEL: func.func @weft_model_run()
 // CHECK: weftrt.launch "conv"({{.*}}) {desc = array<i64: 3, 0, 4, 1, 1, 4, 4, 0, 4, 2, 1, 3, 3, 0, 4, 1, 2, 4, 4, 10, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1>}
-// CHECK: weftrt.launch "split"({{.*}}) {desc = array<i64: 3, 0, 4, 1, 2, 4, 4, 0, 4, 1, 1, 4, 4, 0, 4, 1, 1, 4, 4, 1, 1>}
+// CHECK: weftrt.launch "split"({{.*}}) {desc = array<i64: 3, 0, 4, 1, 2, 4, 4, 0, 4, 1, 1, 4, 4, 0, 4, 1, 1, 4, 4, 1, 1>, weftrt.piece_offsets = array<i64: 0, 64>}
 func.func @main(%x: tensor<1x1x4x4xf32>) -> (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>) {
   %w = weft.param "w" : tensor<2x1x3x3xf32>
   %y = weft.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x1x4x4xf32>, tensor<2x1x3x3xf32>) -> tensor<1x2x4x4xf32>

@@ -358,7 +358,9 @@ void weft::addLoweringPasses(mlir::PassManager &pm, const CompileOptions &opts,
     return;
   addRankStepPasses(pm, opts);
   pm.addPass(createLowerToRuntime());
-  pm.addNestedPass<mlir::func::FuncOp>(createAssignBuffers());
+  AssignBuffersOptions arena;
+  arena.placePieces = opts.target != "cuda";
+  pm.addNestedPass<mlir::func::FuncOp>(createAssignBuffers(arena));
 }
 
 int weft::runCompileCommand(int argc, char **argv) {
