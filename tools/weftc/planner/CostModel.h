@@ -126,6 +126,12 @@ private:
   /// (Cluster::weightStreamBandwidth); else 0.
   double weightFetch(const TpProfile &p, int64_t pp,
                      int64_t microbatches) const;
+  /// The copies a step spends packing and unpacking the data-parallel
+  /// buckets of a stage's `gradBytes` of gradients and `paramBytes` of
+  /// parameters (by ZeRO stage; none for a CPU bundle's all-reduce buckets,
+  /// whose gradients are made in place).
+  double packingTime(double gradBytes, double paramBytes,
+                     const PlanChoice &plan, int64_t ranks) const;
   /// Summing M microbatches' weight gradients of `gradBytes` (M - 1 adds
   /// of the whole set: weft-microbatch sums the clones in order).
   double accumulationTime(double gradBytes, int64_t microbatches,
