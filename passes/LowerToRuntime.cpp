@@ -117,6 +117,15 @@ bool isElementwiseInPlaceSafe(StringRef kernel) {
          kernel == "unary";
 }
 
+/// Each op's index in `block`.
+DenseMap<Operation *, int64_t> positionsIn(Block &block) {
+  DenseMap<Operation *, int64_t> position;
+  int64_t index = 0;
+  for (Operation &op : block)
+    position[&op] = index++;
+  return position;
+}
+
 /// A concat or split whose pieces lie one after the other in the whole
 /// (every dim before the axis is 1: a bucket of flattened gradients) gets
 /// weftrt.piece_offsets, each piece's byte offset in the whole, so that
@@ -164,10 +173,7 @@ void markContiguousPieces(Operation *op, rt::LaunchOp launch) {
 /// buffer lives on to the wait and the result's readers.
 void reduceInPlace(func::FuncOp func) {
   Block &block = func.getBody().front();
-  DenseMap<Operation *, int64_t> position;
-  int64_t index = 0;
-  for (Operation &op : block)
-    position[&op] = index++;
+  DenseMap<Operation *, int64_t> position = positionsIn(block);
   SmallVector<rt::LaunchOp> starts;
   for (Operation &op : block)
     if (auto launch = dyn_cast<rt::LaunchOp>(op))
@@ -195,10 +201,7 @@ void reduceInPlace(func::FuncOp func) {
 /// and the copy goes away.
 void updateInPlace(func::FuncOp func) {
   Block &block = func.getBody().front();
-  DenseMap<Operation *, int64_t> position;
-  int64_t index = 0;
-  for (Operation &op : block)
-    position[&op] = index++;
+  DenseMap<Operation *, int64_t> position = positionsIn(block);
   SmallVector<rt::CopyOp> copies;
   for (Operation &op : block)
     if (auto copy = dyn_cast<rt::CopyOp>(op))

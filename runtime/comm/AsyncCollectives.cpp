@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CollectiveCall.h"
+#include "CommInternal.h"
 
 #include <cstring>
 #include <memory>
@@ -20,47 +21,10 @@ using namespace weft::comm;
 
 namespace {
 
-using Bytes = std::shared_ptr<std::vector<uint8_t>>;
+using Bytes = std::shared_ptr<Scratch>;
 
-/// Scratch buffers given back by finished requests, for the next starts: a
-/// fresh buffer of a gradient bucket's size costs page faults and a zero
-/// fill as large as the copy it then holds, every step. (Never destroyed:
-/// a request may finish during exit.)
-std::vector<std::vector<uint8_t> *> &freeScratch() {
-  static auto *pool = new std::vector<std::vector<uint8_t> *>();
-  return *pool;
-}
-
-/// At least `bytes` of scratch (contents undefined), back to the pool when
-/// the last holder lets go. Kernels and waits run on one thread.
 Bytes scratch(int64_t bytes) {
-  constexpr size_t kKept = 8;
-  std::vector<std::vector<uint8_t> *> &pool = freeScratch();
-  const size_t want = static_cast<size_t>(bytes);
-  // The smallest that is large enough, else the largest (grown).
-  auto best = pool.end();
-  for (auto it = pool.begin(); it != pool.end(); ++it)
-    if (best == pool.end() ||
-        ((*it)->size() >= want &&
-         ((*best)->size() < want || (*it)->size() < (*best)->size())) ||
-        ((*best)->size() < want && (*it)->size() > (*best)->size()))
-      best = it;
-  std::vector<uint8_t> *buffer = nullptr;
-  if (best != pool.end()) {
-    buffer = *best;
-    pool.erase(best);
-  } else {
-    buffer = new std::vector<uint8_t>();
-  }
-  if (buffer->size() < want)
-    buffer->resize(want);
-  return Bytes(buffer, [](std::vector<uint8_t> *b) {
-    std::vector<std::vector<uint8_t> *> &pool = freeScratch();
-    if (pool.size() < kKept)
-      pool.push_back(b);
-    else
-      delete b;
-  });
+  return std::make_shared<Scratch>(static_cast<size_t>(bytes));
 }
 
 } // namespace

@@ -4,6 +4,7 @@
 
 #include "weft/runtime/Comm.h"
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,6 +32,26 @@ void watchTransfer(Request::Transfer &transfer, const char *op,
 
 /// WEFT_COMM_TIMEOUT in seconds (default 300).
 double commTimeoutSeconds();
+
+/// At least `bytes` of scratch (contents undefined) for a transfer or a
+/// started collective, taken from buffers earlier ones gave back: a fresh
+/// buffer of a gradient bucket's size costs page faults and a zero fill as
+/// large as the data it then holds, every step. Given back when destroyed.
+/// Kernels and their transfers run on one thread (Scratch.cpp).
+class Scratch {
+public:
+  Scratch() = default;
+  explicit Scratch(size_t bytes);
+  Scratch(Scratch &&other) noexcept;
+  Scratch &operator=(Scratch &&other) noexcept;
+  Scratch(const Scratch &) = delete;
+  Scratch &operator=(const Scratch &) = delete;
+  ~Scratch();
+  uint8_t *data() const { return buffer_ ? buffer_->data() : nullptr; }
+
+private:
+  std::vector<uint8_t> *buffer_ = nullptr;
+};
 
 /// "0,1", "0-7", "0,4,8,...": a rank list for messages.
 std::string formatRanks(const std::vector<int64_t> &ranks);

@@ -34,62 +34,6 @@ public:
   MPI_Request request = MPI_REQUEST_NULL;
 };
 
-/// A scratch buffer for the rings' messages, taken from buffers earlier
-/// transfers gave back: a fresh one of a bucket's size costs page faults
-/// and a zero fill each call (a 64 MiB all-reduce on 2 ranks ran at 1.3
-/// GB/s bus bandwidth with a fresh 32 MiB buffer, 2.x reused). Kernels
-/// and their transfers run on one thread.
-class Scratch {
-public:
-  Scratch() = default;
-  explicit Scratch(size_t bytes) {
-    std::vector<std::vector<uint8_t> *> &free = pool();
-    // The smallest large enough, else any (grown).
-    auto best = free.end();
-    for (auto it = free.begin(); it != free.end(); ++it)
-      if ((*it)->size() >= bytes &&
-          (best == free.end() || (*it)->size() < (*best)->size()))
-        best = it;
-    if (best == free.end() && !free.empty())
-      best = free.begin();
-    if (best != free.end()) {
-      buffer_ = *best;
-      free.erase(best);
-    } else {
-      buffer_ = new std::vector<uint8_t>();
-    }
-    if (buffer_->size() < bytes)
-      buffer_->resize(bytes);
-  }
-  Scratch(const Scratch &) = delete;
-  Scratch &operator=(const Scratch &) = delete;
-  Scratch(Scratch &&other) noexcept : buffer_(other.buffer_) {
-    other.buffer_ = nullptr;
-  }
-  Scratch &operator=(Scratch &&other) noexcept {
-    std::swap(buffer_, other.buffer_);
-    return *this;
-  }
-  ~Scratch() {
-    if (!buffer_)
-      return;
-    std::vector<std::vector<uint8_t> *> &free = pool();
-    if (free.size() < 8)
-      free.push_back(buffer_);
-    else
-      delete buffer_;
-  }
-  uint8_t *data() const { return buffer_ ? buffer_->data() : nullptr; }
-
-private:
-  /// Never destroyed: a transfer may end during exit.
-  static std::vector<std::vector<uint8_t> *> &pool() {
-    static auto *free = new std::vector<std::vector<uint8_t> *>();
-    return *free;
-  }
-  std::vector<uint8_t> *buffer_ = nullptr;
-};
-
 /// An all-reduce by recursive doubling over non-blocking point-to-point
 /// messages: in round k every rank swaps its partial result with rank ^ 2^k
 /// and reduces the two (IEEE addition, max and min commute, so every rank
@@ -141,30 +85,13 @@ private:
 /// Messages up to this size are all-reduced by recursive doubling.
 constexpr int64_t kRecursiveDoublingBytes = 16 << 10;
 
-/// A reduce-scatter over a ring of non-blocking point-to-point messages:
-/// in step k every rank sends its partial sum of block (rank - k - 1) mod n
-/// to the next rank and adds its own block (rank - k - 2) mod n to the
-/// partial sum the previous rank sent; after n - 1 steps a rank holds the
-/// sum of its own block (the last step receives straight into the result).
-/// Each element crosses one link once and is added once per rank. Open
-/// MPI's non-blocking MPI_Ireduce_scatter_block moved 64 MiB over 2 ranks
-/// 1.7x slower than its all-reduce of the same 64 MiB (bench/README.md).
-class RingReduceScatter final : public Request::Transfer {
+/// The steps of a ring of non-blocking point-to-point messages: in each,
+/// every rank receives one block from the previous rank and sends one to
+/// the next (`post`), then handles what arrived (`arrived`). Polled again
+/// after it finished, it stays finished.
+class RingTransfer : public Request::Transfer {
 public:
-  RingReduceScatter(MPI_Comm comm, int rank, int size, const void *in,
-                    void *out, int count, MPI_Datatype type, MPI_Op op, int tag,
-                    size_t blockBytes)
-      : comm_(comm), rank_(rank), size_(size),
-        in_(static_cast<const uint8_t *>(in)), out_(out), count_(count),
-        type_(type), op_(op), tag_(tag), blockBytes_(blockBytes) {
-    if (size_ > 2) {
-      incoming_ = Scratch(blockBytes);
-      outgoing_ = Scratch(blockBytes);
-    }
-  }
-
-  bool test() override {
-    // (Polled again after it finished, it stays finished.)
+  bool test() final {
     while (!finished_) {
       if (inFlight_) {
         int done = 0;
@@ -172,51 +99,106 @@ public:
         if (!done)
           return false;
         inFlight_ = false;
-        // What came in is the previous rank's partial sum of block b: add
-        // this rank's own block b to it.
-        const bool last = step_ == size_ - 2;
-        void *sum = last ? out_ : incoming_.data();
-        MPI_Reduce_local(block(rank_ - step_ - 2), sum, count_, type_, op_);
-        if (last) {
+        arrived(step_);
+        if (++step_ == steps()) {
           finished_ = true;
           break;
         }
-        std::swap(incoming_, outgoing_);
-        ++step_;
       }
-      const void *send =
-          step_ == 0 ? block(rank_ - 1) : static_cast<void *>(outgoing_.data());
-      void *recv = step_ == size_ - 2 ? out_ : incoming_.data();
-      MPI_Irecv(recv, count_, type_, (rank_ + size_ - 1) % size_, tag_, comm_,
-                &requests_[0]);
-      MPI_Isend(send, count_, type_, (rank_ + 1) % size_, tag_, comm_,
-                &requests_[1]);
+      post(step_);
       inFlight_ = true;
     }
     return true;
   }
 
-private:
-  /// This rank's input block `b` (mod n).
-  const uint8_t *block(int b) const {
-    return in_ +
-           static_cast<size_t>(((b % size_) + size_) % size_) * blockBytes_;
+protected:
+  RingTransfer(MPI_Comm comm, int rank, int size, MPI_Datatype type, MPI_Op op,
+               int tag)
+      : rank_(rank), size_(size), type_(type), op_(op), comm_(comm), tag_(tag) {
   }
 
-  MPI_Comm comm_;
+  virtual int steps() const = 0;
+  /// Starts step `step`'s messages through exchange().
+  virtual void post(int step) = 0;
+  /// Step `step`'s messages have arrived.
+  virtual void arrived(int step) = 0;
+
+  void exchange(const void *send, int sendCount, void *recv, int recvCount) {
+    MPI_Irecv(recv, recvCount, type_, wrap(rank_ - 1), tag_, comm_,
+              &requests_[0]);
+    MPI_Isend(send, sendCount, type_, wrap(rank_ + 1), tag_, comm_,
+              &requests_[1]);
+  }
+  int wrap(int b) const { return ((b % size_) + size_) % size_; }
+
   int rank_, size_;
-  const uint8_t *in_;
-  void *out_;
-  int count_;
   MPI_Datatype type_;
   MPI_Op op_;
+
+private:
+  MPI_Comm comm_;
   int tag_;
-  size_t blockBytes_;
-  Scratch incoming_, outgoing_;
   MPI_Request requests_[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
   int step_ = 0;
   bool inFlight_ = false, finished_ = false;
 };
+
+/// A reduce-scatter around the ring: in step k every rank sends its partial
+/// sum of block (rank - k - 1) mod n to the next rank and adds its own
+/// block (rank - k - 2) mod n to the partial sum the previous rank sent;
+/// after n - 1 steps a rank holds the sum of its own block (the last step
+/// receives straight into the result). Each element crosses one link once
+/// and is added once per rank. Open MPI's non-blocking
+/// MPI_Ireduce_scatter_block moved 64 MiB over 2 ranks 1.7x slower than
+/// its all-reduce of the same 64 MiB (bench/README.md).
+class RingReduceScatter final : public RingTransfer {
+public:
+  RingReduceScatter(MPI_Comm comm, int rank, int size, const void *in,
+                    void *out, int count, MPI_Datatype type, MPI_Op op, int tag,
+                    size_t blockBytes)
+      : RingTransfer(comm, rank, size, type, op, tag),
+        in_(static_cast<const uint8_t *>(in)), out_(out), count_(count),
+        blockBytes_(blockBytes) {
+    if (size_ > 2) {
+      incoming_ = Scratch(blockBytes);
+      outgoing_ = Scratch(blockBytes);
+    }
+  }
+
+private:
+  int steps() const override { return size_ - 1; }
+
+  void post(int k) override {
+    const void *send = k == 0 ? static_cast<const void *>(block(rank_ - 1))
+                              : static_cast<const void *>(outgoing_.data());
+    void *recv = k == size_ - 2 ? out_ : incoming_.data();
+    exchange(send, count_, recv, count_);
+  }
+
+  void arrived(int k) override {
+    // What came in is the previous rank's partial sum of block b: add this
+    // rank's own block b to it.
+    const bool last = k == size_ - 2;
+    void *sum = last ? out_ : incoming_.data();
+    MPI_Reduce_local(block(rank_ - k - 2), sum, count_, type_, op_);
+    if (!last)
+      std::swap(incoming_, outgoing_);
+  }
+
+  /// This rank's input block `b` (mod n).
+  const uint8_t *block(int b) const {
+    return in_ + static_cast<size_t>(wrap(b)) * blockBytes_;
+  }
+
+  const uint8_t *in_;
+  void *out_;
+  int count_;
+  size_t blockBytes_;
+  Scratch incoming_, outgoing_;
+};
+
+/// Reduce-scatters of at least this size (all blocks) go around the ring.
+constexpr int64_t kRingReduceScatterBytes = 64 << 10;
 
 /// An all-reduce around the same ring, in place: a reduce-scatter of the
 /// buffer's n blocks (block b of count elements starts at b * count / n),
@@ -226,56 +208,40 @@ private:
 /// and every rank ends with the same bits. Open MPI's non-blocking
 /// all-reduce moved 16-64 MiB over 2 ranks at 1.9-2.1 GB/s bus bandwidth,
 /// below its own reduce-scatter and all-gather.
-class RingAllReduce final : public Request::Transfer {
+class RingAllReduce final : public RingTransfer {
 public:
   RingAllReduce(MPI_Comm comm, int rank, int size, void *data, int64_t count,
                 int64_t elemSize, MPI_Datatype type, MPI_Op op, int tag)
-      : comm_(comm), rank_(rank), size_(size),
+      : RingTransfer(comm, rank, size, type, op, tag),
         data_(static_cast<uint8_t *>(data)), count_(count), elemSize_(elemSize),
-        type_(type), op_(op), tag_(tag),
         incoming_(static_cast<size_t>((count / size + 1) * elemSize)) {}
 
-  bool test() override {
-    // (Polled again after it finished, it stays finished.)
-    while (!finished_) {
-      if (inFlight_) {
-        int done = 0;
-        MPI_Testall(2, requests_, &done, MPI_STATUSES_IGNORE);
-        if (!done)
-          return false;
-        inFlight_ = false;
-        // A reduce-scatter step brought the previous rank's partial sum of
-        // block b: add it to this rank's.
-        if (step_ < size_ - 1) {
-          const int b = wrap(rank_ - step_ - 2);
-          MPI_Reduce_local(incoming_.data(), block(b), blockCount(b), type_,
-                           op_);
-        }
-        if (++step_ == 2 * (size_ - 1)) {
-          finished_ = true;
-          break;
-        }
-      }
-      // Reduce-scatter step k sends block r - k - 1 and receives block
-      // r - k - 2 (to add); all-gather step j sends the summed block r - j
-      // and receives block r - j - 1 in place.
-      const bool gather = step_ >= size_ - 1;
-      const int k = gather ? step_ - (size_ - 1) : step_;
-      const int sendBlock = wrap(rank_ - k - (gather ? 0 : 1));
-      const int recvBlock = wrap(rank_ - k - (gather ? 1 : 2));
-      void *into = gather ? static_cast<void *>(block(recvBlock))
-                          : static_cast<void *>(incoming_.data());
-      MPI_Irecv(into, blockCount(recvBlock), type_, wrap(rank_ - 1), tag_,
-                comm_, &requests_[0]);
-      MPI_Isend(block(sendBlock), blockCount(sendBlock), type_, wrap(rank_ + 1),
-                tag_, comm_, &requests_[1]);
-      inFlight_ = true;
-    }
-    return true;
+private:
+  int steps() const override { return 2 * (size_ - 1); }
+
+  // Reduce-scatter step k sends block r - k - 1 and receives block
+  // r - k - 2 (to add); all-gather step j sends the summed block r - j and
+  // receives block r - j - 1 in place.
+  void post(int step) override {
+    const bool gather = step >= size_ - 1;
+    const int k = gather ? step - (size_ - 1) : step;
+    const int sendBlock = wrap(rank_ - k - (gather ? 0 : 1));
+    const int recvBlock = wrap(rank_ - k - (gather ? 1 : 2));
+    void *into = gather ? static_cast<void *>(block(recvBlock))
+                        : static_cast<void *>(incoming_.data());
+    exchange(block(sendBlock), blockCount(sendBlock), into,
+             blockCount(recvBlock));
   }
 
-private:
-  int wrap(int b) const { return ((b % size_) + size_) % size_; }
+  void arrived(int step) override {
+    // A reduce-scatter step brought the previous rank's partial sum of
+    // block b: add it to this rank's.
+    if (step >= size_ - 1)
+      return;
+    const int b = wrap(rank_ - step - 2);
+    MPI_Reduce_local(incoming_.data(), block(b), blockCount(b), type_, op_);
+  }
+
   int64_t start(int b) const { return b * count_ / size_; }
   int blockCount(int b) const {
     return static_cast<int>(start(b + 1) - start(b));
@@ -284,24 +250,13 @@ private:
     return data_ + static_cast<size_t>(start(b) * elemSize_);
   }
 
-  MPI_Comm comm_;
-  int rank_, size_;
   uint8_t *data_;
   int64_t count_, elemSize_;
-  MPI_Datatype type_;
-  MPI_Op op_;
-  int tag_;
   Scratch incoming_;
-  MPI_Request requests_[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
-  int step_ = 0;
-  bool inFlight_ = false, finished_ = false;
 };
 
 /// All-reduces of at least this size go around the ring.
 constexpr int64_t kRingAllReduceBytes = 256 << 10;
-
-/// Reduce-scatters of at least this size (all blocks) go around the ring.
-constexpr int64_t kRingReduceScatterBytes = 64 << 10;
 
 MPI_Datatype reductionType(int64_t dtype) {
   switch (dtype) {
