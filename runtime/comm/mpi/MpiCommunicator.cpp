@@ -258,6 +258,20 @@ private:
 /// All-reduces of at least this size go around the ring.
 constexpr int64_t kRingAllReduceBytes = 256 << 10;
 
+/// The size from which an operation goes around the ring: `fallback`, or
+/// WEFT_COMM_RING_BYTES for every ring (tests run small models' collectives
+/// around the rings with 1; tuning).
+int64_t ringBytes(int64_t fallback) {
+  static const int64_t given = [] {
+    const char *env = std::getenv("WEFT_COMM_RING_BYTES");
+    char *end = nullptr;
+    long long v = env ? std::strtoll(env, &end, 10) : -1;
+    return env && end != env && *end == '\0' && v >= 0 ? static_cast<int64_t>(v)
+                                                       : int64_t(-1);
+  }();
+  return given >= 0 ? given : fallback;
+}
+
 MPI_Datatype reductionType(int64_t dtype) {
   switch (dtype) {
   case WEFT_F64:
@@ -330,7 +344,9 @@ protected:
   TransferPtr startAllReduce(const void *in, void *out, int64_t count,
                              int64_t dtype, Reduction op) override {
     const int64_t bytes = count * weftDTypeSize(dtype);
-    if ((size() & (size() - 1)) == 0 && bytes <= kRecursiveDoublingBytes) {
+    const int64_t ring = ringBytes(kRingAllReduceBytes);
+    if ((size() & (size() - 1)) == 0 && bytes <= kRecursiveDoublingBytes &&
+        bytes < ring) {
       if (in != out)
         std::memcpy(out, in, static_cast<size_t>(bytes));
       return TransferPtr(new RecursiveDoubling(
@@ -338,7 +354,7 @@ protected:
           static_cast<int>(count), reductionType(dtype), mpiOp(op), nextTag(),
           static_cast<size_t>(bytes)));
     }
-    if (size() > 1 && bytes >= kRingAllReduceBytes) {
+    if (size() > 1 && bytes > 0 && bytes >= ring) {
       if (in != out)
         std::memcpy(out, in, static_cast<size_t>(bytes));
       mpiCount("all_reduce", count);
@@ -367,8 +383,8 @@ protected:
   TransferPtr startReduceScatter(const void *in, void *out, int64_t count,
                                  int64_t dtype, Reduction op) override {
     const int64_t blockBytes = count * weftDTypeSize(dtype);
-    if (size() > 1 && in != out &&
-        blockBytes * size() >= kRingReduceScatterBytes)
+    if (size() > 1 && in != out && blockBytes > 0 &&
+        blockBytes * size() >= ringBytes(kRingReduceScatterBytes))
       return TransferPtr(new RingReduceScatter(
           messages(), static_cast<int>(rank()), static_cast<int>(size()), in,
           out, mpiCount("reduce_scatter", count), reductionType(dtype),
