@@ -235,12 +235,10 @@ struct PipelinePass : public weft::impl::PipelineBase<PipelinePass> {
     bool backward = false;
   };
 
-  /// The coupled op whose stage constrains the schedule most: under 1F1B
-  /// and ZB-H1 stage s - 1 sends P - s + 1 forwards before it waits for a
-  /// backward (enough for a forward coupled on stage s when that is all the
-  /// microbatches), and stage s runs P - s forwards before its first
-  /// backward (enough for a backward coupled there when that is all); the
-  /// first that falls short, else the one on the latest stage (chunk).
+  /// The coupled op whose stage constrains the schedule most: the first
+  /// whose stage runs more microbatches than coupledMicrobatchLimit allows
+  /// (PipelineSchedule.h), else the one on the latest stage (chunk). Only
+  /// for the message: findDeadlock decides.
   Coupling findCoupled(Block &body) {
     auto number = [](Operation *op, StringRef name) -> std::optional<int64_t> {
       if (auto a = op ? op->getAttrOfType<IntegerAttr>(name) : IntegerAttr())
@@ -283,7 +281,7 @@ struct PipelinePass : public weft::impl::PipelineBase<PipelinePass> {
       // A backward on the last stage (chunk) combines its own gradients.
       const bool last = unit == stages * virtualStages - 1;
       if (!short_.op && !(backward && last) &&
-          microbatches > stages - s + (backward ? 0 : 1))
+          microbatches > coupledMicrobatchLimit(stages, s, backward))
         short_ = {&op, backward};
       if (unit > foundUnit) {
         found = {&op, backward};
@@ -296,12 +294,9 @@ struct PipelinePass : public weft::impl::PipelineBase<PipelinePass> {
   /// Why the schedule cannot run: the coupling, else where it would wait.
   std::string describeDeadlock(Coupling coupled, Operation *blocked) {
     if (coupled.op) {
-      std::string stage = (virtualStages > 1 ? "chunk " : "stage ") +
-                          std::to_string(*stageOf(coupled.op));
-      if (virtualStages > 1)
-        if (auto c = coupled.op->getAttrOfType<IntegerAttr>("weft.chunk"))
-          stage = "chunk " + std::to_string(c.getInt()) + " of stage " +
-                  std::to_string(*stageOf(coupled.op));
+      std::string stage = "stage " + std::to_string(*stageOf(coupled.op));
+      if (auto c = coupled.op->getAttrOfType<IntegerAttr>("weft.chunk"))
+        stage = "chunk " + std::to_string(c.getInt()) + " of " + stage;
       if (!coupled.backward)
         return stage +
                "'s forward combines the microbatches (a statistic of the "

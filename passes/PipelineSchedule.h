@@ -62,6 +62,19 @@ inline int64_t pipelineSlot(std::string_view schedule, int64_t stages,
   return k + w < U ? w + 2 * k + 1 : w + (U - w) * 2 + (k - (U - w));
 }
 
+/// The most microbatches 1F1B and ZB-H1 can run when stage `s` of
+/// `stages` (P) combines every microbatch (a training-mode BatchNorm's batch
+/// statistics): in its forward, from what stage s - 1 sends, which sends
+/// P - s + 1 forwards before it waits for a backward; in its backward
+/// before the last stage, from what stage s + 1 sends back, which needs all
+/// of stage s's forwards, of which stage s runs P - s before its first
+/// backward. More deadlock (weft-pipeline falls back to GPipe, and the
+/// planner's cost model knows); interleaving deadlocks at any count.
+inline int64_t coupledMicrobatchLimit(int64_t stages, int64_t s,
+                                      bool backward) {
+  return stages - s + (backward ? 0 : 1);
+}
+
 } // namespace weft
 
 #endif // WEFT_PASSES_PIPELINESCHEDULE_H

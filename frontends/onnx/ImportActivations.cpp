@@ -212,7 +212,7 @@ LogicalResult onnx_import::importGelu(NodeImporter &imp) {
 /// (the shape arithmetic exporters emit) fold.
 LogicalResult onnx_import::importMod(NodeImporter &imp) {
   Expr e(imp);
-  Value a = imp.getInput(0, "A");
+  Value a = imp.getNumberInput(0, "A");
   Value b = imp.getInput(1, "B");
   if (!a || !b || failed(imp.checkSameElementType(a, b, "A", "B")))
     return failure();
@@ -222,8 +222,6 @@ LogicalResult onnx_import::importMod(NodeImporter &imp) {
   if (isFloat && !fmod)
     return imp.emitUnsupportedAttr("fmod", "0",
                                    "ONNX requires fmod = 1 for floats");
-  if (type.isInteger(1))
-    return imp.emitError("Mod takes numbers, not " + formatType(type));
   if (std::optional<DenseElementsAttr> divisor = imp.matchConstant(b);
       divisor && !isFloat &&
       llvm::any_of(divisor->getValues<APInt>(),
@@ -255,12 +253,9 @@ LogicalResult onnx_import::importCelu(NodeImporter &imp) {
 /// Shrink: x + bias below -lambd, x - bias above lambd, 0 between.
 LogicalResult onnx_import::importShrink(NodeImporter &imp) {
   Expr e(imp);
-  Value x = imp.getInput(0, "input");
+  Value x = imp.getNumberInput(0, "input");
   if (!x)
     return failure();
-  if (getElementType(x).isInteger(1))
-    return imp.emitError("Shrink takes numbers, not " +
-                         formatType(getElementType(x)));
   double lambd = imp.getFloatAttr("lambd", 0.5);
   double bias = imp.getFloatAttr("bias", 0.0);
   Value below = e.less(x, e.scalar(x, -lambd));

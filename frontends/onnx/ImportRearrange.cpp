@@ -152,12 +152,9 @@ Value onnx_import::buildCumSum(NodeImporter &imp, Value x, int64_t axis,
 }
 
 LogicalResult onnx_import::importCumSum(NodeImporter &imp) {
-  Value x = imp.getInput(0, "x");
+  Value x = imp.getNumberInput(0, "x");
   if (!x)
     return failure();
-  if (getElementType(x).isInteger(1))
-    return imp.emitError("CumSum takes numbers, not " +
-                         formatType(getElementType(x)));
   std::optional<SmallVector<int64_t>> axisValue =
       imp.getConstantInts(1, "axis");
   if (!axisValue)

@@ -132,6 +132,18 @@ std::optional<DenseElementsAttr> NodeImporter::matchConstant(Value value) {
   return std::nullopt;
 }
 
+Value NodeImporter::getNumberInput(unsigned i, StringRef what) {
+  Value value = getInput(i, what);
+  if (!value)
+    return Value();
+  Type type = getElementTypeOrSelf(value.getType());
+  if (type.isInteger(1)) {
+    (void)emitError(getOpType() + " takes numbers, not " + formatType(type));
+    return Value();
+  }
+  return value;
+}
+
 std::optional<DenseElementsAttr>
 NodeImporter::getConstantInput(unsigned i, StringRef what, StringRef why) {
   Value value = getInput(i, what);

@@ -108,6 +108,9 @@ public:
   unsigned getNumInputs() const { return node.input_size(); }
   /// Input `i`; records an error naming it `what` when it is absent.
   mlir::Value getInput(unsigned i, llvm::StringRef what);
+  /// Input `i` holding numbers: records "<OpType> takes numbers, not i1"
+  /// (and returns null) for a bool tensor, as getInput does when absent.
+  mlir::Value getNumberInput(unsigned i, llvm::StringRef what);
   /// Input `i`, or null when it is absent (or a sequence: an error then).
   mlir::Value getOptionalInput(unsigned i);
   /// Input `i` as a sequence's tensors; records an error naming it `what`

@@ -448,6 +448,12 @@ def errors():
     m["undefined_input"] = model([node("Relu", ["nowhere"], ["y"])], [], y)
     m["undefined_output"] = model([node("Relu", ["x"], ["y"])], x, y + [vi("z", F32, None)])
     m["no_graph"] = onnx.ModelProto(ir_version=8)
+    # Ops of numbers given a bool tensor.
+    b = [vi("b", TensorProto.BOOL, [2, 3])]
+    axis = helper.make_tensor("axis", TensorProto.INT64, [], [1])
+    m["cumsum_bool"] = model([node("CumSum", ["b", "axis"], ["y"])], b, y, inits=[axis])
+    m["shrink_bool"] = model([node("Shrink", ["b"], ["y"])], b, y)
+    m["mod_bool"] = model([node("Mod", ["b", "b"], ["y"], fmod=1)], b, y)
     return m
 
 

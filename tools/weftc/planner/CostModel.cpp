@@ -1,6 +1,8 @@
 //===- CostModel.cpp - Predicted step time and memory of a plan -----------===//
 #include "tools/weftc/planner/CostModel.h"
 
+#include "passes/PipelineSchedule.h"
+
 #include "tools/weftc/planner/Formulas.h"
 #include "tools/weftc/planner/GemmModel.h"
 #include "tools/weftc/planner/SharedCores.h"
@@ -333,10 +335,8 @@ std::string CostModel::scheduleConflict(const PlanChoice &plan) {
   if (static_cast<int64_t>(cuts.size()) < chunks - 1)
     return "";
   // As weft-pipeline finds them: a forward statistic of another chunk's
-  // activations needs every microbatch from the stage before, which sends
-  // P - s + 1 ahead under 1F1B and ZB-H1; a backward one before the last
-  // chunk needs every microbatch's gradient from the stage after, so all
-  // of its forwards, and it runs P - s of them before its first backward.
+  // activations, or a backward one before the last chunk (whose gradients
+  // come from the stage after), past coupledMicrobatchLimit.
   const int64_t m = plan.microbatches;
   for (bool backward : {false, true})
     for (const BatchCoupling &c : profile.couplings) {
@@ -357,7 +357,7 @@ std::string CostModel::scheduleConflict(const PlanChoice &plan) {
       if (plan.schedule == "interleaved")
         return "interleaved cannot run this pipeline: chunk " +
                std::to_string(k) + what + " (gpipe can)";
-      if (m > p - s + (backward ? 0 : 1))
+      if (m > coupledMicrobatchLimit(p, s, backward))
         return plan.schedule + " cannot run this pipeline: stage " +
                std::to_string(s) + what + " and needs all " +
                std::to_string(m) + " microbatches' forwards before " +
