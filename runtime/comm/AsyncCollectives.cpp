@@ -98,6 +98,39 @@ extern "C" void weft_k_reduce_scatter_start(void *const *bufs,
   context().startSlot(slot, std::move(request), y.data, "reduce_scatter_start");
 }
 
+// The bucket forms (Collectives.cpp). reduce_scatter_pieces_start reads
+// its pieces until the comm_wait (the compiler keeps them alive that
+// long); all_gather_pieces_start registers y_1 as the slot's result and
+// fills every piece by the comm_wait.
+extern "C" void weft_k_reduce_scatter_pieces_start(void *const *bufs,
+                                                   const int64_t *desc) {
+  CollectiveCall call("reduce_scatter_pieces_start", bufs, desc, 2,
+                      CollectiveCall::kBucket);
+  const int n = call.args().numTensors() - 1;
+  const cpu::TensorArg &y = call.args().tensor(n);
+  const int64_t slot = call.attr(0);
+  Pieces p = call.pieces(0, n, y, "y");
+  std::vector<const void *> in(p.data.begin(), p.data.end());
+  Request request = call.group().reduceScatterPiecesStart(
+      in, p.counts, y.data, y.dtype, call.reduction(1));
+  context().startSlot(slot, std::move(request), y.data,
+                      "reduce_scatter_pieces_start");
+}
+
+extern "C" void weft_k_all_gather_pieces_start(void *const *bufs,
+                                               const int64_t *desc) {
+  CollectiveCall call("all_gather_pieces_start", bufs, desc, 1,
+                      CollectiveCall::kBucket);
+  const int n = call.args().numTensors() - 1;
+  const cpu::TensorArg &x = call.x();
+  const int64_t slot = call.attr(0);
+  Pieces p = call.pieces(1, n, x, "x");
+  Request request =
+      call.group().allGatherPiecesStart(x.data, p.data, p.counts, x.dtype);
+  context().startSlot(slot, std::move(request), p.data[0],
+                      "all_gather_pieces_start");
+}
+
 extern "C" void weft_k_all_to_all_start(void *const *bufs,
                                         const int64_t *desc) {
   CollectiveCall call("all_to_all_start", bufs, desc, 3);

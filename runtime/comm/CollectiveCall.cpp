@@ -3,6 +3,7 @@
 
 #include "weft/runtime/Diagnostics.h"
 
+#include <climits>
 #include <cstring>
 #include <vector>
 
@@ -15,9 +16,15 @@ CollectiveCall::CollectiveCall(const char *kernel, void *const *bufs,
                                const int64_t *desc, int64_t leading,
                                int tensors)
     : args_(kernel, bufs, desc) {
-  args_.expectTensors(tensors, tensors);
-  if (tensors == 2)
-    args_.expectDType(1, args_.tensor(0).dtype);
+  if (tensors == kBucket) {
+    args_.expectTensors(2, INT_MAX);
+    for (int t = 1; t < args_.numTensors(); ++t)
+      args_.expectDType(t, args_.tensor(0).dtype);
+  } else {
+    args_.expectTensors(tensors, tensors);
+    if (tensors == 2)
+      args_.expectDType(1, args_.tensor(0).dtype);
+  }
   args_.expectAttrs(leading + 1);
   numAxes_ = args_.attr(leading);
   if (numAxes_ < 0)
@@ -65,6 +72,29 @@ void CollectiveCall::fail(const std::string &what) const {
   std::string group = context().mesh().groupName(axes_, numAxes_);
   fatal(kExitFailure, "kernel %s over %s: %s", args_.kernel(), group.c_str(),
         what.c_str());
+}
+
+Pieces CollectiveCall::pieces(int first, int n, const TensorArg &whole,
+                              const char *wholeName) const {
+  Pieces p;
+  int64_t total = 0;
+  for (int t = first; t < first + n; ++t) {
+    const TensorArg &piece = args_.tensor(t);
+    if (piece.numel % groupSize_ != 0)
+      fail("piece " + std::to_string(t - first) + " " + typeOf(piece) +
+           " does not split into " + std::to_string(groupSize_) +
+           " blocks (the group has " + std::to_string(groupSize_) +
+           " ranks)");
+    p.data.push_back(piece.data);
+    p.counts.push_back(piece.numel / groupSize_);
+    total += p.counts.back();
+  }
+  if (total != whole.numel)
+    fail(std::string(wholeName) + " " + typeOf(whole) + " holds " +
+         std::to_string(whole.numel) + " elements, not one block of each of " +
+         "the " + std::to_string(n) + " pieces (" + std::to_string(total) +
+         ")");
+  return p;
 }
 
 void CollectiveCall::expectJoined(const TensorArg &small, const char *smallName,

@@ -15,14 +15,25 @@
 #include "weft/runtime/Comm.h"
 
 #include <string>
+#include <vector>
 
 namespace weft {
 namespace comm {
 
+/// A bucket's pieces, each the group's blocks of one tensor: data and the
+/// element count of one block.
+struct Pieces {
+  std::vector<void *> data;
+  std::vector<int64_t> counts;
+};
+
 class CollectiveCall {
 public:
+  /// For `tensors`: any number from two on, all of one dtype (a bucket).
+  static constexpr int kBucket = -1;
+
   /// `leading`: the attributes before the mesh axes; `tensors`: 2 (x -> y,
-  /// one dtype) or 1 (y alone).
+  /// one dtype), 1 (y alone) or kBucket.
   CollectiveCall(const char *kernel, void *const *bufs, const int64_t *desc,
                  int64_t leading, int tensors = 2);
 
@@ -45,6 +56,10 @@ public:
   void expectJoined(const cpu::TensorArg &small, const char *smallName,
                     const cpu::TensorArg &big, const char *bigName,
                     int64_t dim) const;
+  /// Tensors [first, first + n) as pieces of g blocks each, of which
+  /// `whole` holds one block apiece, one after the other.
+  Pieces pieces(int first, int n, const cpu::TensorArg &whole,
+                const char *wholeName) const;
   /// Fails unless `a` and `b` have the same shape.
   void expectSameShape() const;
   /// all_to_all: x's `split` dim cuts into g blocks that, joined along

@@ -1,7 +1,8 @@
 //===- Collectives.cpp - The blocking collective kernels of KernelABI.h ---===//
 //
 // all_reduce, all_gather, reduce_scatter, all_to_all, broadcast and
-// all_slice over the groups of the device mesh (Comm.h), and mesh_offset.
+// all_slice over the groups of the device mesh (Comm.h), mesh_offset, and
+// the bucket forms reduce_scatter_pieces and all_gather_pieces.
 // Blocks of a dim other than the leading one are not contiguous: gathers
 // receive into group-major scratch and interleave, scatters pack before
 // sending. A group of one rank copies (the Communicator does).
@@ -49,6 +50,38 @@ extern "C" void weft_k_reduce_scatter(void *const *bufs, const int64_t *desc) {
   std::vector<uint8_t> packed(static_cast<size_t>(x.bytes()));
   layout.pack(x.data, packed.data());
   group.reduceScatter(packed.data(), y.data, y.numel, x.dtype, op);
+}
+
+// A bucket: pieces x_1..x_n (each the group's n blocks, flat) -> y, block
+// rank() of each piece's reduction, one after the other. The bucket's
+// blocks are never packed where the backend moves them in place.
+extern "C" void weft_k_reduce_scatter_pieces(void *const *bufs,
+                                             const int64_t *desc) {
+  CollectiveCall call("reduce_scatter_pieces", bufs, desc, 1,
+                      CollectiveCall::kBucket);
+  const int n = call.args().numTensors() - 1;
+  const cpu::TensorArg &y = call.args().tensor(n);
+  Pieces p = call.pieces(0, n, y, "y");
+  std::vector<const void *> in(p.data.begin(), p.data.end());
+  Communicator &group = call.group();
+  Request request = group.reduceScatterPiecesStart(in, p.counts, y.data,
+                                                   y.dtype, call.reduction(0));
+  group.wait(request);
+}
+
+// Its inverse: x (one block of each piece) -> pieces y_1..y_n, block j of
+// each from group index j.
+extern "C" void weft_k_all_gather_pieces(void *const *bufs,
+                                         const int64_t *desc) {
+  CollectiveCall call("all_gather_pieces", bufs, desc, 0,
+                      CollectiveCall::kBucket);
+  const int n = call.args().numTensors() - 1;
+  const cpu::TensorArg &x = call.x();
+  Pieces p = call.pieces(1, n, x, "x");
+  Communicator &group = call.group();
+  Request request =
+      group.allGatherPiecesStart(x.data, p.data, p.counts, x.dtype);
+  group.wait(request);
 }
 
 // x's block j along split_dim goes to group index j; the blocks received

@@ -11,6 +11,7 @@
 #include "weft/runtime/Diagnostics.h"
 #include "weft/runtime/Float16.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace weft {
@@ -267,6 +268,112 @@ Request Communicator::reduceScatterStart(const void *in, void *out,
   if (divisor != 1)
     request.then(
         [out, count, dtype, divisor] { divide(out, count, dtype, divisor); });
+  return request;
+}
+
+bool Communicator::startReduceScatterPieces(const std::vector<const void *> &,
+                                            const std::vector<int64_t> &,
+                                            void *, int64_t, Reduction,
+                                            TransferPtr &) {
+  return false;
+}
+
+bool Communicator::startAllGatherPieces(const std::vector<void *> &,
+                                        const std::vector<int64_t> &, int64_t,
+                                        TransferPtr &) {
+  return false;
+}
+
+int64_t Communicator::piecesTotal(const char *op, size_t pieces,
+                                  const std::vector<int64_t> &counts) {
+  if (counts.size() != pieces)
+    misuse(op, std::to_string(pieces) + " pieces but " +
+                   std::to_string(counts.size()) + " counts");
+  int64_t total = 0;
+  for (int64_t c : counts) {
+    if (c < 0)
+      misuse(op, "negative element count");
+    total += c;
+  }
+  return total;
+}
+
+Request Communicator::reduceScatterPiecesStart(
+    const std::vector<const void *> &pieces, const std::vector<int64_t> &counts,
+    void *out, int64_t dtype, Reduction op) {
+  const char *name = "reduce_scatter";
+  if (!reducible(dtype))
+    misuse(name, std::string("cannot reduce dtype ") + weftDTypeName(dtype) +
+                     " (f32, f64, bf16, i64 and i32 can be)");
+  const int64_t total = piecesTotal(name, pieces.size(), counts);
+  const size_t elem = static_cast<size_t>(weftDTypeSize(dtype));
+  if (size_ == 1) {
+    uint8_t *to = static_cast<uint8_t *>(out);
+    for (size_t i = 0; i < pieces.size(); to += counts[i] * elem, ++i)
+      if (pieces[i] != to && counts[i] > 0)
+        std::memmove(to, pieces[i], counts[i] * elem);
+    return makeRequest(name, nullptr);
+  }
+  if (dtype != WEFT_BF16) {
+    TransferPtr transfer;
+    const Reduction base = op == Reduction::Avg ? Reduction::Sum : op;
+    if (startReduceScatterPieces(pieces, counts, out, dtype, base, transfer)) {
+      Request request = makeRequest(name, std::move(transfer));
+      if (op == Reduction::Avg)
+        request.then([out, total, dtype, n = size_] {
+          divide(out, total, dtype, n);
+        });
+      return request;
+    }
+  }
+  // Packed block-major into scratch the request keeps.
+  auto packed = std::make_shared<Scratch>(
+      std::max<size_t>(1, static_cast<size_t>(total * size_) * elem));
+  uint8_t *to = packed->data();
+  for (int64_t j = 0; j < size_; ++j)
+    for (size_t i = 0; i < pieces.size(); to += counts[i] * elem, ++i)
+      std::memcpy(to, static_cast<const uint8_t *>(pieces[i]) +
+                          j * counts[i] * elem,
+                  counts[i] * elem);
+  Request request = reduceScatterStart(packed->data(), out, total, dtype, op);
+  request.then([packed] {});
+  return request;
+}
+
+Request Communicator::allGatherPiecesStart(const void *in,
+                                           const std::vector<void *> &pieces,
+                                           const std::vector<int64_t> &counts,
+                                           int64_t dtype) {
+  const char *name = "all_gather";
+  const size_t elem = static_cast<size_t>(weftDTypeSize(dtype));
+  if (elem == 0)
+    misuse(name, "unknown dtype");
+  const int64_t total = piecesTotal(name, pieces.size(), counts);
+  // This rank's blocks, from `in`.
+  const uint8_t *from = static_cast<const uint8_t *>(in);
+  for (size_t i = 0; i < pieces.size(); from += counts[i] * elem, ++i)
+    std::memmove(static_cast<uint8_t *>(pieces[i]) + rank_ * counts[i] * elem,
+                 from, counts[i] * elem);
+  if (size_ == 1)
+    return makeRequest(name, nullptr);
+  TransferPtr transfer;
+  if (startAllGatherPieces(pieces, counts, static_cast<int64_t>(elem),
+                           transfer))
+    return makeRequest(name, std::move(transfer));
+  // Gathered block-major into scratch, then dealt out to the pieces.
+  const size_t block = static_cast<size_t>(total) * elem;
+  auto packed = std::make_shared<Scratch>(
+      std::max<size_t>(1, block * static_cast<size_t>(size_)));
+  uint8_t *own = packed->data() + block * static_cast<size_t>(rank_);
+  std::memcpy(own, in, block);
+  Request request = allGatherStart(own, packed->data(), total, dtype);
+  request.then([packed, pieces, counts, elem, n = size_] {
+    const uint8_t *from = packed->data();
+    for (int64_t j = 0; j < n; ++j)
+      for (size_t i = 0; i < pieces.size(); from += counts[i] * elem, ++i)
+        std::memcpy(static_cast<uint8_t *>(pieces[i]) + j * counts[i] * elem,
+                    from, counts[i] * elem);
+  });
   return request;
 }
 

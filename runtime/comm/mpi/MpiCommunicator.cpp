@@ -85,6 +85,83 @@ private:
 /// Messages up to this size are all-reduced by recursive doubling.
 constexpr int64_t kRecursiveDoublingBytes = 16 << 10;
 
+/// One message's buffer: `count` elements of `type` at `data`, or, for a
+/// block scattered over several pieces, one element of a derived datatype
+/// at absolute addresses (data MPI_BOTTOM, `derived`: freed once posted).
+struct Message {
+  void *data = nullptr;
+  int count = 0;
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  bool derived = false;
+};
+
+/// Where a bucket's blocks lie: piece i holds n blocks of counts[i]
+/// elements, and block b of the bucket is block b of every piece, piece
+/// after piece. A plain buffer of n blocks is one piece.
+class PieceBlocks {
+public:
+  PieceBlocks() = default;
+  PieceBlocks(std::vector<uint8_t *> pieces, std::vector<int64_t> counts,
+              size_t elemSize)
+      : pieces_(std::move(pieces)), counts_(std::move(counts)),
+        elemSize_(elemSize) {
+    for (int64_t c : counts_)
+      total_ += c;
+  }
+
+  /// The elements of one block of the bucket.
+  int64_t total() const { return total_; }
+
+  /// Block b of piece i.
+  uint8_t *at(size_t i, int b) const {
+    return pieces_[i] + static_cast<size_t>(b) * counts_[i] * elemSize_;
+  }
+
+  /// Block b as one message of `type` elements.
+  Message block(int b, MPI_Datatype type) const {
+    Message m;
+    if (pieces_.size() == 1) {
+      m.data = at(0, b);
+      m.count = static_cast<int>(total_);
+      m.type = type;
+      return m;
+    }
+    std::vector<int> lengths;
+    std::vector<MPI_Aint> addresses;
+    for (size_t i = 0; i < pieces_.size(); ++i) {
+      if (counts_[i] == 0)
+        continue;
+      MPI_Aint address;
+      MPI_Get_address(at(i, b), &address);
+      lengths.push_back(static_cast<int>(counts_[i]));
+      addresses.push_back(address);
+    }
+    MPI_Type_create_hindexed(static_cast<int>(lengths.size()), lengths.data(),
+                             addresses.data(), type, &m.type);
+    MPI_Type_commit(&m.type);
+    m.data = MPI_BOTTOM;
+    m.count = 1;
+    m.derived = true;
+    return m;
+  }
+
+  /// Reduces block b into `sum` (total() elements, one after the other).
+  void reduceInto(int b, void *sum, MPI_Datatype type, MPI_Op op) const {
+    uint8_t *to = static_cast<uint8_t *>(sum);
+    for (size_t i = 0; i < pieces_.size(); ++i) {
+      if (counts_[i] > 0)
+        MPI_Reduce_local(at(i, b), to, static_cast<int>(counts_[i]), type, op);
+      to += counts_[i] * elemSize_;
+    }
+  }
+
+private:
+  std::vector<uint8_t *> pieces_;
+  std::vector<int64_t> counts_;
+  size_t elemSize_ = 0;
+  int64_t total_ = 0;
+};
+
 /// The steps of a ring of non-blocking point-to-point messages: in each,
 /// every rank receives one block from the previous rank and sends one to
 /// the next (`post`), then handles what arrived (`arrived`). Polled again
@@ -124,10 +201,18 @@ protected:
   virtual void arrived(int step) = 0;
 
   void exchange(const void *send, int sendCount, void *recv, int recvCount) {
-    MPI_Irecv(recv, recvCount, type_, wrap(rank_ - 1), tag_, comm_,
+    exchange(Message{const_cast<void *>(send), sendCount, type_},
+             Message{recv, recvCount, type_});
+  }
+  void exchange(Message send, Message recv) {
+    MPI_Irecv(recv.data, recv.count, recv.type, wrap(rank_ - 1), tag_, comm_,
               &requests_[0]);
-    MPI_Isend(send, sendCount, type_, wrap(rank_ + 1), tag_, comm_,
+    MPI_Isend(send.data, send.count, send.type, wrap(rank_ + 1), tag_, comm_,
               &requests_[1]);
+    // Pending operations keep a freed datatype alive.
+    for (Message *m : {&send, &recv})
+      if (m->derived)
+        MPI_Type_free(&m->type);
   }
   int wrap(int b) const { return ((b % size_) + size_) % size_; }
 
@@ -150,15 +235,16 @@ private:
 /// receives straight into the result). Each element crosses one link once
 /// and is added once per rank. Open MPI's non-blocking
 /// MPI_Ireduce_scatter_block moved 64 MiB over 2 ranks 1.7x slower than
-/// its all-reduce of the same 64 MiB (bench/README.md).
+/// its all-reduce of the same 64 MiB (bench/README.md). The input's blocks
+/// may lie in several pieces (a bucket of gradients): the first step sends
+/// one from where its pieces lie, and every step adds them where they lie.
 class RingReduceScatter final : public RingTransfer {
 public:
-  RingReduceScatter(MPI_Comm comm, int rank, int size, const void *in,
-                    void *out, int count, MPI_Datatype type, MPI_Op op, int tag,
+  RingReduceScatter(MPI_Comm comm, int rank, int size, PieceBlocks in,
+                    void *out, MPI_Datatype type, MPI_Op op, int tag,
                     size_t blockBytes)
-      : RingTransfer(comm, rank, size, type, op, tag),
-        in_(static_cast<const uint8_t *>(in)), out_(out), count_(count),
-        blockBytes_(blockBytes) {
+      : RingTransfer(comm, rank, size, type, op, tag), in_(std::move(in)),
+        out_(out), count_(static_cast<int>(in_.total())) {
     if (size_ > 2) {
       incoming_ = Scratch(blockBytes);
       outgoing_ = Scratch(blockBytes);
@@ -169,10 +255,11 @@ private:
   int steps() const override { return size_ - 1; }
 
   void post(int k) override {
-    const void *send = k == 0 ? static_cast<const void *>(block(rank_ - 1))
-                              : static_cast<const void *>(outgoing_.data());
     void *recv = k == size_ - 2 ? out_ : incoming_.data();
-    exchange(send, count_, recv, count_);
+    if (k == 0)
+      return exchange(in_.block(wrap(rank_ - 1), type_),
+                      Message{recv, count_, type_});
+    exchange(outgoing_.data(), count_, recv, count_);
   }
 
   void arrived(int k) override {
@@ -180,21 +267,39 @@ private:
     // rank's own block b to it.
     const bool last = k == size_ - 2;
     void *sum = last ? out_ : incoming_.data();
-    MPI_Reduce_local(block(rank_ - k - 2), sum, count_, type_, op_);
+    in_.reduceInto(wrap(rank_ - k - 2), sum, type_, op_);
     if (!last)
       std::swap(incoming_, outgoing_);
   }
 
-  /// This rank's input block `b` (mod n).
-  const uint8_t *block(int b) const {
-    return in_ + static_cast<size_t>(wrap(b)) * blockBytes_;
-  }
-
-  const uint8_t *in_;
+  PieceBlocks in_;
   void *out_;
   int count_;
-  size_t blockBytes_;
   Scratch incoming_, outgoing_;
+};
+
+/// An all-gather of a bucket's blocks where they lie in its pieces: in step
+/// k every rank passes block (rank - k) mod n on to the next rank and
+/// receives block (rank - k - 1) mod n from the previous one, straight into
+/// the pieces (this rank's own blocks are filled before it starts).
+class RingAllGather final : public RingTransfer {
+public:
+  RingAllGather(MPI_Comm comm, int rank, int size, PieceBlocks pieces,
+                MPI_Datatype type, int tag)
+      : RingTransfer(comm, rank, size, type, MPI_OP_NULL, tag),
+        pieces_(std::move(pieces)) {}
+
+private:
+  int steps() const override { return size_ - 1; }
+
+  void post(int k) override {
+    exchange(pieces_.block(wrap(rank_ - k), type_),
+             pieces_.block(wrap(rank_ - k - 1), type_));
+  }
+
+  void arrived(int) override {}
+
+  PieceBlocks pieces_;
 };
 
 /// Reduce-scatters of at least this size (all blocks) go around the ring.
@@ -386,15 +491,61 @@ protected:
     if (size() > 1 && in != out && blockBytes > 0 &&
         blockBytes * size() >= ringBytes(kRingReduceScatterBytes))
       return TransferPtr(new RingReduceScatter(
-          messages(), static_cast<int>(rank()), static_cast<int>(size()), in,
-          out, mpiCount("reduce_scatter", count), reductionType(dtype),
-          mpiOp(op), nextTag(), static_cast<size_t>(blockBytes)));
+          messages(), static_cast<int>(rank()), static_cast<int>(size()),
+          PieceBlocks({static_cast<uint8_t *>(const_cast<void *>(in))},
+                      {mpiCount("reduce_scatter", count)},
+                      static_cast<size_t>(weftDTypeSize(dtype))),
+          out, reductionType(dtype), mpiOp(op), nextTag(),
+          static_cast<size_t>(blockBytes)));
     auto t = transfer();
     mpiCount("reduce_scatter", count * size());
     MPI_Ireduce_scatter_block(in, out, mpiCount("reduce_scatter", count),
                               reductionType(dtype), mpiOp(op), comm_,
                               &t->request);
     return t;
+  }
+
+  // A bucket large enough for the rings goes around them where its pieces
+  // lie; a smaller one is packed (the base class).
+  bool startReduceScatterPieces(const std::vector<const void *> &pieces,
+                                const std::vector<int64_t> &counts, void *out,
+                                int64_t dtype, Reduction op,
+                                TransferPtr &transfer) override {
+    const int64_t elem = weftDTypeSize(dtype);
+    int64_t total = 0;
+    for (int64_t c : counts)
+      total += mpiCount("reduce_scatter", c);
+    if (total == 0 || total * elem * size() < ringBytes(kRingReduceScatterBytes))
+      return false;
+    std::vector<uint8_t *> at;
+    for (const void *p : pieces)
+      at.push_back(static_cast<uint8_t *>(const_cast<void *>(p)));
+    transfer = TransferPtr(new RingReduceScatter(
+        messages(), static_cast<int>(rank()), static_cast<int>(size()),
+        PieceBlocks(std::move(at), counts, static_cast<size_t>(elem)), out,
+        reductionType(dtype), mpiOp(op), nextTag(),
+        static_cast<size_t>(mpiCount("reduce_scatter", total) * elem)));
+    return true;
+  }
+
+  bool startAllGatherPieces(const std::vector<void *> &pieces,
+                            const std::vector<int64_t> &counts,
+                            int64_t elemSize, TransferPtr &transfer) override {
+    int64_t total = 0;
+    for (int64_t c : counts)
+      total += mpiCount("all_gather", c);
+    if (total == 0 ||
+        total * elemSize * size() < ringBytes(kRingReduceScatterBytes))
+      return false;
+    mpiCount("all_gather", total);
+    std::vector<uint8_t *> at;
+    for (void *p : pieces)
+      at.push_back(static_cast<uint8_t *>(p));
+    transfer = TransferPtr(new RingAllGather(
+        messages(), static_cast<int>(rank()), static_cast<int>(size()),
+        PieceBlocks(std::move(at), counts, static_cast<size_t>(elemSize)),
+        movementType(elemSize), nextTag()));
+    return true;
   }
 
   TransferPtr startAllToAll(const void *in, void *out, int64_t count,

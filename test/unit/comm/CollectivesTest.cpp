@@ -623,6 +623,116 @@ TEST(Collectives, StartedCollectivesFinishAtCommWait) {
       }
 }
 
+/// The desc of a call on several tensors of one dtype (each flat): `attrs`,
+/// then the mesh axes.
+std::vector<int64_t> bucketDesc(int64_t dtype, const std::vector<int64_t> &numels,
+                                std::vector<int64_t> attrs,
+                                const std::vector<int64_t> &axes) {
+  std::vector<int64_t> d = {static_cast<int64_t>(numels.size())};
+  for (int64_t n : numels)
+    d.insert(d.end(), {dtype, 1, n});
+  attrs.push_back(static_cast<int64_t>(axes.size()));
+  attrs.insert(attrs.end(), axes.begin(), axes.end());
+  d.push_back(static_cast<int64_t>(attrs.size()));
+  d.insert(d.end(), attrs.begin(), attrs.end());
+  return d;
+}
+
+// A bucket of pieces of 3, 5 and 1 elements per block (then 8192, 5000
+// and 1: past 64 KiB, around the MPI rings where they lie). Piece i holds
+// the group's blocks; element e of piece i has the global index
+// (start of piece i) + e in `fill`. reduce_scatter_pieces gives each rank
+// its block of every piece one after the other; all_gather_pieces puts
+// them back; the started forms finish at comm_wait (the gather's x is
+// overwritten right after its start, which is allowed).
+TEST(Collectives, BucketPiecesWithoutPacking) {
+  for (const std::vector<int64_t> &counts :
+       {std::vector<int64_t>{3, 5, 1}, std::vector<int64_t>{8192, 5000, 1}})
+    for (int64_t dtype : kDTypes)
+      for (const auto &axes : axisSets())
+        for (int64_t op : {0, 1, 3})
+          for (bool started : {false, true}) {
+            SCOPED_TRACE(label(dtype, axes) + " reduction " +
+                         std::to_string(op) + (started ? " started" : "") +
+                         " block " + std::to_string(counts[0]));
+            std::vector<int64_t> group = members(axes);
+            const int64_t g = static_cast<int64_t>(group.size());
+            const int64_t index = myIndex(group);
+            std::vector<Buffer> pieces;
+            std::vector<int64_t> numels, starts;
+            int64_t total = 0, global = 0;
+            for (int64_t k : counts) {
+              pieces.emplace_back(dtype, g * k);
+              for (int64_t e = 0; e < g * k; ++e)
+                pieces.back().set(e, fill(myRank(), global + e));
+              numels.push_back(g * k);
+              starts.push_back(global);
+              global += g * k;
+              total += k;
+            }
+            Buffer y(dtype, total);
+            std::vector<void *> bufs;
+            for (Buffer &piece : pieces)
+              bufs.push_back(piece.data());
+            bufs.push_back(y.data());
+            numels.push_back(total);
+            const int64_t slot = 12;
+            if (started) {
+              auto d = bucketDesc(dtype, numels, {slot, op}, axes);
+              weft_k_reduce_scatter_pieces_start(bufs.data(), d.data());
+              const int64_t progress[] = {0, 0};
+              weft_k_comm_progress(nullptr, progress);
+              void *w[] = {y.data()};
+              weft_k_comm_wait(w, waitDesc(dtype, {total}, slot, false).data());
+            } else {
+              auto d = bucketDesc(dtype, numels, {op}, axes);
+              weft_k_reduce_scatter_pieces(bufs.data(), d.data());
+            }
+            int64_t at = 0;
+            for (size_t i = 0; i < counts.size(); ++i)
+              for (int64_t e = 0; e < counts[i]; ++e, ++at)
+                ASSERT_EQ(y.get(at), reduce(op, group,
+                                            starts[i] + index * counts[i] + e,
+                                            dtype))
+                    << "reduce_scatter_pieces piece " << i << " element " << e;
+            if (op != 0)
+              continue;
+            // Gather each rank's slice (its fill at the same positions).
+            Buffer x(dtype, total);
+            at = 0;
+            for (size_t i = 0; i < counts.size(); ++i)
+              for (int64_t e = 0; e < counts[i]; ++e, ++at)
+                x.set(at, fill(myRank(), starts[i] + index * counts[i] + e));
+            for (size_t i = 0; i < counts.size(); ++i)
+              for (int64_t e = 0; e < g * counts[i]; ++e)
+                pieces[i].set(e, -1);
+            std::vector<void *> gbufs = {x.data()};
+            std::vector<int64_t> gnumels = {total};
+            for (size_t i = 0; i < counts.size(); ++i) {
+              gbufs.push_back(pieces[i].data());
+              gnumels.push_back(g * counts[i]);
+            }
+            if (started) {
+              auto d = bucketDesc(dtype, gnumels, {slot}, axes);
+              weft_k_all_gather_pieces_start(gbufs.data(), d.data());
+              for (int64_t e = 0; e < total; ++e)
+                x.set(e, -2);
+              void *w[] = {pieces[0].data()};
+              weft_k_comm_wait(
+                  w, waitDesc(dtype, {gnumels[1]}, slot, false).data());
+            } else {
+              auto d = bucketDesc(dtype, gnumels, {}, axes);
+              weft_k_all_gather_pieces(gbufs.data(), d.data());
+            }
+            for (size_t i = 0; i < counts.size(); ++i)
+              for (int64_t e = 0; e < g * counts[i]; ++e) {
+                const int64_t j = e / counts[i];
+                ASSERT_EQ(pieces[i].get(e), fill(group[j], starts[i] + e))
+                    << "all_gather_pieces piece " << i << " element " << e;
+              }
+          }
+}
+
 // The Communicator interface directly: the mesh's groups have the members
 // and indices computed here; send/recv around a ring; all-to-all; avg.
 TEST(Communicator, MeshGroupsAndPointToPoint) {

@@ -130,6 +130,21 @@ public:
   /// `in` (size() * count elements).
   Request reduceScatterStart(const void *in, void *out, int64_t count,
                              int64_t dtype, Reduction op);
+  /// A bucket of tensors without packing them: pieces[i] holds size()
+  /// blocks of counts[i] elements. out (the sum of the counts) gets, piece
+  /// after piece, block rank() of the reduction of every rank's piece: what
+  /// reduceScatterStart gives for the pieces packed block-major. The pieces
+  /// are read until wait() returns.
+  Request reduceScatterPiecesStart(const std::vector<const void *> &pieces,
+                                   const std::vector<int64_t> &counts,
+                                   void *out, int64_t dtype, Reduction op);
+  /// Its inverse: block j of pieces[i] (counts[i] elements) becomes group
+  /// index j's slice of `in` (the sum of the counts, piece after piece).
+  /// `in` is read before the call returns.
+  Request allGatherPiecesStart(const void *in,
+                               const std::vector<void *> &pieces,
+                               const std::vector<int64_t> &counts,
+                               int64_t dtype);
   /// Block j (count elements) of `in` goes to group index j; out's block i
   /// comes from group index i.
   Request allToAllStart(const void *in, void *out, int64_t count,
@@ -190,6 +205,17 @@ protected:
                                          Reduction op) = 0;
   virtual TransferPtr startAllToAll(const void *in, void *out, int64_t count,
                                     int64_t elemSize) = 0;
+  // The bucket forms (f32, f64, i64 or i32; Sum, Max or Min), for backends
+  // that move a bucket's blocks where they lie. false (the default): the
+  // base class packs them into scratch and uses the plain collective.
+  // allGatherPieces gets the pieces with this rank's blocks already filled.
+  virtual bool startReduceScatterPieces(const std::vector<const void *> &pieces,
+                                        const std::vector<int64_t> &counts,
+                                        void *out, int64_t dtype, Reduction op,
+                                        TransferPtr &transfer);
+  virtual bool startAllGatherPieces(const std::vector<void *> &pieces,
+                                    const std::vector<int64_t> &counts,
+                                    int64_t elemSize, TransferPtr &transfer);
   virtual TransferPtr startBroadcast(void *data, int64_t count,
                                      int64_t elemSize, int64_t root) = 0;
   virtual TransferPtr startSend(const void *data, int64_t count,
@@ -204,6 +230,9 @@ protected:
 
 private:
   Request makeRequest(const char *op, TransferPtr transfer);
+  /// The sum of a bucket's counts (one per piece, none negative).
+  int64_t piecesTotal(const char *op, size_t pieces,
+                      const std::vector<int64_t> &counts);
   [[noreturn]] void misuse(const char *op, const std::string &what);
 
   int64_t rank_, size_;

@@ -367,6 +367,20 @@ enum WeftLossReduction {
 ///                                    at a time; every slot started in a
 ///                                    weft_model_run call must be waited for
 ///                                    in it (the executor checks).
+/// reduce_scatter_pieces x_1..x_n -> y  reduction, naxes, axes: a bucket
+///                                    without packing; each x_i (flat)
+///                                    is the group's g blocks of k_i
+///                                    elements; y (sum of the k_i) is,
+///                                    piece after piece, block (this
+///                                    rank's group index) of the
+///                                    reduction of every rank's x_i
+/// all_gather_pieces x -> y_1..y_n    naxes, axes: its inverse; block j of
+///                                    y_i is group index j's slice i of x
+/// reduce_scatter_pieces_start        slot, reduction, naxes, axes; the
+///                                    x_i are read until the comm_wait(y)
+/// all_gather_pieces_start            slot, naxes, axes; x may be reused
+///                                    at once; comm_wait(y_1) finishes
+///                                    every y_i. CPU runtime only.
 /// comm_wait    y [-> y2]             slot; finishes the collective started
 ///                                    on `slot`, whose result buffer y must
 ///                                    be: y holds the result in place. With
@@ -390,7 +404,8 @@ enum WeftLossReduction {
   X(all_slice) X(all_reduce_start) X(all_gather_start)                         \
   X(reduce_scatter_start) X(comm_wait) X(mesh_offset) X(send) X(recv)        \
   X(send_start) X(recv_start) X(all_to_all_start) X(broadcast_start)         \
-  X(comm_progress)
+  X(comm_progress) X(reduce_scatter_pieces) X(all_gather_pieces)            \
+  X(reduce_scatter_pieces_start) X(all_gather_pieces_start)
 // clang-format on
 
 #define WEFT_DECLARE_KERNEL(name)                                              \
