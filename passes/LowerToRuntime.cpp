@@ -353,6 +353,66 @@ std::optional<NamedAttribute> runtimeShard(Builder &b, Attribute attr,
   return slot;
 }
 
+/// Buckets the runtime moves where their pieces lie (unpacked-buckets): a
+/// reduce-scatter along dim 0 of a [g, K] concatenation (along dim 1) of
+/// [g, k_i] pieces that nothing else reads becomes reduce_scatter_pieces on
+/// the pieces themselves, and an all-gather along dim 0 into [g, K] whose
+/// result (or its comm_wait's) only a split along dim 1 reads becomes
+/// all_gather_pieces straight into the split's results. The concat and the
+/// split, and their copies, go away. These are BucketCollectives' ZeRO
+/// buckets, whose pieces are each gradient's or parameter's ranks' blocks.
+struct PieceBuckets {
+  DenseMap<Operation *, ConcatOp> packedBy;  ///< reduce-scatter -> concat
+  DenseMap<Operation *, SplitOp> unpackedBy; ///< all-gather -> split
+  DenseSet<Operation *> folded;              ///< those concats and splits
+
+  /// Finds them in `block`.
+  void find(Block &block) {
+    auto rank2 = [](Value v) {
+      auto t = dyn_cast<RankedTensorType>(v.getType());
+      return t && t.hasStaticShape() && t.getRank() == 2;
+    };
+    for (Operation &op : block) {
+      std::optional<int64_t> scatterAxis, gatherAxis;
+      if (auto rs = dyn_cast<shard::ReduceScatterOp>(op))
+        scatterAxis = rs.getScatterAxis().getSExtValue();
+      else if (auto rs = dyn_cast<ReduceScatterStartOp>(op))
+        scatterAxis = rs.getScatterAxis();
+      else if (auto ag = dyn_cast<shard::AllGatherOp>(op))
+        gatherAxis = ag.getGatherAxis().getSExtValue();
+      else if (auto ag = dyn_cast<AllGatherStartOp>(op))
+        gatherAxis = ag.getGatherAxis();
+      if (scatterAxis == 0) {
+        Value in = op.getOperand(0);
+        auto concat = in.getDefiningOp<ConcatOp>();
+        if (concat && concat.getAxis() == 1 && in.hasOneUse() && rank2(in) &&
+            concat->getBlock() == &block &&
+            llvm::all_of(concat.getInputs(), rank2)) {
+          packedBy[&op] = concat;
+          folded.insert(concat);
+        }
+      }
+      if (gatherAxis == 0 && rank2(op.getOperand(0)) &&
+          rank2(op.getResult(0))) {
+        Value out = op.getResult(0);
+        if (isa<AllGatherStartOp>(op)) {
+          auto wait = out.hasOneUse()
+                          ? dyn_cast<CommWaitOp>(*out.getUsers().begin())
+                          : CommWaitOp();
+          out = wait ? wait.getResult() : Value();
+        }
+        auto split = out && out.hasOneUse()
+                         ? dyn_cast<SplitOp>(*out.getUsers().begin())
+                         : SplitOp();
+        if (split && split.getAxis() == 1 && split->getBlock() == &block) {
+          unpackedBy[&op] = split;
+          folded.insert(split);
+        }
+      }
+    }
+  }
+};
+
 struct LowerToRuntimePass
     : public weft::impl::LowerToRuntimeBase<LowerToRuntimePass> {
   using LowerToRuntimeBase::LowerToRuntimeBase;
@@ -461,6 +521,11 @@ struct LowerToRuntimePass
                                          ValueRange{stage}, desc);
       launch->setAttr("weftrt.stage_index", b.getUnitAttr());
     }
+    PieceBuckets pieceBuckets;
+    if (unpackedBuckets)
+      pieceBuckets.find(oldBody);
+    // The pieces a started reduce_scatter_pieces reads until its wait.
+    DenseMap<Operation *, SmallVector<Value>> readUntilWait;
     for (Operation &op : oldBody.without_terminator()) {
       Operation *mark = body->empty() ? nullptr : &body->back();
       // Where the op sits in the step (stage, microbatch, backward work,
@@ -480,7 +545,7 @@ struct LowerToRuntimePass
           return;
         for (Operation *o = mark ? mark->getNextNode() : &body->front(); o;
              o = o->getNextNode())
-          if (isa<rt::LaunchOp, rt::CopyOp>(o))
+          if (isa<rt::LaunchOp, rt::CopyOp, rt::KeepAliveOp>(o))
             for (NamedAttribute a : place)
               o->setAttr(a.getName(), a.getValue());
       });
@@ -539,10 +604,17 @@ struct LowerToRuntimePass
       if (auto wait = dyn_cast<CommWaitOp>(op)) {
         Value buffer = buffers.lookup(wait.getPending());
         buffers[wait] = buffer;
+        Operation *start = wait.getPending().getDefiningOp();
         SmallVector<int64_t> desc = {1};
-        appendTensorDesc(desc, wait.getType());
+        // all_gather_pieces_start's slot names its first piece.
+        SplitOp unpacked = pieceBuckets.unpackedBy.lookup(start);
+        appendTensorDesc(desc, unpacked ? unpacked.getResult(0).getType()
+                                        : wait.getType());
         desc.append({1, static_cast<int64_t>(wait.getSlot())});
         rt::LaunchOp::create(b, loc, "comm_wait", ValueRange{buffer}, desc);
+        auto reading = readUntilWait.find(start);
+        if (reading != readUntilWait.end())
+          rt::KeepAliveOp::create(b, loc, reading->second);
         --inFlight;
         continue;
       }
@@ -575,12 +647,31 @@ struct LowerToRuntimePass
         training = true;
         continue;
       }
+      // A bucket's concat or split that its collective does in place.
+      if (pieceBuckets.folded.contains(&op))
+        continue;
       StringRef kernelName;
       SmallVector<int64_t> attrs;
+      SmallVector<Value> operands(op.getOperands());
+      SmallVector<Value> results(op.getResults());
       if (std::optional<LogicalResult> collective =
               collectiveKernel(&op, kernelName, attrs)) {
         if (failed(*collective))
           return failure();
+        // The bucket forms take the same attributes but the dim (after the
+        // slot and the reduction).
+        const bool started = isa<ReduceScatterStartOp, AllGatherStartOp>(op);
+        if (ConcatOp concat = pieceBuckets.packedBy.lookup(&op)) {
+          operands.assign(concat.getInputs().begin(), concat.getInputs().end());
+          kernelName =
+              started ? "reduce_scatter_pieces_start" : "reduce_scatter_pieces";
+          attrs.erase(attrs.begin() + (started ? 2 : 1));
+        } else if (SplitOp split = pieceBuckets.unpackedBy.lookup(&op)) {
+          results.assign(split.getResults().begin(), split.getResults().end());
+          kernelName =
+              started ? "all_gather_pieces_start" : "all_gather_pieces";
+          attrs.erase(attrs.begin() + (started ? 1 : 0));
+        }
       } else {
         auto kernelOp = dyn_cast<KernelOpInterface>(op);
         if (!kernelOp)
@@ -595,12 +686,12 @@ struct LowerToRuntimePass
 
       SmallVector<Value> launchBuffers;
       SmallVector<int64_t> desc = {
-          static_cast<int64_t>(op.getNumOperands() + op.getNumResults())};
-      for (Value operand : op.getOperands()) {
+          static_cast<int64_t>(operands.size() + results.size())};
+      for (Value operand : operands) {
         launchBuffers.push_back(buffers.lookup(operand));
         appendTensorDesc(desc, operand.getType());
       }
-      for (Value result : op.getResults()) {
+      for (Value result : results) {
         auto type = cast<RankedTensorType>(result.getType());
         Value buffer = rt::AllocOp::create(
             b, loc, bufferType, std::max<int64_t>(1, getTensorBytes(type)));
@@ -613,6 +704,11 @@ struct LowerToRuntimePass
       auto launch =
           rt::LaunchOp::create(b, loc, kernelName, launchBuffers, desc);
       markContiguousPieces(&op, launch);
+      if (pieceBuckets.unpackedBy.contains(&op))
+        buffers[op.getResult(0)] = buffers.lookup(results.front());
+      if (kernelName == "reduce_scatter_pieces_start")
+        readUntilWait[&op] =
+            SmallVector<Value>(ValueRange(launchBuffers).drop_back());
       if (isa<AllReduceStartOp, AllGatherStartOp, ReduceScatterStartOp,
               RecvStartOp>(op))
         ++inFlight;

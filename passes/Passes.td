@@ -13,10 +13,23 @@ def LowerToRuntime : Pass<"weft-lower-to-runtime", "mlir::ModuleOp"> {
     with its kernel descriptor. Each other result gets a `weftrt.alloc`;
     a result that is a graph output is written in place into the output slot.
     Ops the CPU backend has no kernel for (by element type) are errors.
+
+    With `unpacked-buckets`, a reduce-scatter along dim 0 of a concatenation
+    along dim 1 of [g, k_i] pieces (a ZeRO gradient bucket) that nothing
+    else reads becomes `reduce_scatter_pieces` on the pieces where they lie,
+    and an all-gather along dim 0 whose result (or its comm_wait's) only a
+    split along dim 1 reads becomes `all_gather_pieces` into the split's
+    results: the concat, the split and their copies go away. A started
+    reduce_scatter_pieces reads its pieces until its wait, which is followed
+    by a `weftrt.keep_alive` of them.
   }];
   let dependentDialects = ["weft::rt::WeftRtDialect", "mlir::func::FuncDialect"];
   let options = [
     Option<"entry", "entry", "std::string", "\"main\"", "Name of the function to lower">,
+    Option<"unpackedBuckets", "unpacked-buckets", "bool", "false",
+           "Reduce-scatter and all-gather buckets of [g, k] pieces where the "
+           "pieces lie (reduce_scatter_pieces, all_gather_pieces: the CPU "
+           "runtime's kernels) instead of through a concat and a split">,
   ];
 }
 

@@ -318,9 +318,11 @@ struct RuntimeToLLVMPass
       Location opLoc = op.getLoc();
       auto stage = op.getAttrOfType<IntegerAttr>("weftrt.stage");
       bool stageable = isa<rt::LaunchOp, rt::CopyOp>(op);
-      bool pointer = isa<rt::ArenaSliceOp, rt::ParamOp, rt::InputOp,
-                         rt::OutputOp, rt::ConstantOp>(op);
-      if (guarded && !pointer &&
+      // Pointers (built in the entry block) and keep_alive emit nothing
+      // here, so they leave a stage's block open.
+      bool inert = isa<rt::ArenaSliceOp, rt::ParamOp, rt::InputOp, rt::OutputOp,
+                       rt::ConstantOp, rt::KeepAliveOp>(op);
+      if (guarded && !inert &&
           (!stageable || !stage || stage.getInt() != *guarded))
         closeGuard(opLoc);
       if (stageable && stage && !guarded) {
@@ -419,6 +421,8 @@ struct RuntimeToLLVMPass
         else
           LLVM::MemcpyOp::create(b, opLoc, dst, src, bytes,
                                  /*isVolatile=*/false);
+      } else if (isa<rt::KeepAliveOp>(op)) {
+        // Only liveness (weftrt-assign-buffers) reads it.
       } else if (isa<func::ReturnOp>(op)) {
         LLVM::ReturnOp::create(b, opLoc, ValueRange{});
       } else {

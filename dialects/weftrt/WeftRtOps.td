@@ -88,6 +88,19 @@ def WeftRt_LaunchOp : WeftRt_Op<"launch"> {
   let hasVerifier = 1;
 }
 
+def WeftRt_KeepAliveOp : WeftRt_Op<"keep_alive"> {
+  let summary = "Keeps buffers allocated up to this point";
+  let description = [{
+    A started collective that reads its operands until its wait
+    (`reduce_scatter_pieces_start`) is followed, after that wait, by a
+    keep_alive of those operands: weftrt-assign-buffers counts it as their
+    last use, so nothing else is placed in them while the transfer reads
+    them. It does nothing at run time (weftrt-to-llvm drops it).
+  }];
+  let arguments = (ins Variadic<WeftRt_Buffer>:$buffers);
+  let assemblyFormat = "`(` $buffers `)` attr-dict";
+}
+
 def WeftRt_CopyOp : WeftRt_Op<"copy"> {
   let summary = "Copies `bytes` bytes from one buffer to another";
   let arguments = (ins WeftRt_Buffer:$source, WeftRt_Buffer:$target, I64Attr:$bytes);

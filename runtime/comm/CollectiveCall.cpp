@@ -83,8 +83,7 @@ Pieces CollectiveCall::pieces(int first, int n, const TensorArg &whole,
     if (piece.numel % groupSize_ != 0)
       fail("piece " + std::to_string(t - first) + " " + typeOf(piece) +
            " does not split into " + std::to_string(groupSize_) +
-           " blocks (the group has " + std::to_string(groupSize_) +
-           " ranks)");
+           " blocks (the group has " + std::to_string(groupSize_) + " ranks)");
     p.data.push_back(piece.data);
     p.counts.push_back(piece.numel / groupSize_);
     total += p.counts.back();

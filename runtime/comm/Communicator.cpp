@@ -298,9 +298,10 @@ int64_t Communicator::piecesTotal(const char *op, size_t pieces,
   return total;
 }
 
-Request Communicator::reduceScatterPiecesStart(
-    const std::vector<const void *> &pieces, const std::vector<int64_t> &counts,
-    void *out, int64_t dtype, Reduction op) {
+Request
+Communicator::reduceScatterPiecesStart(const std::vector<const void *> &pieces,
+                                       const std::vector<int64_t> &counts,
+                                       void *out, int64_t dtype, Reduction op) {
   const char *name = "reduce_scatter";
   if (!reducible(dtype))
     misuse(name, std::string("cannot reduce dtype ") + weftDTypeName(dtype) +
@@ -320,9 +321,8 @@ Request Communicator::reduceScatterPiecesStart(
     if (startReduceScatterPieces(pieces, counts, out, dtype, base, transfer)) {
       Request request = makeRequest(name, std::move(transfer));
       if (op == Reduction::Avg)
-        request.then([out, total, dtype, n = size_] {
-          divide(out, total, dtype, n);
-        });
+        request.then(
+            [out, total, dtype, n = size_] { divide(out, total, dtype, n); });
       return request;
     }
   }
@@ -332,9 +332,9 @@ Request Communicator::reduceScatterPiecesStart(
   uint8_t *to = packed->data();
   for (int64_t j = 0; j < size_; ++j)
     for (size_t i = 0; i < pieces.size(); to += counts[i] * elem, ++i)
-      std::memcpy(to, static_cast<const uint8_t *>(pieces[i]) +
-                          j * counts[i] * elem,
-                  counts[i] * elem);
+      std::memcpy(
+          to, static_cast<const uint8_t *>(pieces[i]) + j * counts[i] * elem,
+          counts[i] * elem);
   Request request = reduceScatterStart(packed->data(), out, total, dtype, op);
   request.then([packed] {});
   return request;

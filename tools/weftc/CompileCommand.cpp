@@ -357,7 +357,13 @@ void weft::addLoweringPasses(mlir::PassManager &pm, const CompileOptions &opts,
   if (until == LowerUntil::Pipeline)
     return;
   addRankStepPasses(pm, opts);
-  pm.addPass(createLowerToRuntime());
+  // CPU bundles move ZeRO's buckets where their pieces lie and make each
+  // gradient in its all-reduce bucket; the CUDA runtime has no bucket
+  // kernels, and its kernels and cuBLAS are yet to be checked with pieces
+  // at any element offset.
+  LowerToRuntimeOptions lowering;
+  lowering.unpackedBuckets = opts.target != "cuda";
+  pm.addPass(createLowerToRuntime(lowering));
   AssignBuffersOptions arena;
   arena.placePieces = opts.target != "cuda";
   pm.addNestedPass<mlir::func::FuncOp>(createAssignBuffers(arena));

@@ -515,7 +515,8 @@ protected:
     int64_t total = 0;
     for (int64_t c : counts)
       total += mpiCount("reduce_scatter", c);
-    if (total == 0 || total * elem * size() < ringBytes(kRingReduceScatterBytes))
+    if (total == 0 ||
+        total * elem * size() < ringBytes(kRingReduceScatterBytes))
       return false;
     std::vector<uint8_t *> at;
     for (const void *p : pieces)

@@ -625,7 +625,8 @@ TEST(Collectives, StartedCollectivesFinishAtCommWait) {
 
 /// The desc of a call on several tensors of one dtype (each flat): `attrs`,
 /// then the mesh axes.
-std::vector<int64_t> bucketDesc(int64_t dtype, const std::vector<int64_t> &numels,
+std::vector<int64_t> bucketDesc(int64_t dtype,
+                                const std::vector<int64_t> &numels,
                                 std::vector<int64_t> attrs,
                                 const std::vector<int64_t> &axes) {
   std::vector<int64_t> d = {static_cast<int64_t>(numels.size())};
@@ -691,9 +692,9 @@ TEST(Collectives, BucketPiecesWithoutPacking) {
             int64_t at = 0;
             for (size_t i = 0; i < counts.size(); ++i)
               for (int64_t e = 0; e < counts[i]; ++e, ++at)
-                ASSERT_EQ(y.get(at), reduce(op, group,
-                                            starts[i] + index * counts[i] + e,
-                                            dtype))
+                ASSERT_EQ(
+                    y.get(at),
+                    reduce(op, group, starts[i] + index * counts[i] + e, dtype))
                     << "reduce_scatter_pieces piece " << i << " element " << e;
             if (op != 0)
               continue;

@@ -97,19 +97,23 @@ double CostModel::accumulationTime(double gradBytes, int64_t microbatches,
 
 double CostModel::packingTime(double gradBytes, double paramBytes,
                               const PlanChoice &plan, int64_t ranks) const {
-  if (plan.dp <= 1 || (gradBytes <= 0 && paramBytes <= 0))
+  // CPU bundles copy none: each gradient is made in its place in an
+  // all-reduce bucket (weftrt-assign-buffers place-pieces), and ZeRO's
+  // buckets are reduce-scattered and gathered where their pieces lie
+  // (weft-lower-to-runtime unpacked-buckets).
+  if (plan.dp <= 1 || (gradBytes <= 0 && paramBytes <= 0) ||
+      cluster.kind == "cpu")
     return 0.0;
   const double dp = static_cast<double>(plan.dp);
   // Bytes one copy of `x` moves: read and write (memcpy streams its
   // writes: resnet18's ZeRO-2 buckets, 2 x 47 MB of gradients and
-  // parameters at dp=2, measured 17 ms of copies a step against 18 ms
-  // predicted with the calibrated EPYC).
+  // parameters at dp=2, measured 17 ms of copies a step on the EPYC host
+  // against 18 ms predicted, when CPU bundles still copied them).
   const double perCopy = 2.0;
   double copied = 0;
   if (plan.zero == 0) {
-    // A bucket's concat and split; CPU bundles make each gradient in its
-    // place in the bucket (weftrt-assign-buffers place-pieces).
-    copied = cluster.kind == "cpu" ? 0.0 : 2 * gradBytes;
+    // A bucket's concat and split.
+    copied = 2 * gradBytes;
   } else {
     // Reduce-scatter buckets put each gradient as its ranks' blocks side
     // by side (strided pieces: copied in, and by the start into its

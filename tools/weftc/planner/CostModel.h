@@ -128,8 +128,8 @@ private:
                      int64_t microbatches) const;
   /// The copies a step spends packing and unpacking the data-parallel
   /// buckets of a stage's `gradBytes` of gradients and `paramBytes` of
-  /// parameters (by ZeRO stage; none for a CPU bundle's all-reduce buckets,
-  /// whose gradients are made in place).
+  /// parameters (by ZeRO stage; none for CPU bundles, whose buckets are
+  /// filled and moved in place).
   double packingTime(double gradBytes, double paramBytes,
                      const PlanChoice &plan, int64_t ranks) const;
   /// Summing M microbatches' weight gradients of `gradBytes` (M - 1 adds
