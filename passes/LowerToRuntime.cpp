@@ -372,6 +372,10 @@ struct PieceBuckets {
       auto t = dyn_cast<RankedTensorType>(v.getType());
       return t && t.hasStaticShape() && t.getRank() == 2;
     };
+    // The one block of each piece is one row of the whole: [1, K].
+    auto oneRow = [&](Value v) {
+      return rank2(v) && cast<RankedTensorType>(v.getType()).getDimSize(0) == 1;
+    };
     for (Operation &op : block) {
       std::optional<int64_t> scatterAxis, gatherAxis;
       if (auto rs = dyn_cast<shard::ReduceScatterOp>(op))
@@ -386,13 +390,13 @@ struct PieceBuckets {
         Value in = op.getOperand(0);
         auto concat = in.getDefiningOp<ConcatOp>();
         if (concat && concat.getAxis() == 1 && in.hasOneUse() && rank2(in) &&
-            concat->getBlock() == &block &&
+            oneRow(op.getResult(0)) && concat->getBlock() == &block &&
             llvm::all_of(concat.getInputs(), rank2)) {
           packedBy[&op] = concat;
           folded.insert(concat);
         }
       }
-      if (gatherAxis == 0 && rank2(op.getOperand(0)) &&
+      if (gatherAxis == 0 && oneRow(op.getOperand(0)) &&
           rank2(op.getResult(0))) {
         Value out = op.getResult(0);
         if (isa<AllGatherStartOp>(op)) {

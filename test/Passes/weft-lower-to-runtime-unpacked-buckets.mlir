@@ -100,8 +100,9 @@ func.func @main(%p: tensor<1x2xf32>, %q: tensor<1x3xf32>, %y: tensor<3xf32>) -> 
 // -----
 
 // Left alone: a bucket something else reads too, a reduce-scatter of a
-// concat along dim 0, an all-gather read by more than its split, and one
-// split along dim 0.
+// concat along dim 0, an all-gather read by more than its split, one
+// split along dim 0, and blocks of two rows (a reduce-scatter into [2, 5]
+// and a gather of [2, 2]), whose pieces' rows interleave in the whole.
 // CHECK-LABEL: func.func @weft_model_run
 // ASYNC-LABEL: func.func @weft_model_run
 // CHECK-NOT: pieces
@@ -113,9 +114,13 @@ func.func @main(%p: tensor<1x2xf32>, %q: tensor<1x3xf32>, %y: tensor<3xf32>) -> 
 // CHECK: weftrt.launch "split"
 // CHECK: weftrt.launch "all_gather"(
 // CHECK: weftrt.launch "split"
+// CHECK: weftrt.launch "concat"
+// CHECK: weftrt.launch "reduce_scatter"(
+// CHECK: weftrt.launch "all_gather"(
+// CHECK: weftrt.launch "split"
 // CHECK-NOT: pieces
 shard.grid @mesh(shape = 2x1) {weft.mesh_axes = ["dp", "tp"]}
-func.func @main(%a: tensor<2x2xf32>, %b: tensor<2x3xf32>, %c: tensor<1x2xf32>, %d: tensor<2x2xf32>) -> (tensor<1x5xf32>, tensor<2x5xf32>, tensor<2x2xf32>, tensor<2x2xf32>, tensor<1x2xf32>, tensor<2x2xf32>) {
+func.func @main(%a: tensor<2x2xf32>, %b: tensor<2x3xf32>, %c: tensor<1x2xf32>, %d: tensor<2x2xf32>, %e: tensor<4x2xf32>, %f: tensor<4x3xf32>) -> (tensor<1x5xf32>, tensor<2x5xf32>, tensor<2x2xf32>, tensor<2x2xf32>, tensor<1x2xf32>, tensor<2x2xf32>, tensor<2x5xf32>, tensor<4x1xf32>, tensor<4x1xf32>) {
   %0 = weft.concat %a, %b {axis = 1 : i64} : (tensor<2x2xf32>, tensor<2x3xf32>) -> tensor<2x5xf32>
   %1 = shard.reduce_scatter %0 on @mesh grid_axes = [0] scatter_axis = 0 : tensor<2x5xf32> -> tensor<1x5xf32>
   %2 = weft.concat %a, %d {axis = 0 : i64} : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<4x2xf32>
@@ -125,5 +130,9 @@ func.func @main(%a: tensor<2x2xf32>, %b: tensor<2x3xf32>, %c: tensor<1x2xf32>, %
   %6 = weft.concat %5#0, %5#1 {axis = 1 : i64} : (tensor<2x1xf32>, tensor<2x1xf32>) -> tensor<2x2xf32>
   %7 = shard.all_gather %c on @mesh grid_axes = [0] gather_axis = 0 : tensor<1x2xf32> -> tensor<2x2xf32>
   %8:2 = weft.split %7 {axis = 0 : i64} : (tensor<2x2xf32>) -> (tensor<1x2xf32>, tensor<1x2xf32>)
-  return %1, %0, %3, %4, %8#0, %6 : tensor<1x5xf32>, tensor<2x5xf32>, tensor<2x2xf32>, tensor<2x2xf32>, tensor<1x2xf32>, tensor<2x2xf32>
+  %9 = weft.concat %e, %f {axis = 1 : i64} : (tensor<4x2xf32>, tensor<4x3xf32>) -> tensor<4x5xf32>
+  %10 = shard.reduce_scatter %9 on @mesh grid_axes = [0] scatter_axis = 0 : tensor<4x5xf32> -> tensor<2x5xf32>
+  %11 = shard.all_gather %d on @mesh grid_axes = [0] gather_axis = 0 : tensor<2x2xf32> -> tensor<4x2xf32>
+  %12:2 = weft.split %11 {axis = 1 : i64} : (tensor<4x2xf32>) -> (tensor<4x1xf32>, tensor<4x1xf32>)
+  return %1, %0, %3, %4, %8#0, %6, %10, %12#0, %12#1 : tensor<1x5xf32>, tensor<2x5xf32>, tensor<2x2xf32>, tensor<2x2xf32>, tensor<1x2xf32>, tensor<2x2xf32>, tensor<2x5xf32>, tensor<4x1xf32>, tensor<4x1xf32>
 }
