@@ -169,6 +169,10 @@ struct RuntimeToLLVMPass
     const bool onDevice = target == "cuda";
     if (onDevice)
       signature["target"] = "cuda";
+    // The source model whatever the plan (weftc sets it): a checkpoint
+    // moves only between plans of one model.
+    if (auto model = module->getAttrOfType<StringAttr>("weft.model_sha256"))
+      signature["model_sha256"] = model.getValue();
     // A partitioned program runs on every device of its mesh.
     if (auto meshShape =
             func->getAttrOfType<DenseI64ArrayAttr>("weftrt.mesh_shape")) {

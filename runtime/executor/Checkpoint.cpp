@@ -1,6 +1,7 @@
 //===- Checkpoint.cpp - Training checkpoints ------------------------------===//
 
 #include "Checkpoint.h"
+#include "Reshard.h"
 
 #include "weft/runtime/Comm.h"
 #include "weft/runtime/FileUtil.h"
@@ -27,6 +28,7 @@ namespace {
 
 constexpr const char *kManifestFile = "checkpoint.json";
 constexpr const char *kLatestFile = "latest";
+constexpr const char *kSignatureFile = "signature.json";
 
 bool allDigits(const std::string &s, size_t from) {
   if (from >= s.size())
@@ -138,8 +140,9 @@ bool parseCheckpointDirName(const std::string &name, int64_t &step) {
 CheckpointStore::CheckpointStore(std::string dir,
                                  std::string_view signatureJson, int64_t rank,
                                  int64_t worldSize)
-    : dir_(std::move(dir)), signatureSha_(sha256Hex(signatureJson)),
-      rank_(rank), worldSize_(worldSize) {}
+    : dir_(std::move(dir)), signatureJson_(signatureJson),
+      signatureSha_(sha256Hex(signatureJson)), rank_(rank),
+      worldSize_(worldSize) {}
 
 std::string CheckpointStore::stateFileName(int64_t rank, int64_t worldSize) {
   return worldSize > 1 ? "state.rank" + std::to_string(rank) + ".safetensors"
@@ -227,23 +230,24 @@ Status CheckpointStore::verify(const std::string &name,
       return bad("\"world_size\" is not a positive integer");
     worldSize = world->asInt();
   }
+  // (loadStepInto() has resharded a checkpoint of another plan of this
+  // model; what gets here with another plan cannot move.)
   if (worldSize != worldSize_) // every rank finds this alike
-    return Status::badInput(
-               "checkpoint " + path + " was written by a run on " +
-               std::to_string(worldSize) +
-               (worldSize == 1 ? " rank" : " ranks") +
-               " but this bundle runs on " + std::to_string(worldSize_) +
-               " (a checkpoint resumes only on the number of ranks that "
-               "wrote it)")
+    return Status::badInput("checkpoint " + path + " was written by a run on " +
+                            std::to_string(worldSize) +
+                            (worldSize == 1 ? " rank" : " ranks") +
+                            " but this bundle runs on " +
+                            std::to_string(worldSize_) + ", and " +
+                            reshardRefusal(name))
         .everyRank();
   if (sigSha->asString() != signatureSha_)
-    return Status::badInput(
-        "checkpoint " + path +
-        " was written by another model: its "
-        "signature_sha256 is " +
-        shortSha(sigSha->asString()) + ", this bundle's is " +
-        shortSha(signatureSha_) +
-        " (recompiling the model with other flags also changes it)");
+    return Status::badInput("checkpoint " + path +
+                            " was written by another model: its "
+                            "signature_sha256 is " +
+                            shortSha(sigSha->asString()) +
+                            ", this bundle's is " + shortSha(signatureSha_) +
+                            "; " + reshardRefusal(name))
+        .everyRank();
   const JsonValue *state =
       files && files->isObject() ? files->get(stateFile) : nullptr;
   const JsonValue *bytes = state ? state->get("bytes") : nullptr;
@@ -358,6 +362,23 @@ Status CheckpointStore::load(Executor &executor, CheckpointInfo &info) const {
 Status CheckpointStore::loadStep(Executor &executor, const std::string &name,
                                  CheckpointInfo &info) const {
   const ModelSignature &sig = executor.signature();
+  std::vector<HostTensor> tensors;
+  Status status = loadStepInto(sig, name, tensors, info);
+  if (!status.ok())
+    return status;
+  for (size_t i = 0; i < sig.params.size(); ++i)
+    if (paramHeldBy(sig, sig.params[i], rank_))
+      executor.mutableParam(i) = std::move(tensors[i]);
+  return Status::success();
+}
+
+Status CheckpointStore::loadStepInto(const ModelSignature &sig,
+                                     const std::string &name,
+                                     std::vector<HostTensor> &tensors,
+                                     CheckpointInfo &info) const {
+  std::string writer;
+  if (writtenElsewhere(name, writer))
+    return loadResharded(sig, name, writer, tensors, info);
   std::string error;
   Status status = verify(name, sig, info);
   if (!status.ok())
@@ -366,15 +387,96 @@ Status CheckpointStore::loadStep(Executor &executor, const std::string &name,
   SafetensorsReader reader;
   if (!reader.open(statePath, error))
     return Status::badInput(error);
-  std::vector<HostTensor> tensors(sig.params.size());
+  tensors.clear();
+  tensors.resize(sig.params.size());
   for (size_t i = 0; i < sig.params.size(); ++i)
     if (paramHeldBy(sig, sig.params[i], rank_) &&
         !reader.readTensor(*reader.find(sig.params[i].name), tensors[i], error))
       return Status::badInput(error);
-  for (size_t i = 0; i < sig.params.size(); ++i)
-    if (paramHeldBy(sig, sig.params[i], rank_))
-      executor.mutableParam(i) = std::move(tensors[i]);
   return Status::success();
+}
+
+bool CheckpointStore::recordedPlan(const std::string &name, std::string &sha,
+                                   int64_t &world) const {
+  std::string text, error;
+  JsonValue root;
+  if (!readFile(joinPath(joinPath(dir_, name), kManifestFile), text, error) ||
+      !parseJson(text, root, error) || !root.isObject())
+    return false;
+  const JsonValue *s = root.get("signature_sha256");
+  const JsonValue *w = root.get("world_size");
+  if (!s || !s->isString() || !w || !w->isInteger())
+    return false;
+  sha = s->asString();
+  world = w->asInt();
+  return true;
+}
+
+bool CheckpointStore::writtenElsewhere(const std::string &name,
+                                       std::string &writer) const {
+  // Anything unreadable here is left to verify() to report.
+  std::string sha;
+  int64_t world = 0;
+  if (!recordedPlan(name, sha, world) ||
+      (sha == signatureSha_ && world == worldSize_))
+    return false;
+  return reshardRefusal(name, &writer).empty();
+}
+
+std::string CheckpointStore::reshardRefusal(const std::string &name,
+                                            std::string *writer) const {
+  const std::string path = joinPath(joinPath(dir_, name), kSignatureFile);
+  std::string text, error;
+  if (!fileExists(path) || !readFile(path, text, error))
+    return std::string("it records no ") + kSignatureFile +
+           " (an older weft wrote it), so only the bundle that wrote it "
+           "resumes it";
+  ModelSignature mine, theirs;
+  if (!parseModelSignature(signatureJson_, mine, error) ||
+      !parseModelSignature(text, theirs, error) || mine.modelSha256.empty() ||
+      theirs.modelSha256.empty())
+    return "the two bundles do not both record their source model "
+           "(model_sha256), so only the bundle that wrote it resumes it";
+  if (mine.modelSha256 != theirs.modelSha256)
+    return "it was compiled from another ONNX model (model_sha256 " +
+           shortSha(theirs.modelSha256) + ", this bundle's " +
+           shortSha(mine.modelSha256) + ")";
+  if (writer)
+    *writer = std::move(text);
+  return "";
+}
+
+Status CheckpointStore::loadResharded(const ModelSignature &sig,
+                                      const std::string &name,
+                                      const std::string &writerJson,
+                                      std::vector<HostTensor> &tensors,
+                                      CheckpointInfo &info) const {
+  const std::string path = joinPath(dir_, name);
+  const std::string sigPath = joinPath(path, kSignatureFile);
+  ModelSignature writer;
+  std::string error;
+  if (!parseModelSignature(writerJson, writer, error))
+    return Status::badInput(sigPath + " is corrupted: " + error).everyRank();
+  // signature.json is the signature checkpoint.json records; the writer's
+  // own store then verifies its files.
+  std::string sha;
+  int64_t world = 0;
+  if (!recordedPlan(name, sha, world) || sha != sha256Hex(writerJson) ||
+      world != writer.worldSize)
+    return Status::badInput(sigPath +
+                            " is corrupted: it is not the signature " +
+                            joinPath(path, kManifestFile) +
+                            " records (its SHA-256 or world size differs)")
+        .everyRank();
+  auto readRank = [&](int64_t r, std::vector<HostTensor> &got) {
+    CheckpointStore store(dir_, writerJson, r, writer.worldSize);
+    CheckpointInfo rankInfo;
+    Status status = store.loadStepInto(writer, name, got, rankInfo);
+    if (status.ok() && r == 0)
+      info = rankInfo;
+    return status;
+  };
+  return reshardState(sig, rank_, writer, path, readRank, tensors);
 }
 
 namespace {
@@ -526,7 +628,10 @@ Status CheckpointStore::publish(
       state.set("rank", JsonValue::integer(static_cast<int64_t>(r)));
   }
   std::string text = manifest.dump(/*pretty=*/true) + "\n";
-  if (!writeFileAtomic(joinPath(tmp, kManifestFile),
+  if (!writeFileAtomic(joinPath(tmp, kSignatureFile),
+                       {{signatureJson_.data(), signatureJson_.size()}},
+                       error) ||
+      !writeFileAtomic(joinPath(tmp, kManifestFile),
                        {{text.data(), text.size()}}, error) ||
       !fsyncDirectory(tmp, error))
     return fail(error);

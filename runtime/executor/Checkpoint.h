@@ -42,11 +42,20 @@
 // while a save is under way.)
 //
 // Loading verifies everything before touching the model: checkpoint.json,
-// its world size (a checkpoint of another number of ranks is refused), the
-// size and SHA-256 of this rank's state file, the signature (a checkpoint
-// of another model is refused), and every tensor's dtype and shape. Every
-// problem is bad input (exit code 2) naming the file. Each rank loads only
-// its own file.
+// its world size, the size and SHA-256 of this rank's state file, the
+// signature, and every tensor's dtype and shape. Every problem is bad input
+// (exit code 2) naming the file. Each rank loads only its own file.
+//
+// Rank 0 also writes DIR/step-*/signature.json, the signature of the bundle
+// that saved (its SHA-256 is signature_sha256). A checkpoint written by
+// another plan of the same model (another number of ranks, other splits,
+// another pipeline; the bundle compiled with other parallelism flags) is
+// resumed through it (Reshard.h): every rank reads every writing rank's
+// file, verified as above, puts each tensor together under the writer's
+// layout and keeps its own block under this bundle's. The two must hold
+// the same state (names, roles, dtypes, whole shapes), else the checkpoint
+// is refused as another model's; so is one of another plan without
+// signature.json (written before it existed).
 //
 //===----------------------------------------------------------------------===//
 #ifndef WEFT_RUNTIME_EXECUTOR_CHECKPOINT_H
@@ -99,6 +108,11 @@ public:
   /// DIR/latest says (`weft export DIR/step-...`).
   Status loadStep(Executor &executor, const std::string &name,
                   CheckpointInfo &info) const;
+  /// Like loadStep(), into `params` (one per entry of `sig`, which is this
+  /// store's signature; entries this rank does not hold stay empty).
+  Status loadStepInto(const ModelSignature &sig, const std::string &name,
+                      std::vector<HostTensor> &params,
+                      CheckpointInfo &info) const;
 
   /// Saves every params buffer of `executor` as the checkpoint of `step`
   /// (collective for several ranks). Failures are exit code 1 (the previous
@@ -110,6 +124,22 @@ public:
 private:
   Status verify(const std::string &name, const ModelSignature &sig,
                 CheckpointInfo &info) const;
+  /// The checkpoint `name` was written under another plan (its world size
+  /// or signature differs) and recorded that plan's signature: its text.
+  bool writtenElsewhere(const std::string &name, std::string &writer) const;
+  /// The signature SHA-256 and world size checkpoint.json of `name` records
+  /// (false when it cannot be read).
+  bool recordedPlan(const std::string &name, std::string &sha,
+                    int64_t &world) const;
+  /// Why checkpoint `name` (of another plan) cannot move to this one: no
+  /// signature.json, no source model recorded, another model; empty when
+  /// it can (`writer` then gets its signature).
+  std::string reshardRefusal(const std::string &name,
+                             std::string *writer = nullptr) const;
+  Status loadResharded(const ModelSignature &sig, const std::string &name,
+                       const std::string &writerJson,
+                       std::vector<HostTensor> &params,
+                       CheckpointInfo &info) const;
   /// Rank 0's part of a save: checkpoint.json, the rename, DIR/latest.
   Status
   publish(const std::string &tmp, const std::string &name, int64_t step,
@@ -118,7 +148,7 @@ private:
   void prune(int64_t keepStep) const;
 
   std::string dir_;
-  std::string signatureSha_;
+  std::string signatureJson_, signatureSha_;
   int64_t rank_ = 0, worldSize_ = 1;
 };
 

@@ -262,6 +262,11 @@ bool parseModelSignature(std::string_view json, ModelSignature &out,
     else if (mode->asString() != "inference")
       return fail("\"mode\" must be \"inference\" or \"train\"");
   }
+  if (const JsonValue *model = root.get("model_sha256")) {
+    if (!model->isString())
+      return fail("\"model_sha256\" is not a string");
+    sig.modelSha256 = model->asString();
+  }
   if (const JsonValue *world = root.get("world_size")) {
     if (!world->isInteger() || world->asInt() < 1)
       return fail("\"world_size\" is not a positive integer");

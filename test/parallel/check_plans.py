@@ -17,12 +17,17 @@ and requires, per plan:
     zero) step by +-lr on the noise's sign, so they are left out, and
     counted in the report.
 
+A PLAN written A/B trains the first half of the steps under plan A and
+resumes its checkpoint under plan B (another bundle, maybe another number
+of ranks) for the rest: the same requirements hold for the whole run.
+
 usage: /usr/bin/python3 check_plans.py MODEL OPTIMIZER WORKDIR PLAN [PLAN ...]
   MODEL: mlp | causal_lm | dropout_lm | cnn | bn_cnn | llama | mobile_cnn | unet | rnn_lm
          | packed_lm
   OPTIMIZER: adamw | sgd
   PLAN:  comma-separated weftc flags, e.g. dp=2  dp=4,zero=3
-         tp=2,sequence-parallel
+         tp=2,sequence-parallel; or A/B (resumed under B), e.g. dp=2,zero=2/tp=2
+         (an empty side is one device: dp=2/ )
 """
 import json
 import os
@@ -50,21 +55,38 @@ def export(name, work):
     return path, data_args
 
 
-def train(bundle, data_args, work, ranks):
+def train(bundle, data_args, work, ranks, steps=STEPS, resume=False):
+    """Trains to `steps` (resuming WORK/ckpt when `resume`); the losses of
+    every step so far (the metrics file keeps a resumed run's earlier
+    lines)."""
     ckpt = os.path.join(work, "ckpt")
-    shutil.rmtree(ckpt, ignore_errors=True)
+    if not resume:
+        shutil.rmtree(ckpt, ignore_errors=True)
     metrics = os.path.join(work, "metrics.jsonl")
     cmd = ["weft", "train", bundle, "-n", str(ranks), *data_args, "--steps",
-           str(STEPS), "--metrics", metrics, "--checkpoint-dir", ckpt]
-    ct.run(cmd)
+           str(steps), "--metrics", metrics, "--checkpoint-dir", ckpt]
+    ct.run(cmd + (["--resume"] if resume else []))
     losses = [json.loads(line)["loss"] for line in open(metrics)]
     return losses, ckpt
 
 
-def final_state(ckpt, bundle, ranks):
-    """name -> whole tensor, from every rank's last checkpoint (rank R's
-    state file is CKPT/step-*/state.rank<R>.safetensors)."""
-    step = f"step-{STEPS:08d}"
+def plan_flags(plan):
+    """The ranks and weftc flags of a comma-separated plan ("" is one
+    device)."""
+    degrees = dict(kv.split("=") if "=" in kv else (kv, "")
+                   for kv in plan.split(",") if kv)
+    ranks = int(degrees.get("dp", 1)) * int(degrees.get("tp", 1)) * \
+        int(degrees.get("pp", 1))
+    flags = []
+    for k, v in degrees.items():
+        flags += [f"--{k}", v] if v else [f"--{k}"]
+    return ranks, flags
+
+
+def final_state(ckpt, bundle, ranks, steps=STEPS):
+    """name -> whole tensor, from every rank's checkpoint of step `steps`
+    (rank R's state file is CKPT/step-*/state.rank<R>.safetensors)."""
+    step = f"step-{steps:08d}"
     if ranks == 1:
         return read_safetensors(os.path.join(ckpt, step, "state.safetensors"))
     sig = json.loads(subprocess.run(
@@ -177,24 +199,36 @@ def main():
 
     ok = True
     for plan in plans:
-        degrees = dict(kv.split("=") if "=" in kv else (kv, "")
-                       for kv in plan.split(","))
-        ranks = int(degrees.get("dp", 1)) * int(degrees.get("tp", 1)) * \
-            int(degrees.get("pp", 1))
-        pw = os.path.join(work, plan.replace(",", "_").replace("=", ""))
+        pw = os.path.join(work, plan.replace(",", "_").replace("=", "")
+                          .replace("/", "-then-"))
         os.makedirs(pw)
+        first, resumed, then = plan.partition("/")
+        if resumed:
+            # The first half under `first`, the rest resumed under `then`.
+            first_ranks, first_flags = plan_flags(first)
+            ct.run(["weftc", "compile", onnx_path, "-o",
+                    os.path.join(pw, "first"), "--train", *flags,
+                    *first_flags])
+            train(os.path.join(pw, "first"), data_args, pw, first_ranks,
+                  steps=STEPS // 2)
+        ranks, later_flags = plan_flags(then if resumed else first)
         bundle = os.path.join(pw, "b")
-        plan_flags = []
-        for k, v in degrees.items():
-            plan_flags += [f"--{k}", v] if v else [f"--{k}"]
         ct.run(["weftc", "compile", onnx_path, "-o", bundle, "--train",
-                *flags, *plan_flags])
-        got, step_dir = train(bundle, data_args, pw, ranks)
+                *flags, *later_flags])
+        got, step_dir = train(bundle, data_args, pw, ranks,
+                              resume=bool(resumed))
         loss_err = max(abs(a - b) / max(abs(b), 1e-12)
                        for a, b in zip(got, ref)) if len(got) == STEPS else 1
         state = final_state(step_dir, bundle, ranks)
         state_err, noise_only = compare_state(ref_state, state)
         export_bad = export_mismatches(bundle, step_dir, pw, state)
+        if resumed:
+            # The later bundle exports the first plan's checkpoint too.
+            half = STEPS // 2
+            export_bad += [k + f" (step {half})" for k in export_mismatches(
+                bundle, os.path.join(step_dir, f"step-{half:08d}"), pw,
+                final_state(step_dir, os.path.join(pw, "first"), first_ranks,
+                            half))]
         good = loss_err <= TOLERANCE and state_err <= TOLERANCE and \
             not export_bad
         ok = ok and good

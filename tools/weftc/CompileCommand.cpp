@@ -19,13 +19,17 @@
 #include "tools/Registration.h"
 
 #include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SHA256.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <map>
@@ -177,7 +181,20 @@ bool weft::importForLowering(const CompileOptions &opts, LoweringInput &input,
   importOptions.trainingStep = opts.train;
   input.imported =
       importOnnxFile(*input.context, opts.model, importOptions, error);
-  return input.imported.has_value();
+  if (!input.imported)
+    return false;
+  // What the model is, whatever the plan: the signature records it, so a
+  // checkpoint moves only between plans of the same model (Reshard.h).
+  auto file = llvm::MemoryBuffer::getFile(opts.model);
+  if (file) {
+    auto bytes = llvm::arrayRefFromStringRef((*file)->getBuffer());
+    input.imported->module->getOperation()->setAttr(
+        "weft.model_sha256",
+        mlir::StringAttr::get(input.context.get(),
+                              llvm::toHex(llvm::SHA256::hash(bytes),
+                                          /*LowerCase=*/true)));
+  }
+  return true;
 }
 
 bool weft::alignsProducts(const CompileOptions &opts) {

@@ -103,7 +103,11 @@ TEST(Checkpoint, SaveLoadRoundTrip) {
   EXPECT_EQ(list(dir), (std::vector<std::string>{"latest", "step-00000002"}));
   EXPECT_EQ(test::readBytes(dir + "/latest"), "step-00000002\n");
   EXPECT_EQ(list(dir + "/step-00000002"),
-            (std::vector<std::string>{"checkpoint.json", "state.safetensors"}));
+            (std::vector<std::string>{"checkpoint.json", "signature.json",
+                                      "state.safetensors"}));
+  // The bundle's signature, which a bundle of another plan reshards with.
+  EXPECT_EQ(test::readBytes(dir + "/step-00000002/signature.json"),
+            std::string(kSignature));
 
   // checkpoint.json records the step, position, signature and checksum.
   JsonValue manifest;
@@ -221,6 +225,102 @@ TEST(Checkpoint, RefusesCorruption) {
   makeExecutor(ok);
   EXPECT_TRUE(store.load(ok, info).ok());
   EXPECT_EQ(stepOf(ok), 1);
+}
+
+/// kSignature with a source model (`model`), on `world` ranks of a 1-D
+/// mesh with w split over them (local `shape`) when world > 1.
+std::string planSignature(const std::string &model, int world,
+                          const std::string &shape) {
+  std::string sig = kSignature;
+  sig.replace(
+      sig.find("\"shape\":[3]"), 11,
+      "\"shape\":" + shape +
+          (world > 1 ? ",\"shard\":{\"dim\":0,\"mesh_axes\":[0]}" : ""));
+  sig.insert(1, "\"model_sha256\":\"" + model + "\",");
+  if (world > 1)
+    sig.insert(1, "\"world_size\":" + std::to_string(world) +
+                      ",\"mesh\":{\"shape\":[" + std::to_string(world) +
+                      "],\"axes\":[\"dp\"]},");
+  return sig;
+}
+
+// A checkpoint of one rank resumes under a plan that splits w over three
+// ranks (each gets its element) when both bundles record one source model;
+// another model, another whole shape and a signature.json that is not the
+// writer's are refused.
+TEST(Checkpoint, MovesToAnotherPlanOfTheSameModel) {
+  TempDir tmp;
+  const std::string one = planSignature("aa11", 1, "[3]");
+  Executor a;
+  ASSERT_TRUE(a.init(one, fakeStep).ok());
+  HostTensor &w = a.mutableParam(0);
+  w.dtype = WEFT_F32;
+  w.shape = {3};
+  ASSERT_TRUE(w.data.allocate(12));
+  float init[3] = {1, 2, 3};
+  std::memcpy(w.data.data(), init, 12);
+  HostTensor &step = a.mutableParam(1);
+  step.dtype = WEFT_I64;
+  ASSERT_TRUE(step.data.allocate(8, 64, true));
+  *static_cast<int64_t *>(step.data.data()) = 7;
+  CheckpointStore writer(tmp.file("ck"), one);
+  Status saved = writer.save(a, 7, 14, 0.5);
+  ASSERT_TRUE(saved.ok()) << saved.message;
+
+  const std::string three = planSignature("aa11", 3, "[1]");
+  ModelSignature sig;
+  std::string error;
+  ASSERT_TRUE(parseModelSignature(three, sig, error)) << error;
+  for (int64_t r = 0; r < 3; ++r) {
+    CheckpointStore reader(tmp.file("ck"), three, r, 3);
+    std::vector<HostTensor> got;
+    CheckpointInfo info;
+    Status s = reader.loadStepInto(sig, "step-00000007", got, info);
+    ASSERT_TRUE(s.ok()) << s.message;
+    ASSERT_EQ(got.size(), 2u);
+    EXPECT_EQ(got[0].shape, std::vector<int64_t>{1});
+    EXPECT_EQ(*static_cast<const float *>(got[0].data.data()), init[r]);
+    EXPECT_EQ(*static_cast<const int64_t *>(got[1].data.data()), 7);
+    EXPECT_EQ(info.step, 7);
+    EXPECT_EQ(info.dataPosition, 14);
+  }
+
+  auto refusal = [&](const std::string &other, int64_t world) {
+    ModelSignature o;
+    std::string e;
+    EXPECT_TRUE(parseModelSignature(other, o, e)) << e;
+    CheckpointStore reader(tmp.file("ck"), other, 0, world);
+    std::vector<HostTensor> got;
+    CheckpointInfo info;
+    Status s = reader.loadStepInto(o, "step-00000007", got, info);
+    EXPECT_EQ(s.code, 2);
+    return s.message;
+  };
+  std::string m = refusal(planSignature("bb22", 3, "[1]"), 3);
+  EXPECT_NE(m.find("was written by a run on 1 rank but this bundle runs on 3, "
+                   "and it was compiled from another ONNX model"),
+            std::string::npos)
+      << m;
+  m = refusal(planSignature("aa11", 3, "[2]"), 3);
+  EXPECT_NE(m.find("was written by another model: it holds 'w' as parameter "
+                   "f32[3], this bundle as parameter f32[6]"),
+            std::string::npos)
+      << m;
+  m = refusal(planSignature("", 1, "[3]"), 1);
+  EXPECT_NE(m.find("the two bundles do not both record their source model"),
+            std::string::npos)
+      << m;
+  ASSERT_TRUE(test::writeBytes(tmp.file("ck/step-00000007/signature.json"),
+                               planSignature("aa11", 1, "[4]")));
+  m = refusal(three, 3);
+  EXPECT_NE(m.find("signature.json is corrupted: it is not the signature"),
+            std::string::npos)
+      << m;
+  ASSERT_EQ(::unlink(tmp.file("ck/step-00000007/signature.json").c_str()), 0);
+  m = refusal(three, 3);
+  EXPECT_NE(m.find("runs on 3, and it records no signature.json"),
+            std::string::npos)
+      << m;
 }
 
 TEST(Checkpoint, FallsBackWithoutLatest) {

@@ -299,9 +299,10 @@ def train_checks(args, tmp, x, y, w0, b0):
         check(f.read() == "step-00000006\n", "latest names step 6")
     step_dir = os.path.join(ck_a, "step-00000006")
     check(sorted(os.listdir(step_dir)) ==
-          ["checkpoint.json", "state.rank0.safetensors",
+          ["checkpoint.json", "signature.json", "state.rank0.safetensors",
            "state.rank1.safetensors"],
-          "the step directory holds both ranks' state files",
+          "the step directory holds both ranks' state files and the "
+          "bundle's signature",
           str(os.listdir(step_dir)))
     with open(os.path.join(step_dir, "checkpoint.json")) as f:
         manifest = json.load(f)

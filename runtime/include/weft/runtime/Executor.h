@@ -141,6 +141,9 @@ struct ModelSignature {
   /// "stage_arena_bytes": the arena a pipeline stage's ranks allocate.
   std::vector<uint64_t> stageArenaBytes;
   std::vector<std::string> meshAxes; ///< "mesh"."axes" (may be empty)
+  /// "model_sha256": the source model's SHA-256, whatever the plan (empty
+  /// when absent).
+  std::string modelSha256;
   std::vector<TensorSpec> params, inputs, outputs;
   std::vector<LaunchSpec> launches; ///< "launches" (may be absent)
 
