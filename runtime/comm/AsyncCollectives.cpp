@@ -106,14 +106,9 @@ extern "C" void weft_k_reduce_scatter_pieces_start(void *const *bufs,
                                                    const int64_t *desc) {
   CollectiveCall call("reduce_scatter_pieces_start", bufs, desc, 2,
                       CollectiveCall::kBucket);
-  const int n = call.args().numTensors() - 1;
-  const cpu::TensorArg &y = call.args().tensor(n);
-  const int64_t slot = call.attr(0);
-  Pieces p = call.pieces(0, n, y, "y");
-  std::vector<const void *> in(p.data.begin(), p.data.end());
-  Request request = call.group().reduceScatterPiecesStart(
-      in, p.counts, y.data, y.dtype, call.reduction(1));
-  context().startSlot(slot, std::move(request), y.data,
+  void *y = nullptr;
+  Request request = call.reduceScatterPieces(1, y);
+  context().startSlot(call.attr(0), std::move(request), y,
                       "reduce_scatter_pieces_start");
 }
 
@@ -121,13 +116,9 @@ extern "C" void weft_k_all_gather_pieces_start(void *const *bufs,
                                                const int64_t *desc) {
   CollectiveCall call("all_gather_pieces_start", bufs, desc, 1,
                       CollectiveCall::kBucket);
-  const int n = call.args().numTensors() - 1;
-  const cpu::TensorArg &x = call.x();
-  const int64_t slot = call.attr(0);
-  Pieces p = call.pieces(1, n, x, "x");
-  Request request =
-      call.group().allGatherPiecesStart(x.data, p.data, p.counts, x.dtype);
-  context().startSlot(slot, std::move(request), p.data[0],
+  void *y1 = nullptr;
+  Request request = call.allGatherPieces(y1);
+  context().startSlot(call.attr(0), std::move(request), y1,
                       "all_gather_pieces_start");
 }
 

@@ -96,6 +96,24 @@ Pieces CollectiveCall::pieces(int first, int n, const TensorArg &whole,
   return p;
 }
 
+Request CollectiveCall::reduceScatterPieces(int64_t reduction,
+                                            void *&result) const {
+  const int n = args_.numTensors() - 1;
+  const TensorArg &y = args_.tensor(n);
+  Pieces p = pieces(0, n, y, "y");
+  std::vector<const void *> in(p.data.begin(), p.data.end());
+  result = y.data;
+  return group().reduceScatterPiecesStart(in, p.counts, y.data, y.dtype,
+                                          this->reduction(reduction));
+}
+
+Request CollectiveCall::allGatherPieces(void *&result) const {
+  const TensorArg &in = x();
+  Pieces p = pieces(1, args_.numTensors() - 1, in, "x");
+  result = p.data[0];
+  return group().allGatherPiecesStart(in.data, p.data, p.counts, in.dtype);
+}
+
 void CollectiveCall::expectJoined(const TensorArg &small, const char *smallName,
                                   const TensorArg &big, const char *bigName,
                                   int64_t dim) const {

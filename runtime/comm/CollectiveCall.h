@@ -60,6 +60,11 @@ public:
   /// `whole` holds one block apiece, one after the other.
   Pieces pieces(int first, int n, const cpu::TensorArg &whole,
                 const char *wholeName) const;
+  /// A bucket kernel's collective, started: reduce_scatter_pieces (x_1..x_n
+  /// -> y, the reduction in attribute `reduction`) or all_gather_pieces
+  /// (x -> y_1..y_n). `result` is y, or y_1.
+  Request reduceScatterPieces(int64_t reduction, void *&result) const;
+  Request allGatherPieces(void *&result) const;
   /// Fails unless `a` and `b` have the same shape.
   void expectSameShape() const;
   /// all_to_all: x's `split` dim cuts into g blocks that, joined along

@@ -59,14 +59,9 @@ extern "C" void weft_k_reduce_scatter_pieces(void *const *bufs,
                                              const int64_t *desc) {
   CollectiveCall call("reduce_scatter_pieces", bufs, desc, 1,
                       CollectiveCall::kBucket);
-  const int n = call.args().numTensors() - 1;
-  const cpu::TensorArg &y = call.args().tensor(n);
-  Pieces p = call.pieces(0, n, y, "y");
-  std::vector<const void *> in(p.data.begin(), p.data.end());
-  Communicator &group = call.group();
-  Request request = group.reduceScatterPiecesStart(in, p.counts, y.data,
-                                                   y.dtype, call.reduction(0));
-  group.wait(request);
+  void *y = nullptr;
+  Request request = call.reduceScatterPieces(0, y);
+  call.group().wait(request);
 }
 
 // Its inverse: x (one block of each piece) -> pieces y_1..y_n, block j of
@@ -75,13 +70,9 @@ extern "C" void weft_k_all_gather_pieces(void *const *bufs,
                                          const int64_t *desc) {
   CollectiveCall call("all_gather_pieces", bufs, desc, 0,
                       CollectiveCall::kBucket);
-  const int n = call.args().numTensors() - 1;
-  const cpu::TensorArg &x = call.x();
-  Pieces p = call.pieces(1, n, x, "x");
-  Communicator &group = call.group();
-  Request request =
-      group.allGatherPiecesStart(x.data, p.data, p.counts, x.dtype);
-  group.wait(request);
+  void *y = nullptr;
+  Request request = call.allGatherPieces(y);
+  call.group().wait(request);
 }
 
 // x's block j along split_dim goes to group index j; the blocks received

@@ -508,40 +508,32 @@ protected:
                                 int64_t dtype, Reduction op,
                                 TransferPtr &transfer) override {
     const int64_t elem = weftDTypeSize(dtype);
-    int64_t total = 0;
-    for (int64_t c : counts)
-      total += mpiCount("reduce_scatter", c);
-    if (total == 0 ||
-        total * elem * size() < ringBytes(kRingReduceScatterBytes))
-      return false;
     std::vector<uint8_t *> at;
     for (const void *p : pieces)
       at.push_back(static_cast<uint8_t *>(const_cast<void *>(p)));
+    PieceBlocks blocks;
+    if (!ringBucket("reduce_scatter", std::move(at), counts, elem, blocks))
+      return false;
+    const size_t blockBytes = static_cast<size_t>(blocks.total() * elem);
     transfer = TransferPtr(new RingReduceScatter(
         messages(), static_cast<int>(rank()), static_cast<int>(size()),
-        PieceBlocks(std::move(at), counts, static_cast<size_t>(elem)), out,
-        reductionType(dtype), mpiOp(op), nextTag(),
-        static_cast<size_t>(mpiCount("reduce_scatter", total) * elem)));
+        std::move(blocks), out, reductionType(dtype), mpiOp(op), nextTag(),
+        blockBytes));
     return true;
   }
 
   bool startAllGatherPieces(const std::vector<void *> &pieces,
                             const std::vector<int64_t> &counts,
                             int64_t elemSize, TransferPtr &transfer) override {
-    int64_t total = 0;
-    for (int64_t c : counts)
-      total += mpiCount("all_gather", c);
-    if (total == 0 ||
-        total * elemSize * size() < ringBytes(kRingReduceScatterBytes))
-      return false;
-    mpiCount("all_gather", total);
     std::vector<uint8_t *> at;
     for (void *p : pieces)
       at.push_back(static_cast<uint8_t *>(p));
+    PieceBlocks blocks;
+    if (!ringBucket("all_gather", std::move(at), counts, elemSize, blocks))
+      return false;
     transfer = TransferPtr(new RingAllGather(
         messages(), static_cast<int>(rank()), static_cast<int>(size()),
-        PieceBlocks(std::move(at), counts, static_cast<size_t>(elemSize)),
-        movementType(elemSize), nextTag()));
+        std::move(blocks), movementType(elemSize), nextTag()));
     return true;
   }
 
@@ -621,6 +613,20 @@ private:
 
   static std::unique_ptr<MpiTransfer> transfer() {
     return std::unique_ptr<MpiTransfer>(new MpiTransfer());
+  }
+
+  /// A bucket's blocks, when they are large enough for the rings (and
+  /// their counts fit MPI's).
+  bool ringBucket(const char *op, std::vector<uint8_t *> pieces,
+                  const std::vector<int64_t> &counts, int64_t elemSize,
+                  PieceBlocks &blocks) const {
+    for (int64_t c : counts)
+      mpiCount(op, c);
+    blocks =
+        PieceBlocks(std::move(pieces), counts, static_cast<size_t>(elemSize));
+    mpiCount(op, blocks.total());
+    return blocks.total() > 0 && blocks.total() * elemSize * size() >=
+                                     ringBytes(kRingReduceScatterBytes);
   }
 
   int mpiCount(const char *op, int64_t count) const {

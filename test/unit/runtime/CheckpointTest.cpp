@@ -40,9 +40,10 @@ void fakeStep(void *, void *const *params, void *const *inputs,
   *static_cast<float *>(outputs[0]) = w[0];
 }
 
-/// An executor with w = {1, 2, 3}, step 0, x filled with 0.5.
-void makeExecutor(Executor &e) {
-  ASSERT_TRUE(e.init(kSignature, fakeStep).ok());
+/// An executor of `signature` (kSignature's tensors) with w = {1, 2, 3},
+/// step 0, x filled with 0.5.
+void makeExecutor(Executor &e, const std::string &signature = kSignature) {
+  ASSERT_TRUE(e.init(signature, fakeStep).ok());
   HostTensor &w = e.mutableParam(0);
   w.dtype = WEFT_F32;
   w.shape = {3};
@@ -252,17 +253,9 @@ TEST(Checkpoint, MovesToAnotherPlanOfTheSameModel) {
   TempDir tmp;
   const std::string one = planSignature("aa11", 1, "[3]");
   Executor a;
-  ASSERT_TRUE(a.init(one, fakeStep).ok());
-  HostTensor &w = a.mutableParam(0);
-  w.dtype = WEFT_F32;
-  w.shape = {3};
-  ASSERT_TRUE(w.data.allocate(12));
-  float init[3] = {1, 2, 3};
-  std::memcpy(w.data.data(), init, 12);
-  HostTensor &step = a.mutableParam(1);
-  step.dtype = WEFT_I64;
-  ASSERT_TRUE(step.data.allocate(8, 64, true));
-  *static_cast<int64_t *>(step.data.data()) = 7;
+  makeExecutor(a, one);
+  *static_cast<int64_t *>(a.mutableParam(1).data.data()) = 7;
+  const float init[3] = {1, 2, 3};
   CheckpointStore writer(tmp.file("ck"), one);
   Status saved = writer.save(a, 7, 14, 0.5);
   ASSERT_TRUE(saved.ok()) << saved.message;
