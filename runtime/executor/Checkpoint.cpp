@@ -468,13 +468,11 @@ Status CheckpointStore::loadResharded(const ModelSignature &sig,
                             joinPath(path, kManifestFile) +
                             " records (its SHA-256 or world size differs)")
         .everyRank();
+  // Every rank's file records the same step and data position (verified
+  // against checkpoint.json): any file read gives them.
   auto readRank = [&](int64_t r, std::vector<HostTensor> &got) {
     CheckpointStore store(dir_, writerJson, r, writer.worldSize);
-    CheckpointInfo rankInfo;
-    Status status = store.loadStepInto(writer, name, got, rankInfo);
-    if (status.ok() && r == 0)
-      info = rankInfo;
-    return status;
+    return store.loadStepInto(writer, name, got, info);
   };
   return reshardState(sig, rank_, writer, path, readRank, tensors);
 }

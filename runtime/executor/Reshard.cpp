@@ -38,6 +38,31 @@ bool allocateLike(HostTensor &t, WeftDType dtype, std::vector<int64_t> shape,
   return t.data.allocate(bytes);
 }
 
+/// Which of the writer's blocks of `old` (one flag per block; one for a
+/// tensor it does not split) the block `rank` holds of `spec` overlaps:
+/// along a dim both split alike (the same dim and strided parts), the
+/// blocks its range covers; else all.
+std::vector<char> neededBlocks(const ModelSignature &sig,
+                               const TensorSpec &spec, int64_t rank,
+                               const ModelSignature &writer,
+                               const TensorSpec &old) {
+  if (old.shardDim < 0)
+    return {1};
+  const int64_t g = groupSize(writer, old);
+  std::vector<char> all(static_cast<size_t>(g), 1);
+  if (spec.shardDim != old.shardDim || spec.shardOuter != old.shardOuter)
+    return all;
+  // Lengths along the dim within one strided part.
+  const int64_t mine = spec.shape[spec.shardDim] / spec.shardOuter;
+  const int64_t theirs = old.shape[old.shardDim] / old.shardOuter;
+  const int64_t b = meshGroupIndex(rank, sig.meshShape, spec.shardAxes.data(),
+                                   spec.shardAxes.size());
+  std::vector<char> some(static_cast<size_t>(g), 0);
+  for (int64_t o = b * mine / theirs; o <= ((b + 1) * mine - 1) / theirs; ++o)
+    some[o] = 1;
+  return some;
+}
+
 const char *roleWord(StateRole role) {
   return role == StateRole::Param ? "parameter" : "optimizer state";
 }
@@ -54,7 +79,8 @@ std::vector<int64_t> wholeShape(const ModelSignature &sig,
 
 Status joinState(const ModelSignature &sig,
                  const std::vector<std::vector<HostTensor>> &ranks,
-                 size_t index, const std::string &where, HostTensor &whole) {
+                 size_t index, const std::string &where, HostTensor &whole,
+                 const std::vector<char> *wanted) {
   const TensorSpec &spec = sig.params[index];
   const int64_t world = static_cast<int64_t>(ranks.size());
   auto held = [&](int64_t r) {
@@ -103,7 +129,7 @@ Status joinState(const ModelSignature &sig,
       holder[b] = r;
   }
   for (int64_t b = 0; b < g; ++b)
-    if (holder[b] < 0)
+    if (holder[b] < 0 && (!wanted || (*wanted)[b]))
       return Status::badInput(where + ": no rank holds block " +
                               std::to_string(b) + " of '" + spec.name + "'");
   return Status::success();
@@ -175,14 +201,41 @@ Status reshardState(
                     : ""))
         .everyRank();
 
-  // Every writing rank's file when the writer split or staged anything;
-  // else rank 0's holds it all.
-  bool split = writer.pipelineAxis >= 0;
-  for (const TensorSpec &spec : writer.params)
-    split |= spec.shardDim >= 0;
-  std::vector<std::vector<HostTensor>> ranks(
-      static_cast<size_t>(split ? writer.worldSize : 1));
-  for (size_t r = 0; r < ranks.size(); ++r) {
+  // The writing ranks whose files hold the blocks this rank needs: for
+  // each tensor, the writer's blocks its own block overlaps, each from one
+  // rank holding it (a rank already read if one does, else one picked by
+  // this rank's index, so the ranks spread their reading).
+  std::vector<std::vector<char>> wanted(sig.params.size());
+  std::vector<char> read(static_cast<size_t>(writer.worldSize), 0);
+  for (size_t i = 0; i < sig.params.size(); ++i) {
+    if (!paramHeldBy(sig, sig.params[i], rank))
+      continue;
+    const TensorSpec &old = writer.params[from[i]];
+    wanted[i] = neededBlocks(sig, sig.params[i], rank, writer, old);
+    for (size_t b = 0; b < wanted[i].size(); ++b) {
+      if (!wanted[i][b])
+        continue;
+      std::vector<int64_t> holders;
+      for (int64_t r = 0; r < writer.worldSize; ++r)
+        if (paramHeldBy(writer, old, r) &&
+            (old.shardDim < 0 ||
+             meshGroupIndex(r, writer.meshShape, old.shardAxes.data(),
+                            old.shardAxes.size()) == static_cast<int64_t>(b)))
+          holders.push_back(r);
+      if (holders.empty())
+        return Status::badInput(other + ": no rank holds block " +
+                                std::to_string(b) + " of '" + old.name + "'");
+      int64_t pick = holders[static_cast<size_t>(rank) % holders.size()];
+      for (int64_t r : holders)
+        if (read[r])
+          pick = r;
+      read[pick] = 1;
+    }
+  }
+  std::vector<std::vector<HostTensor>> ranks(read.size());
+  for (size_t r = 0; r < read.size(); ++r) {
+    if (!read[r])
+      continue;
     Status status = readRank(static_cast<int64_t>(r), ranks[r]);
     if (!status.ok())
       return status;
@@ -193,7 +246,7 @@ Status reshardState(
     if (!paramHeldBy(sig, sig.params[i], rank))
       continue;
     HostTensor whole;
-    Status status = joinState(writer, ranks, from[i], other, whole);
+    Status status = joinState(writer, ranks, from[i], other, whole, &wanted[i]);
     if (!status.ok())
       return status;
     cutBlock(sig, sig.params[i], rank, whole, params[i]);

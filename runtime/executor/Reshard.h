@@ -32,9 +32,12 @@ std::vector<int64_t> wholeShape(const ModelSignature &sig,
 /// group-index order along the split dim (inside each of its `outer`
 /// strided parts), from the ranks of its pipeline stage. Replicas of a
 /// block must agree bit for bit; `where` names the state for that error.
+/// With `wanted` (a flag per block), only those blocks must be there (the
+/// others stay undefined).
 Status joinState(const ModelSignature &sig,
                  const std::vector<std::vector<HostTensor>> &ranks,
-                 size_t index, const std::string &where, HostTensor &whole);
+                 size_t index, const std::string &where, HostTensor &whole,
+                 const std::vector<char> *wanted = nullptr);
 
 /// `rank`'s block of `whole` under `spec` (its local shape).
 void cutBlock(const ModelSignature &sig, const TensorSpec &spec, int64_t rank,
@@ -46,7 +49,10 @@ void cutBlock(const ModelSignature &sig, const TensorSpec &spec, int64_t rank,
 /// resume verifies it, each tensor joined and this rank's block cut out.
 /// The two plans must hold the same state: the same names, roles, dtypes
 /// and whole shapes (else bad input naming the first difference).
-/// `readRank(r, tensors)` reads writing rank r's file into `tensors`.
+/// `readRank(r, tensors)` reads writing rank r's file into `tensors`; it is
+/// called only for the ranks whose blocks this rank's blocks overlap (one
+/// holder of each), so that the ranks of a large run do not all read every
+/// file.
 Status reshardState(
     const ModelSignature &sig, int64_t rank, const ModelSignature &writer,
     const std::string &stepDir,
