@@ -635,8 +635,11 @@ Status agreeAcrossRanks(Status mine) {
   if (mine.ok() && worst != 0) {
     mine.code = static_cast<int>(worst);
     mine.quiet = true;
-  } else if (!mine.ok() && alike) {
-    mine.sameOnEveryRank = true;
+  } else if (!mine.ok()) {
+    // Rank 0 alone reports a failure every rank has. One marked so
+    // (everyRank()) that only some ranks have is reported by each of them:
+    // else rank 0 (fine) and they would all exit without a word.
+    mine.sameOnEveryRank = alike;
   }
   return mine;
 }

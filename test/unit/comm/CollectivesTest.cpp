@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "weft/runtime/Comm.h"
+#include "weft/runtime/Executor.h"
 #include "weft/runtime/Float16.h"
 #include "weft/runtime/KernelABI.h"
 
@@ -732,6 +733,37 @@ TEST(Collectives, BucketPiecesWithoutPacking) {
                     << "all_gather_pieces piece " << i << " element " << e;
               }
           }
+}
+
+// Ranks agree on failures before anything is written: a failure every rank
+// has alike is reported by rank 0 alone; one marked every-rank that only
+// rank 0 has is still reported by it, and the others exit quietly with
+// its code; a failure of the last rank alone is reported by it.
+TEST(Agreement, FailuresAreReportedByTheRanksThatHaveThem) {
+  const int64_t n = weft::comm::size(), me = weft::comm::rank();
+  weft::Status all = weft::agreeAcrossRanks(weft::Status::badInput("bad data"));
+  EXPECT_EQ(all.code, 2);
+  EXPECT_TRUE(all.sameOnEveryRank || n == 1);
+  EXPECT_FALSE(all.quiet);
+  weft::Status one = weft::agreeAcrossRanks(
+      me == 0 ? weft::Status::badInput("rank 0's").everyRank()
+              : weft::Status::success());
+  EXPECT_EQ(one.code, 2);
+  if (me == 0) {
+    EXPECT_FALSE(one.sameOnEveryRank && n > 1) << "rank 0 would not print";
+    EXPECT_FALSE(one.quiet);
+  } else {
+    EXPECT_TRUE(one.quiet);
+  }
+  weft::Status last = weft::agreeAcrossRanks(
+      me == n - 1 ? weft::Status::failure("the last rank's").everyRank()
+                  : weft::Status::success());
+  EXPECT_EQ(last.code, 1);
+  if (me == n - 1)
+    EXPECT_TRUE(!last.sameOnEveryRank || n == 1)
+        << "it must report its failure itself";
+  else
+    EXPECT_TRUE(last.quiet);
 }
 
 // The Communicator interface directly: the mesh's groups have the members
