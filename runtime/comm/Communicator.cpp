@@ -367,12 +367,14 @@ Request Communicator::allGatherPiecesStart(const void *in,
   uint8_t *own = packed->data() + block * static_cast<size_t>(rank_);
   std::memcpy(own, in, block);
   Request request = allGatherStart(own, packed->data(), total, dtype);
-  request.then([packed, pieces, counts, elem, n = size_] {
+  // (This rank's blocks are in place already.)
+  request.then([packed, pieces, counts, elem, n = size_, me = rank_] {
     const uint8_t *from = packed->data();
     for (int64_t j = 0; j < n; ++j)
       for (size_t i = 0; i < pieces.size(); from += counts[i] * elem, ++i)
-        std::memcpy(static_cast<uint8_t *>(pieces[i]) + j * counts[i] * elem,
-                    from, counts[i] * elem);
+        if (j != me)
+          std::memcpy(static_cast<uint8_t *>(pieces[i]) + j * counts[i] * elem,
+                      from, counts[i] * elem);
   });
   return request;
 }
