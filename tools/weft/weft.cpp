@@ -10,11 +10,12 @@
 //   weft relink BUNDLE
 //   weft --help | --version
 //
-// `weft run` and `weft train` read BUNDLE/manifest.json and execute the
+// `weft run` and `weft train` read BUNDLE/manifest.json and start the
 // bundle's executable with `--bundle BUNDLE` (and `--train` for training)
 // followed by the remaining arguments: directly for a world size of 1,
-// through `mpirun -n N` otherwise. Exit codes: 0 success, 2 bad usage or bad
-// input, 1 anything else (the executable's own code otherwise).
+// through `mpirun -n N` otherwise, weft staying their parent so that no
+// job ends without a word (Launch.h). Exit codes: 0 success, 2 bad usage or
+// bad input, 1 anything else (the executable's own code otherwise).
 //
 // `weft export` (ExportCommand.cpp) writes the bundle's source model with
 // the parameters of a training checkpoint, verified against the bundle's
@@ -25,7 +26,7 @@
 // FILE.json` reads): it checks its arguments and the output path, then
 // starts N ranks (default: one per hardware thread) of weft-calibrate
 // (Calibrate.cpp, installed beside `weft`) exactly as `weft run` starts a
-// bundle's executable (execRanks). Rank 0 writes the file atomically.
+// bundle's executable (runRanks). Rank 0 writes the file atomically.
 //
 // `weft relink BUNDLE` links the bundle's model.o (weftc keeps it in
 // --target cuda bundles) again with the runtime of the build this weft
@@ -38,6 +39,7 @@
 
 #include "tools/BundleLink.h"
 #include "tools/weft/Cli.h"
+#include "tools/weft/Launch.h"
 #include "weft/runtime/FileUtil.h"
 #include "weft/runtime/Version.h"
 
@@ -114,15 +116,6 @@ const char *const kCalibrateHelp =
     "asynchronous all_reduce hides behind compute. --quick measures fewer\n"
     "sizes with fewer repetitions (for tests; the figures are rougher).\n";
 
-/// argv for execv / execvp: pointers into `args`, then a null.
-std::vector<char *> execArgv(std::vector<std::string> &args) {
-  std::vector<char *> argv;
-  for (std::string &a : args)
-    argv.push_back(&a[0]);
-  argv.push_back(nullptr);
-  return argv;
-}
-
 bool parsePositive(const std::string &text, int64_t &out) {
   if (text.empty())
     return false;
@@ -165,39 +158,8 @@ bool readRanks(int argc, char **argv, int &i, int64_t &ranks,
   return true;
 }
 
-/// Executes `exe` with `exeArgs` as `ranks` ranks, the way every weft
-/// command starts ranks: directly for one, through `mpirun --oversubscribe
-/// -n N` otherwise (mpirun's exit code is the ranks'). Returns only on
-/// failure (exit code 1; `whyMpi` says what needed mpirun).
-int execRanks(int64_t ranks, const std::string &exe,
-              const std::vector<std::string> &exeArgs,
-              const std::string &whyMpi) {
-  std::vector<std::string> args;
-  if (ranks > 1) {
-    args = {"mpirun", "--oversubscribe", "-n", std::to_string(ranks)};
-    // Open MPI refuses to start as root without these (containers).
-    if (::geteuid() == 0) {
-      ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 0);
-      ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 0);
-    }
-  }
-  args.push_back(exe);
-  args.insert(args.end(), exeArgs.begin(), exeArgs.end());
-  std::vector<char *> cargs = execArgv(args);
-  std::fflush(stdout);
-  std::fflush(stderr);
-  if (ranks > 1) {
-    ::execvp("mpirun", cargs.data());
-    return error(kExitFailure, std::string("cannot run mpirun: ") +
-                                   std::strerror(errno) + " (" + whyMpi + ")");
-  }
-  ::execv(exe.c_str(), cargs.data());
-  return error(kExitFailure,
-               "cannot execute '" + exe + "': " + std::strerror(errno));
-}
-
 /// `weft run` (train = false) and `weft train`: checks the bundle and -n,
-/// then executes the bundle's executable.
+/// then runs the bundle's executable.
 int launchCommand(bool train, int argc, char **argv) {
   const char *usage = train ? kTrainUsage : kRunUsage;
   const char *command = train ? "train" : "run";
@@ -262,9 +224,8 @@ int launchCommand(bool train, int argc, char **argv) {
   if (train)
     args.push_back("--train");
   args.insert(args.end(), forwarded.begin(), forwarded.end());
-  return execRanks(ranks, exe, args,
-                   "a bundle for " + std::to_string(ranks) +
-                       " ranks needs MPI");
+  return runRanks(ranks, exe, args,
+                  "a bundle for " + std::to_string(ranks) + " ranks needs MPI");
 }
 
 /// `weft calibrate [-n N] -o CLUSTER.json [--quick]`.
@@ -342,7 +303,7 @@ int calibrateCommand(int argc, char **argv) {
     std::vector<std::string> args = {"-o", outAbs};
     if (quick)
       args.push_back("--quick");
-    return execRanks(1, exe, args, "");
+    return runRanks(1, exe, args, "");
   }
   std::string exe = weft::joinPath(dir.empty() ? "." : dir, "weft-calibrate");
   if (::access(exe.c_str(), X_OK) != 0)
@@ -352,9 +313,9 @@ int calibrateCommand(int argc, char **argv) {
                                    std::to_string(ranks)};
   if (quick)
     args.push_back("--quick");
-  return execRanks(ranks, exe, args,
-                   "calibrating " + std::to_string(ranks) +
-                       " ranks needs MPI; -n 1 runs without it");
+  return runRanks(ranks, exe, args,
+                  "calibrating " + std::to_string(ranks) +
+                      " ranks needs MPI; -n 1 runs without it");
 }
 
 /// `weft relink BUNDLE`.
