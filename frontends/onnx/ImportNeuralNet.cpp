@@ -784,3 +784,71 @@ LogicalResult onnx_import::importInstanceNormalization(NodeImporter &imp) {
   imp.setOutput(0, result);
   return success();
 }
+
+// GroupNormalization (opset 18; 21 changed scale and bias from one value
+// per group to one per channel): each sample's channels in num_groups
+// groups, each group normalized over its channels and positions together
+// (weft.layer_norm of the [N, groups, rest] rows), then scaled and shifted.
+LogicalResult onnx_import::importGroupNormalization(NodeImporter &imp) {
+  Expr e(imp);
+  Value x = imp.getInput(0, "X");
+  Value scale = imp.getInput(1, "scale");
+  Value bias = imp.getInput(2, "bias");
+  if (!x || !scale || !bias)
+    return failure();
+  ArrayRef<int64_t> shape = getShape(x);
+  if (shape.size() < 3 || !isa<FloatType>(getElementType(x)))
+    return imp.emitError("input X (" + formatType(x.getType()) +
+                         ") should be a float tensor (N, C, D...) with at "
+                         "least one spatial dimension");
+  if (!imp.hasAttr("num_groups"))
+    return imp.emitError("attribute 'num_groups' is required");
+  const int64_t groups = imp.getIntAttr("num_groups", 0);
+  const int64_t channels = shape[1];
+  if (groups < 1 || channels % groups != 0)
+    return imp.emitError("num_groups " + Twine(groups) +
+                         " does not divide the " + Twine(channels) +
+                         " channels of X (" + formatType(x.getType()) + ")");
+  const bool perChannel = imp.getOpset() >= 21;
+  const int64_t count = perChannel ? channels : groups;
+  for (auto [name, v] :
+       {std::make_pair("scale", scale), std::make_pair("bias", bias)})
+    if (getShape(v) != ArrayRef<int64_t>{count} ||
+        getElementType(v) != getElementType(x))
+      return imp.emitError("input '" + Twine(name) + "' (" +
+                           formatType(v.getType()) + ") should hold one " +
+                           formatType(getElementType(x)) + " value per " +
+                           (perChannel ? "channel (opset 21 and later: "
+                                       : "group (opsets 18 to 20: ") +
+                           Twine(count) + ")");
+  int64_t spatial = 1;
+  for (int64_t d : shape.drop_front(2))
+    spatial *= d;
+  const int64_t rowSize = channels / groups * spatial;
+  Type type = getElementType(x);
+  Value ones = imp.createConstant(
+      DenseElementsAttr::get(RankedTensorType::get({rowSize}, type),
+                             imp.getBuilder().getFloatAttr(type, 1.0)));
+  Value rows = imp.createReshape(x, {shape[0], groups, rowSize});
+  if (!ones || !rows)
+    return failure();
+  OpBuilder &b = imp.getBuilder();
+  Value normalized = imp.createInferred<LayerNormOp>(
+      rows, ones, Value(), b.getI64IntegerAttr(2),
+      b.getF64FloatAttr(imp.getFloatAttr("epsilon", 1e-5)));
+  Value result;
+  if (perChannel) {
+    SmallVector<int64_t> column(shape.size() - 1, 1);
+    column[0] = channels;
+    result = e.add(e.mul(imp.createReshape(normalized, shape),
+                         imp.createReshape(scale, column)),
+                   imp.createReshape(bias, column));
+  } else {
+    // [N, groups, channels / groups * spatial] against [groups, 1].
+    result = imp.createReshape(
+        e.add(e.mul(normalized, imp.createReshape(scale, {groups, 1})),
+              imp.createReshape(bias, {groups, 1})),
+        shape);
+  }
+  return imp.setResult(result);
+}

@@ -41,10 +41,8 @@ int64_t sourceIndex(PadMode mode, int64_t i, int64_t n) {
 }
 } // namespace
 
-/// `data` without `before` elements at the start of `axis` and `after` at
-/// its end.
-static Value crop(NodeImporter &imp, Value data, int64_t axis, int64_t before,
-                  int64_t after) {
+Value onnx_import::cropAxis(NodeImporter &imp, Value data, int64_t axis,
+                            int64_t before, int64_t after) {
   if (before == 0 && after == 0)
     return data;
   SmallVector<int64_t> shape(getShape(data));
@@ -57,9 +55,8 @@ static Value crop(NodeImporter &imp, Value data, int64_t axis, int64_t before,
                              b.getDenseI64ArrayAttr(steps));
 }
 
-/// `data` with `before` and `after` copies of `value` (rank 0) along `axis`.
-static Value padConstant(NodeImporter &imp, Value data, int64_t axis,
-                         int64_t before, int64_t after, Value value) {
+Value onnx_import::padAxisConstant(NodeImporter &imp, Value data, int64_t axis,
+                                   int64_t before, int64_t after, Value value) {
   SmallVector<Value> parts;
   auto fill = [&](int64_t count) {
     SmallVector<int64_t> shape(getShape(data));
@@ -169,7 +166,7 @@ LogicalResult onnx_import::importPad(NodeImporter &imp) {
       return imp.emitError("pads " + Twine(before) + " and " + Twine(after) +
                            " remove more than the " + Twine(n) +
                            " elements of axis " + Twine(axis));
-    result = crop(imp, result, axis, cropBefore, cropAfter);
+    result = cropAxis(imp, result, axis, cropBefore, cropAfter);
     before = std::max<int64_t>(before, 0);
     after = std::max<int64_t>(after, 0);
     if (!result || (before == 0 && after == 0))
@@ -183,7 +180,7 @@ LogicalResult onnx_import::importPad(NodeImporter &imp) {
                            Twine(after) + " must be smaller than axis " +
                            Twine(axis) + "'s size " + Twine(n));
     result = mode == PadMode::Constant
-                 ? padConstant(imp, result, axis, before, after, value)
+                 ? padAxisConstant(imp, result, axis, before, after, value)
                  : padGather(imp, result, axis, before, after, mode);
   }
   if (!result)

@@ -21,6 +21,14 @@ mlir::Value buildMatMul(NodeImporter &imp, mlir::Value lhs, mlir::Value rhs);
 mlir::Value buildConv(NodeImporter &imp, mlir::Value input, mlir::Value weight,
                       mlir::Value bias);
 
+/// Shared builders (ImportPad.cpp): `data` without `before` elements at the
+/// start of `axis` and `after` at its end; `data` with `before` and `after`
+/// copies of `value` (rank 0) along `axis`.
+mlir::Value cropAxis(NodeImporter &imp, mlir::Value data, int64_t axis,
+                     int64_t before, int64_t after);
+mlir::Value padAxisConstant(NodeImporter &imp, mlir::Value data, int64_t axis,
+                            int64_t before, int64_t after, mlir::Value value);
+
 /// Imports one node: reads its inputs and attributes, builds weft ops and
 /// binds every used output, or records an error on `imp` and fails.
 using OpImportFn = mlir::LogicalResult (*)(NodeImporter &imp);
@@ -140,6 +148,7 @@ mlir::LogicalResult importEyeLike(NodeImporter &imp);
 mlir::LogicalResult importCastLike(NodeImporter &imp);
 mlir::LogicalResult importNegativeLogLikelihoodLoss(NodeImporter &imp);
 mlir::LogicalResult importInstanceNormalization(NodeImporter &imp);
+mlir::LogicalResult importGroupNormalization(NodeImporter &imp);
 
 // ImportShapeOps.cpp
 mlir::LogicalResult importReshape(NodeImporter &imp);
@@ -214,6 +223,16 @@ mlir::LogicalResult importConvInteger(NodeImporter &imp);
 
 // ImportGridSample.cpp
 mlir::LogicalResult importGridSample(NodeImporter &imp);
+
+// ImportImage.cpp
+mlir::LogicalResult importCenterCropPad(NodeImporter &imp);
+mlir::LogicalResult importAffineGrid(NodeImporter &imp);
+mlir::LogicalResult importCol2Im(NodeImporter &imp);
+mlir::LogicalResult importRoiAlign(NodeImporter &imp);
+mlir::LogicalResult importMaxRoiPool(NodeImporter &imp);
+
+// ImportDet.cpp
+mlir::LogicalResult importDet(NodeImporter &imp);
 
 // ImportControlFlow.cpp
 mlir::LogicalResult importIf(NodeImporter &imp);

@@ -41,6 +41,7 @@ import weft_tools  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import coverage_cases  # noqa: E402
+import image_cases  # noqa: E402
 import import_op_cases  # noqa: E402
 import recurrent_cases  # noqa: E402
 
@@ -86,8 +87,12 @@ class Case:
     constants; float ones must be named 'frozen.*'); nodes compute 'y' from
     them; forward(env) computes 'y' in PyTorch from float64 tensors."""
 
-    def __init__(self, name, params, nodes, forward, consts=None, group=None, ties=False):
+    def __init__(self, name, params, nodes, forward, consts=None, group=None, ties=False,
+                 opset=OPSET):
         self.name = name
+        # A group's model takes its cases' highest opset (ops of opsets 18
+        # to 21 go in groups of their own: opset 18 moved ReduceMean's axes).
+        self.opset = opset
         # At ties (equal maxima) the loss has a kink and finite differences
         # mean nothing; such cases compare with PyTorch's autograd instead,
         # which fixes how ties share the gradient.
@@ -151,8 +156,8 @@ class Case:
 CASES = []
 
 
-def case(name, params, nodes, forward, consts=None, group=None, ties=False):
-    CASES.append(Case(name, params, nodes, forward, consts, group, ties))
+def case(name, params, nodes, forward, consts=None, group=None, ties=False, opset=OPSET):
+    CASES.append(Case(name, params, nodes, forward, consts, group, ties, opset))
 
 
 def slice_indices(dim, start, end, step):
@@ -607,9 +612,13 @@ def define_coverage():
     coverage_cases.define(case, node, i64)
 
 
+def define_image():
+    image_cases.define(case, node, i64)
+
+
 for define in (define_elementwise, define_linalg, define_conv_pool, define_norm_loss,
                define_reduce_movement, define_composites, define_import_composites,
-               define_recurrent, define_import_ops, define_coverage):
+               define_recurrent, define_import_ops, define_coverage, define_image):
     define()
 
 
@@ -664,7 +673,8 @@ def build_model(cases, path):
         nodes.append(node("Identity", [total], "loss"))
     graph = helper.make_graph(nodes, "gradient_check", [],
                               [helper.make_tensor_value_info("loss", TensorProto.FLOAT, [])], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
+    opset = max(c.opset for c in cases)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = 8
     onnx.save(model, path)
 

@@ -473,3 +473,54 @@ def sequences():
     m["seq_as_tensor"] = model([node("SequenceConstruct", ["a", "b"], ["s"]),
                                 node("Relu", ["s"], ["y"])], ab, y)
     return m
+
+
+@group
+def image_ops():
+    """GroupNormalization, CenterCropPad, AffineGrid, Col2Im, Det, RoiAlign
+    and MaxRoiPool (built from weft's ops at import), and their errors."""
+    m = {}
+    y = [vi("y", F32, None)]
+    gn = lambda groups, count, shape=(2, 6, 4), opset=18, **attrs: model(
+        [node("GroupNormalization", ["x", "s", "b"], ["y"], **attrs,
+              **({} if groups is None else {"num_groups": groups}))],
+        [vi("x", F32, list(shape))], y, inits=[floats("s", [count]), floats("b", [count], 1)],
+        opset=opset)
+    m["group_norm"] = gn(3, 3)
+    m["group_norm_21"] = gn(3, 6, opset=21)
+    m["group_norm_uneven"] = gn(4, 4)
+    m["group_norm_no_groups"] = gn(None, 3)
+    m["group_norm_21_per_group"] = gn(3, 3, opset=21)
+    m["center_crop_pad"] = model([node("CenterCropPad", ["x", "shape"], ["y"], axes=[1, -1])],
+                                 [vi("x", F32, [2, 5, 3])], y, inits=[ints("shape", [2, 6])],
+                                 opset=18)
+    m["center_crop_pad_mismatch"] = model(
+        [node("CenterCropPad", ["x", "shape"], ["y"], axes=[0])], [vi("x", F32, [2, 5])], y,
+        inits=[ints("shape", [2, 6])], opset=18)
+    m["affine_grid"] = model([node("AffineGrid", ["theta", "size"], ["y"])],
+                             [vi("theta", F32, [2, 2, 3])], y,
+                             inits=[ints("size", [2, 1, 3, 4])], opset=20)
+    m["affine_grid_bad_theta"] = model([node("AffineGrid", ["theta", "size"], ["y"])],
+                                       [vi("theta", F32, [2, 2, 3])], y,
+                                       inits=[ints("size", [2, 1, 2, 3, 4])], opset=20)
+    col2im = lambda length: model(
+        [node("Col2Im", ["cols", "image", "block"], ["y"], strides=[1, 2])],
+        [vi("cols", F32, [1, 8, length])], y,
+        inits=[ints("image", [3, 5]), ints("block", [2, 2])], opset=18)
+    m["col2im"] = col2im(4)
+    m["col2im_wrong_columns"] = col2im(5)
+    m["det"] = model([node("Det", ["x"], ["y"])], [vi("x", F32, [2, 3, 3])], y)
+    m["det_not_square"] = model([node("Det", ["x"], ["y"])], [vi("x", F32, [2, 3])], y)
+    roi = lambda opset=16, **attrs: model(
+        [node("RoiAlign", ["x", "rois", "batch"], ["y"], **attrs)],
+        [vi("x", F32, [1, 2, 8, 8]), vi("rois", F32, [3, 4]), vi("batch", I64, [3])], y,
+        opset=opset)
+    m["roi_align"] = roi(output_height=2, output_width=3, sampling_ratio=2)
+    m["roi_align_adaptive"] = roi(output_height=2, output_width=2)
+    m["roi_align_median"] = roi(mode="median", sampling_ratio=1)
+    m["max_roi_pool"] = model([node("MaxRoiPool", ["x", "rois"], ["y"], pooled_shape=[2, 2])],
+                              [vi("x", F32, [1, 2, 8, 8]), vi("rois", F32, [3, 5])], y)
+    m["max_roi_pool_four_columns"] = model(
+        [node("MaxRoiPool", ["x", "rois"], ["y"], pooled_shape=[2, 2])],
+        [vi("x", F32, [1, 2, 8, 8]), vi("rois", F32, [3, 4])], y)
+    return m
