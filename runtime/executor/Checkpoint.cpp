@@ -166,17 +166,21 @@ listCheckpoints(const std::string &dir) {
   return found;
 }
 
-bool CheckpointStore::hasCheckpoint(std::string &which) const {
-  std::string latest = joinPath(dir_, kLatestFile);
+bool findCheckpoint(const std::string &dir, std::string &which) {
+  std::string latest = joinPath(dir, kLatestFile);
   if (fileExists(latest)) {
     which = latest;
     return true;
   }
-  auto found = listCheckpoints(dir_);
+  auto found = listCheckpoints(dir);
   if (found.empty())
     return false;
-  which = joinPath(dir_, found.back().second);
+  which = joinPath(dir, found.back().second);
   return true;
+}
+
+bool CheckpointStore::hasCheckpoint(std::string &which) const {
+  return findCheckpoint(dir_, which);
 }
 
 Status CheckpointStore::verify(const std::string &name,

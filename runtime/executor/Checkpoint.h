@@ -75,6 +75,10 @@ std::string checkpointDirName(int64_t step);
 /// Parses "step-<digits>" (8 or more digits); false for anything else.
 bool parseCheckpointDirName(const std::string &name, int64_t &step);
 
+/// Whether `dir` holds a checkpoint (dir/latest, or a step-* directory left
+/// by a save killed before it wrote dir/latest); `which` names it.
+bool findCheckpoint(const std::string &dir, std::string &which);
+
 struct CheckpointInfo {
   std::string path; ///< DIR/step-...
   int64_t step = 0;

@@ -8,7 +8,10 @@ Compiles the MLP for dp=2 and checks, with real MPI ranks:
     rank exits non-zero;
   - two different executables in one job (mpirun MPMD): refused at start-up
     with exit code 2, before any step;
-  - a 2-rank bundle started on 3 ranks: refused with exit code 2.
+  - a 2-rank bundle started on 3 ranks: refused with exit code 2;
+  - `weft train --max-restarts 1` with rank 1 killed (kill -9) once a
+    checkpoint exists: weft restarts the job from that checkpoint, and it
+    ends where an uninterrupted run ends, bit for bit.
 
 usage: /usr/bin/python3 check_failures.py WORKDIR
 """
@@ -116,6 +119,38 @@ def main():
                        capture_output=True, text=True, timeout=60)
     expect(p.returncode == 2 and "compiled for 2 ranks but 3 were started"
            in p.stdout + p.stderr, "wrong number of ranks refused")
+    restarted = os.path.join(work, "ck-restarted")
+    proc = subprocess.Popen(
+        ["weft", "train", bundle, "-n", "2", *data_args, "--steps", "600000",
+         "--checkpoint-dir", restarted, "--save-every", "20000",
+         "--max-restarts", "1"], stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True, env=env)
+    deadline = time.time() + 60
+    while not os.path.exists(os.path.join(restarted, "latest")) and \
+            proc.poll() is None and time.time() < deadline:
+        time.sleep(0.02)
+    pids = rank_pids(os.path.join(bundle, "model"), 1)
+    for pid in pids:
+        os.kill(pid, signal.SIGKILL)
+    try:
+        out, _ = proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, _ = proc.communicate()
+    expect(bool(pids) and proc.returncode == 0,
+           f"--max-restarts 1: rank 1 killed once a checkpoint existed, the "
+           f"job exits {proc.returncode}")
+    expect("restart 1 of 1 from the checkpoint " + restarted + "/step-" in out,
+           "weft restarts the job from the latest checkpoint")
+    reference = os.path.join(work, "ck-uninterrupted")
+    check_plans.ct.run(["weft", "train", bundle, "-n", "2", *data_args,
+                        "--steps", "600000", "--checkpoint-dir", reference])
+    same = all(
+        open(os.path.join(restarted, "step-00600000", name), "rb").read() ==
+        open(os.path.join(reference, "step-00600000", name), "rb").read()
+        for name in ("state.rank0.safetensors", "state.rank1.safetensors"))
+    expect(same, "the restarted run's final state equals an uninterrupted "
+           "run's, bit for bit")
     sys.exit(1 if failures else 0)
 
 

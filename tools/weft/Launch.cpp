@@ -19,11 +19,13 @@ namespace weft::cli {
 namespace {
 
 volatile sig_atomic_t gChild = 0;
+volatile sig_atomic_t gStop = 0;
 
 /// Passes a signal meant for weft on to its child. A terminal's SIGINT
 /// (si_code SI_KERNEL) reaches the child by itself: mpirun takes a second
 /// one as "terminate now, whatever the ranks".
 void forwardSignal(int sig, siginfo_t *info, void *) {
+  gStop = 1;
   if (sig == SIGINT && info && info->si_code != SI_USER &&
       info->si_code != SI_QUEUE)
     return;
@@ -64,6 +66,8 @@ std::vector<char *> execArgv(std::vector<std::string> &args) {
   argv.push_back(nullptr);
   return argv;
 }
+
+bool stopRequested() { return gStop != 0; }
 
 int runRanks(int64_t ranks, const std::string &exe,
              const std::vector<std::string> &exeArgs,
@@ -113,6 +117,7 @@ int runRanks(int64_t ranks, const std::string &exe,
     ::_exit(kExitFailure);
   }
   gChild = pid;
+  gStop = 0;
   ::close(execStatus[1]);
   if (mpi)
     ::close(err[1]);

@@ -34,6 +34,10 @@ int runRanks(int64_t ranks, const std::string &exe,
              const std::vector<std::string> &exeArgs,
              const std::string &whyMpi);
 
+/// Whether weft was sent SIGINT, SIGTERM or SIGHUP during the last
+/// runRanks: the user stopped the job, and it must not be restarted.
+bool stopRequested();
+
 } // namespace weft::cli
 
 #endif // WEFT_TOOLS_WEFT_LAUNCH_H

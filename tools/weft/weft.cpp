@@ -37,6 +37,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/executor/Checkpoint.h"
 #include "tools/BundleLink.h"
 #include "tools/weft/Cli.h"
 #include "tools/weft/Launch.h"
@@ -89,7 +90,7 @@ const char *const kRunUsage =
 const char *const kTrainUsage =
     "usage: weft train BUNDLE [-n N] --data NAME=FILE.npy ... --steps K "
     "[--metrics FILE.jsonl] [--checkpoint-dir DIR] [--save-every K] "
-    "[--resume] [--trace FILE.json]";
+    "[--resume] [--max-restarts R] [--trace FILE.json]";
 
 const char *const kRelinkUsage = "usage: weft relink BUNDLE";
 
@@ -163,8 +164,10 @@ bool readRanks(int argc, char **argv, int &i, int64_t &ranks,
 int launchCommand(bool train, int argc, char **argv) {
   const char *usage = train ? kTrainUsage : kRunUsage;
   const char *command = train ? "train" : "run";
-  std::string bundle;
+  std::string bundle, checkpointDir;
   int64_t ranks = 0; // 0: not given
+  int64_t maxRestarts = 0;
+  bool resume = false;
   std::vector<std::string> forwarded;
   for (int i = 0; i < argc; ++i) {
     std::string arg = argv[i];
@@ -175,6 +178,19 @@ int launchCommand(bool train, int argc, char **argv) {
         return kExitBadInput;
       continue;
     }
+    if (train && arg == "--max-restarts") {
+      std::string value = i + 1 < argc ? argv[++i] : "";
+      if (!parsePositive(value, maxRestarts) && value != "0")
+        return error(kExitBadInput,
+                     "--max-restarts expects a number of restarts (0 or "
+                     "more), got '" +
+                         value + "'",
+                     usage);
+      continue;
+    }
+    if (train && arg == "--checkpoint-dir" && i + 1 < argc)
+      checkpointDir = argv[i + 1];
+    resume |= train && arg == "--resume";
     if (arg == "--bundle" || arg.compare(0, 9, "--bundle=") == 0)
       return error(kExitBadInput,
                    std::string("give the bundle as the first argument of "
@@ -220,12 +236,52 @@ int launchCommand(bool train, int argc, char **argv) {
   if (!bundleExecutable(bundle, bundleAbs, manifest, exe))
     return kExitBadInput;
 
+  if (maxRestarts > 0 && checkpointDir.empty())
+    return error(kExitBadInput,
+                 "--max-restarts needs --checkpoint-dir: a restarted job "
+                 "resumes from the latest checkpoint there (--save-every K "
+                 "saves one every K steps)",
+                 usage);
+
   std::vector<std::string> args = {"--bundle", bundleAbs};
   if (train)
     args.push_back("--train");
   args.insert(args.end(), forwarded.begin(), forwarded.end());
-  return runRanks(ranks, exe, args,
-                  "a bundle for " + std::to_string(ranks) + " ranks needs MPI");
+  const std::string whyMpi =
+      "a bundle for " + std::to_string(ranks) + " ranks needs MPI";
+  for (int64_t restart = 0;; ++restart) {
+    int code = runRanks(ranks, exe, args, whyMpi);
+    // Bad input fails alike every time; a stop asked for is not a failure.
+    if (code == kExitOk || code == kExitBadInput || stopRequested())
+      return code;
+    if (restart == maxRestarts) {
+      if (maxRestarts > 0)
+        error(code, "the job failed " + std::to_string(maxRestarts + 1) +
+                        " times; giving up (--max-restarts " +
+                        std::to_string(maxRestarts) + ")");
+      return code;
+    }
+    std::string which, from = "from the start (no checkpoint yet)";
+    if (weft::findCheckpoint(checkpointDir, which)) {
+      from = "from the checkpoint " + which;
+      std::string name, unread;
+      if (!weft::isDirectory(which) && weft::readFile(which, name, unread) &&
+          !name.empty())
+        from = "from the checkpoint " +
+               weft::joinPath(checkpointDir,
+                              name.substr(0, name.find_first_of("\r\n")));
+      if (!resume)
+        args.push_back("--resume");
+      resume = true;
+    }
+    std::fflush(stdout);
+    std::fprintf(stderr,
+                 "weft: the job failed (exit code %d); restart %lld of %lld "
+                 "%s\n",
+                 code, static_cast<long long>(restart + 1),
+                 static_cast<long long>(maxRestarts), from.c_str());
+    std::fflush(stderr);
+  }
 }
 
 /// `weft calibrate [-n N] -o CLUSTER.json [--quick]`.
