@@ -334,3 +334,63 @@ LogicalResult onnx_import::importScan(NodeImporter &imp) {
   }
   return success();
 }
+
+// SequenceMap: the body imported once per element of input_sequence, each
+// additional input given as its element at the same position (a sequence
+// of the same length) or whole (a tensor); each body output collected into
+// a sequence of its own.
+LogicalResult onnx_import::importSequenceMap(NodeImporter &imp) {
+  const onnx::GraphProto *body = imp.getGraphAttr("body");
+  if (!body)
+    return imp.hasError() ? failure()
+                          : imp.emitError("missing graph attribute 'body'");
+  std::optional<SmallVector<Value>> first =
+      imp.getSequenceInput(0, "input_sequence");
+  if (!first)
+    return failure();
+  const int64_t length = static_cast<int64_t>(first->size());
+  const int64_t inputs = imp.getNumInputs();
+  if (body->input_size() != inputs)
+    return imp.emitError("body has " + Twine(body->input_size()) +
+                         " inputs; it needs one per input of the node (" +
+                         Twine(inputs) + ")");
+  if (static_cast<int64_t>(imp.getNumOutputs()) > body->output_size())
+    return imp.emitError("the node has " + Twine(imp.getNumOutputs()) +
+                         " outputs; its body gives " +
+                         Twine(body->output_size()));
+  SmallVector<GraphValue> extra;
+  for (int64_t i = 1; i < inputs; ++i) {
+    GraphValue v = imp.getGraphValueInput(i);
+    if (!v.tensor && !v.sequence)
+      return imp.emitError("additional input " + Twine(i - 1) + " is missing");
+    if (v.sequence && static_cast<int64_t>(v.sequence->size()) != length)
+      return imp.emitError("additional input " + Twine(i - 1) + " holds " +
+                           Twine(v.sequence->size()) +
+                           " tensors; input_sequence holds " + Twine(length));
+    extra.push_back(v);
+  }
+  if (length * std::max(body->node_size(), 1) > kMaxUnrolledNodes)
+    return imp.emitError("unrolling this SequenceMap takes more than " +
+                         Twine(kMaxUnrolledNodes) + " body nodes (" +
+                         Twine(body->node_size()) + " per element)");
+  std::vector<SmallVector<Value>> mapped(body->output_size());
+  for (int64_t t = 0; t < length; ++t) {
+    SmallVector<GraphValue> args = {{(*first)[t], std::nullopt}};
+    for (const GraphValue &v : extra)
+      args.push_back(v.sequence ? GraphValue{(*v.sequence)[t], std::nullopt}
+                                : v);
+    SmallVector<GraphValue> outputs;
+    if (failed(imp.importSubgraph(*body, "body", args, outputs)))
+      return failure();
+    for (auto [j, out] : llvm::enumerate(outputs)) {
+      if (!out.tensor)
+        return imp.emitError("body output " + Twine(j) +
+                             " is a sequence; SequenceMap's body maps "
+                             "tensors to tensors");
+      mapped[j].push_back(out.tensor);
+    }
+  }
+  for (unsigned j = 0; j < imp.getNumOutputs(); ++j)
+    imp.setSequenceOutput(j, mapped[j]);
+  return success();
+}

@@ -191,6 +191,7 @@ static const OpImporterEntry kOpImporters[] = {
     {"If", importIf},
     {"Loop", importLoop},
     {"Scan", importScan},
+    {"SequenceMap", importSequenceMap},
     // Random numbers (ImportRandom.cpp)
     {"RandomNormal", importRandomNormal},
     {"RandomUniform", importRandomUniform},

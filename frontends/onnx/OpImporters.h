@@ -238,6 +238,7 @@ mlir::LogicalResult importDet(NodeImporter &imp);
 mlir::LogicalResult importIf(NodeImporter &imp);
 mlir::LogicalResult importLoop(NodeImporter &imp);
 mlir::LogicalResult importScan(NodeImporter &imp);
+mlir::LogicalResult importSequenceMap(NodeImporter &imp);
 mlir::LogicalResult importReverseSequence(NodeImporter &imp);
 mlir::LogicalResult importCompress(NodeImporter &imp);
 mlir::LogicalResult importMaxUnpool(NodeImporter &imp);

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Node tests, in the layout of ONNX's own, for ops the Debian test data
-does not cover: ops of opsets 18 to 21 (python3-onnx 1.12 stops at 17) and
-MaxRoiPool, plus more Det and RoiAlign cases than its two each.
+does not cover: ops of opsets 18 to 21 (python3-onnx 1.12 stops at 17),
+MaxRoiPool, SequenceMap over sequences built in the graph (Debian's feed
+them as graph inputs), plus more Det and RoiAlign cases than its two each.
 
     /usr/bin/python3 test/conformance/make_node_tests.py OUTDIR
 
@@ -334,11 +335,44 @@ def max_roi_pool_tests(out):
         write(out, name, [node], [("x", x), ("rois", rois)], [("y", y)], 13)
 
 
+# --- SequenceMap (17): Debian's tests feed sequences as graph inputs, which
+# weft's static graphs cannot take; these build the sequences inside. ---
+
+def sequence_map_tests(out):
+    body_input = lambda n, t=F32: helper.make_tensor_value_info(n, t, None)
+    x = randn(4, 3)
+    b = randn(3)
+    # Each row block plus the tensor b, joined again.
+    body = helper.make_graph([helper.make_node("Add", ["xi", "bi"], ["yi"])], "add",
+                             [body_input("xi"), body_input("bi")], [body_input("yi")])
+    nodes = [helper.make_node("SplitToSequence", ["x", "split"], ["s"], axis=0),
+             helper.make_node("SequenceMap", ["s", "b"], ["m"], body=body),
+             helper.make_node("ConcatFromSequence", ["m"], ["y"], axis=0)]
+    write(out, "sequence_map_sequence_and_tensor", nodes, [("x", x), ("b", b)], [("y", x + b)], 17,
+          inits=[("split", np.array([1, 2, 1], np.int64))])
+    # Two sequences of one length, two outputs: products stacked, and each
+    # element's shape (an int64 output).
+    a, c = randn(2, 5), randn(3, 5)
+    body = helper.make_graph(
+        [helper.make_node("Mul", ["p", "q"], ["r"]), helper.make_node("Shape", ["p"], ["t"])],
+        "mul_shape", [body_input("p"), body_input("q")],
+        [body_input("r"), body_input("t", I64)])
+    nodes = [helper.make_node("SplitToSequence", ["a"], ["sa"], axis=0, keepdims=0),
+             helper.make_node("Slice", ["c", "starts", "ends"], ["c2"]),
+             helper.make_node("SplitToSequence", ["c2"], ["sc"], axis=0, keepdims=0),
+             helper.make_node("SequenceMap", ["sa", "sc"], ["products", "shapes"], body=body),
+             helper.make_node("ConcatFromSequence", ["products"], ["y"], axis=0, new_axis=1),
+             helper.make_node("ConcatFromSequence", ["shapes"], ["z"], axis=0)]
+    write(out, "sequence_map_two_sequences", nodes, [("a", a), ("c", c)],
+          [("y", a * c[1:]), ("z", np.array([5, 5], np.int64))], 17,
+          inits=[("starts", np.array([1], np.int64)), ("ends", np.array([3], np.int64))])
+
+
 def main():
     out = sys.argv[1]
     shutil.rmtree(os.path.join(out, "node"), ignore_errors=True)
     for make in (group_norm_tests, center_crop_pad_tests, affine_grid_tests, col2im_tests,
-                 det_tests, roi_align_tests, max_roi_pool_tests):
+                 det_tests, roi_align_tests, max_roi_pool_tests, sequence_map_tests):
         make(out)
     print("make_node_tests: wrote %d tests to %s"
           % (len(os.listdir(os.path.join(out, "node"))), os.path.join(out, "node")))

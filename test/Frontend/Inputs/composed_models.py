@@ -472,6 +472,21 @@ def sequences():
                                      node("OptionalGetElement", ["o"], ["y"])], ab, y, opset=18)
     m["seq_as_tensor"] = model([node("SequenceConstruct", ["a", "b"], ["s"]),
                                 node("Relu", ["s"], ["y"])], ab, y)
+    # SequenceMap: the body once per element; b whole, [a, b]'s elements
+    # one at a time.
+    body_vi = lambda n: vi(n, F32, None)
+    add_body = helper.make_graph([node("Add", ["p", "q"], ["r"])], "add",
+                                 [body_vi("p"), body_vi("q")], [body_vi("r")])
+    m["seq_map"] = model([node("SequenceConstruct", ["a", "b"], ["s"]),
+                          node("SequenceMap", ["s", "b"], ["m"], body=add_body),
+                          node("ConcatFromSequence", ["m"], ["y"], axis=0)], ab, y)
+    m["seq_map_short"] = model([node("SequenceConstruct", ["a", "b"], ["s"]),
+                                node("SequenceConstruct", ["a"], ["t"]),
+                                node("SequenceMap", ["s", "t"], ["m"], body=add_body),
+                                node("ConcatFromSequence", ["m"], ["y"], axis=0)], ab, y)
+    m["seq_map_one_input"] = model([node("SequenceConstruct", ["a", "b"], ["s"]),
+                                    node("SequenceMap", ["s"], ["m"], body=add_body),
+                                    node("ConcatFromSequence", ["m"], ["y"], axis=0)], ab, y)
     return m
 
 
