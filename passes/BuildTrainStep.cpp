@@ -41,6 +41,24 @@ struct BuildTrainStepPass
           "nesterov momentum needs momentum > 0 and zero dampening");
     if (clipGradNorm < 0.0)
       return func.emitError("the gradient clipping norm must not be negative");
+    if (lrSchedule != "constant" && lrSchedule != "linear" &&
+        lrSchedule != "cosine")
+      return func.emitError("unknown learning-rate schedule '")
+             << lrSchedule.getValue() << "' (constant, linear or cosine)";
+    if (warmupSteps < 0)
+      return func.emitError("warmup-steps must not be negative");
+    if (lrSchedule != "constant" && decaySteps <= warmupSteps)
+      return func.emitError("a ")
+             << lrSchedule.getValue() << " schedule needs decay-steps ("
+             << decaySteps.getValue() << ") above warmup-steps ("
+             << warmupSteps.getValue() << ")";
+    if (minLr < 0.0 || minLr > lr)
+      return func.emitError("min-lr (")
+             << minLr.getValue() << ") must lie between 0 and lr ("
+             << lr.getValue() << ")";
+    if (lrSchedule == "constant" && minLr != 0.0)
+      return func.emitError(
+          "min-lr is the end of a linear or cosine schedule's decay");
     return success();
   }
 
@@ -118,6 +136,12 @@ struct BuildTrainStepPass
         g = MulOp::create(b, loc, g, clamped);
     }
 
+    // The schedule's attributes, as each update takes them.
+    StringAttr kind = b.getStringAttr(lrSchedule);
+    IntegerAttr warmup = b.getI64IntegerAttr(warmupSteps);
+    IntegerAttr decaySpan = b.getI64IntegerAttr(decaySteps);
+    FloatAttr minRatio =
+        b.getF64FloatAttr(lrSchedule == "constant" ? 0.0 : minLr / lr);
     for (auto [nameAttr, grad] : llvm::zip(trainable, grads)) {
       StringRef name = cast<StringAttr>(nameAttr).getValue();
       Type type = grad.getType();
@@ -131,7 +155,7 @@ struct BuildTrainStepPass
             b, loc, type, type, type, param, grad, m, v, t,
             b.getF64FloatAttr(lr), b.getF64FloatAttr(beta1),
             b.getF64FloatAttr(beta2), b.getF64FloatAttr(eps),
-            b.getF64FloatAttr(decay));
+            b.getF64FloatAttr(decay), kind, warmup, decaySpan, minRatio);
         ParamUpdateOp::create(b, loc, name, update.getNewParam());
         ParamUpdateOp::create(b, loc, mName, update.getNewM());
         ParamUpdateOp::create(b, loc, vName, update.getNewV());
@@ -147,7 +171,8 @@ struct BuildTrainStepPass
       auto update = SgdUpdateOp::create(
           b, loc, resultTypes, param, grad, buffer, t, b.getF64FloatAttr(lr),
           b.getF64FloatAttr(momentum), b.getF64FloatAttr(dampening),
-          b.getF64FloatAttr(decay), b.getBoolAttr(nesterov));
+          b.getF64FloatAttr(decay), b.getBoolAttr(nesterov), kind, warmup,
+          decaySpan, minRatio);
       ParamUpdateOp::create(b, loc, name, update.getNewParam());
       if (buffer)
         ParamUpdateOp::create(b, loc, bufferName,

@@ -124,7 +124,10 @@ def BuildTrainStep : Pass<"weft-build-train-step", "mlir::ModuleOp"> {
     named `adamw.m.<p>`, `adamw.v.<p>`, `sgd.momentum.<p>`) are stored with
     `weft.param_update`. @main then returns the loss alone. Defaults are
     torch.optim's; a negative `weight-decay` means the optimizer's default
-    (AdamW 1e-2, SGD 0).
+    (AdamW 1e-2, SGD 0). `lr-schedule` (constant, linear or cosine, with
+    `warmup-steps`, `decay-steps` and `min-lr`) gives each update its rate
+    from the step counter (LrSchedule.h): linear and cosine need decay-steps
+    above warmup-steps, and min-lr at most lr.
   }];
   let options = [
     Option<"optimizer", "optimizer", "std::string", "\"adamw\"",
@@ -140,6 +143,14 @@ def BuildTrainStep : Pass<"weft-build-train-step", "mlir::ModuleOp"> {
     Option<"nesterov", "nesterov", "bool", "false", "SGD Nesterov momentum">,
     Option<"clipGradNorm", "clip-grad-norm", "double", "0.0",
            "Clip gradients to this global L2 norm (0: no clipping)">,
+    Option<"lrSchedule", "lr-schedule", "std::string", "\"constant\"",
+           "constant, linear or cosine">,
+    Option<"warmupSteps", "warmup-steps", "int64_t", "0",
+           "Updates whose rate rises linearly from 0 to lr">,
+    Option<"decaySteps", "decay-steps", "int64_t", "0",
+           "The update after which linear and cosine reach min-lr">,
+    Option<"minLr", "min-lr", "double", "0.0",
+           "The rate that linear and cosine decay to">,
   ];
 }
 

@@ -8,6 +8,7 @@
 #include "dialects/weft/WeftOps.h"
 
 #include "weft/runtime/KernelABI.h"
+#include "weft/runtime/LrSchedule.h"
 
 using namespace mlir;
 using namespace weft;
@@ -20,11 +21,63 @@ static int64_t elementsOf(Value v) {
 // adamw_update
 //===----------------------------------------------------------------------===//
 
+/// The schedule of an optimizer update's attributes; nullopt (after an
+/// error on `op`) when they are not one.
+template <typename UpdateOp>
+static std::optional<LrSchedule> scheduleOf(UpdateOp op) {
+  LrSchedule s;
+  StringRef kind = op.getLrSchedule();
+  if (kind == "linear")
+    s.kind = LrScheduleKind::Linear;
+  else if (kind == "cosine")
+    s.kind = LrScheduleKind::Cosine;
+  else if (kind != "constant") {
+    op.emitOpError("has lr_schedule '")
+        << kind << "' (constant, linear or cosine)";
+    return std::nullopt;
+  }
+  s.warmupSteps = op.getWarmupSteps();
+  s.decaySteps = op.getDecaySteps();
+  s.minLrRatio = op.getMinLrRatio().convertToDouble();
+  if (s.warmupSteps < 0) {
+    op.emitOpError("has a negative warmup_steps");
+    return std::nullopt;
+  }
+  if (s.kind != LrScheduleKind::Constant && s.decaySteps <= s.warmupSteps) {
+    op.emitOpError("decays over decay_steps ")
+        << s.decaySteps << ", which must exceed warmup_steps " << s.warmupSteps;
+    return std::nullopt;
+  }
+  if (!(s.minLrRatio >= 0.0 && s.minLrRatio <= 1.0)) {
+    op.emitOpError("has min_lr_ratio ") << s.minLrRatio << " outside [0, 1]";
+    return std::nullopt;
+  }
+  return s;
+}
+
+/// The schedule's kernel attributes after the update's own, when it is
+/// not the constant rate (KernelABI.h).
+static void appendSchedule(const LrSchedule &s,
+                           SmallVectorImpl<int64_t> &attrs) {
+  if (s.isConstant())
+    return;
+  attrs.push_back(static_cast<int64_t>(s.kind));
+  attrs.push_back(s.warmupSteps);
+  attrs.push_back(s.decaySteps);
+  attrs.push_back(weftDoubleToAttr(s.minLrRatio));
+}
+
+LogicalResult AdamWUpdateOp::verify() {
+  return success(scheduleOf(*this).has_value());
+}
+
 StringRef AdamWUpdateOp::getKernelName() { return "adamw"; }
 void AdamWUpdateOp::getKernelAttributes(SmallVectorImpl<int64_t> &attrs) {
   for (APFloat v :
        {getLr(), getBeta1(), getBeta2(), getEps(), getWeightDecay()})
     attrs.push_back(weftDoubleToAttr(v.convertToDouble()));
+  if (std::optional<LrSchedule> s = scheduleOf(*this))
+    appendSchedule(*s, attrs);
 }
 int64_t AdamWUpdateOp::getFlops() { return 12 * elementsOf(getParam()); }
 
@@ -46,7 +99,7 @@ LogicalResult SgdUpdateOp::verify() {
   if (getNesterov() && (getMomentum().convertToDouble() <= 0.0 ||
                         getDampening().convertToDouble() != 0.0))
     return emitOpError("nesterov needs momentum > 0 and zero dampening");
-  return success();
+  return success(scheduleOf(*this).has_value());
 }
 
 StringRef SgdUpdateOp::getKernelName() { return "sgd"; }
@@ -55,5 +108,7 @@ void SgdUpdateOp::getKernelAttributes(SmallVectorImpl<int64_t> &attrs) {
     attrs.push_back(weftDoubleToAttr(v.convertToDouble()));
   attrs.push_back(getNesterov());
   attrs.push_back(getMomentumBuffer() ? 1 : 0);
+  if (std::optional<LrSchedule> s = scheduleOf(*this))
+    appendSchedule(*s, attrs);
 }
 int64_t SgdUpdateOp::getFlops() { return 5 * elementsOf(getParam()); }

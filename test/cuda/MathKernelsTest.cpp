@@ -559,6 +559,30 @@ void optimizerTests() {
         {rnd(WEFT_F32, d), rnd(WEFT_F32, d), tensorOf(WEFT_I64, {}, {2})},
         {zeroTensor(WEFT_F32, d)},
         {bits(0.1), bits(0.0), bits(0.0), bits(1e-4), 0, 0}, 1e-6, 1e-7, {0});
+  // Learning-rate schedules (LrSchedule.h; kind, warmup, decay, minimum
+  // ratio after the kernels' own attributes): in the warmup, within the
+  // cosine and linear decays, and past their end.
+  for (int64_t step : {1, 3, 7, 40})
+    for (int64_t kind : {1, 2}) {
+      std::string tag = std::string(kind == 2 ? "cosine" : "linear") +
+                        " schedule step " + std::to_string(step);
+      check("adamw " + tag, weft_k_adamw, weft_cuda_k_adamw,
+            {rnd(WEFT_F32, d), rnd(WEFT_F32, d), rnd(WEFT_F32, d, -0.1, 0.1),
+             rnd(WEFT_F32, d, 0, 0.01),
+             tensorOf(WEFT_I64, {}, {static_cast<double>(step)})},
+            {zeroTensor(WEFT_F32, d), zeroTensor(WEFT_F32, d),
+             zeroTensor(WEFT_F32, d)},
+            {bits(1e-3), bits(0.9), bits(0.999), bits(1e-8), bits(1e-2), kind,
+             4, 30, bits(0.1)},
+            1e-6, 1e-7, {0, 2, 3});
+      check("sgd " + tag, weft_k_sgd, weft_cuda_k_sgd,
+            {rnd(WEFT_F32, d), rnd(WEFT_F32, d), rnd(WEFT_F32, d),
+             tensorOf(WEFT_I64, {}, {static_cast<double>(step)})},
+            {zeroTensor(WEFT_F32, d), zeroTensor(WEFT_F32, d)},
+            {bits(0.01), bits(0.9), bits(0.1), bits(1e-2), 0, 1, kind, 4, 30,
+             bits(0.1)},
+            1e-6, 1e-7, {0, 2});
+    }
 }
 
 //===-- conv --------------------------------------------------------------===//

@@ -21,13 +21,15 @@ A PLAN written A/B trains the first half of the steps under plan A and
 resumes its checkpoint under plan B (another bundle, maybe another number
 of ranks) for the rest: the same requirements hold for the whole run.
 
-usage: /usr/bin/python3 check_plans.py MODEL OPTIMIZER WORKDIR PLAN [PLAN ...]
+usage: /usr/bin/python3 check_plans.py MODEL OPTIMIZER WORKDIR [--all FLAGS] PLAN [PLAN ...]
   MODEL: mlp | causal_lm | dropout_lm | cnn | bn_cnn | llama | mobile_cnn | unet | rnn_lm
          | packed_lm
   OPTIMIZER: adamw | sgd
   PLAN:  comma-separated weftc flags, e.g. dp=2  dp=4,zero=3
          tp=2,sequence-parallel; or A/B (resumed under B), e.g. dp=2,zero=2/tp=2
          (an empty side is one device: dp=2/ )
+  --all FLAGS: weftc flags (as a PLAN writes them) of every bundle, the
+         single-device one included, e.g. lr-schedule=cosine,decay-steps=8
 """
 import json
 import os
@@ -185,10 +187,16 @@ def compare_state(ref_state, state):
 def main():
     name, optimizer, work = sys.argv[1], sys.argv[2], sys.argv[3]
     plans = sys.argv[4:]
+    common = []
+    if plans[:1] == ["--all"]:
+        # Flags of every bundle, the single-device one included.
+        common = plan_flags(plans[1])[1]
+        plans = plans[2:]
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     onnx_path, data_args = export(name, work)
     _, flags = ct.make_optimizer(optimizer, [torch.zeros(1)])
+    flags += common
 
     single = os.path.join(work, "single")
     os.makedirs(single)

@@ -18,7 +18,7 @@ printed beside it. With --fuse as well, the bundle compiled with
 launch more per layer norm.
 
 usage: /usr/bin/python3 check_training.py MODEL OPTIMIZER WORKDIR [--resume-check]
-           [--clip NORM] [--dtype bf16]
+           [--clip NORM] [--dtype bf16] [--lr-schedule KIND,WARMUP,DECAY,MIN_LR]
   MODEL: mlp | dropout_mlp | vae | causal_lm | cnn | bn_cnn | qat_cnn | llama | mobile_cnn | unet
          | rnn_lm | packed_lm | unsorted_lm
   OPTIMIZER: adamw | sgd
@@ -29,6 +29,7 @@ usage: /usr/bin/python3 check_training.py MODEL OPTIMIZER WORKDIR [--resume-chec
 import contextlib
 import copy
 import json
+import math
 import os
 import shutil
 import struct
@@ -524,6 +525,20 @@ def rows(data, step, batch):
     return {k: torch.from_numpy(v[idx]) for k, v in data.items()}
 
 
+def schedule_factor(schedule, s):
+    """The factor of the base rate at update s + 1 (s updates done), as Hugging
+    Face's get_{constant,linear,cosine}_schedule_with_warmup (cosine with
+    its min_lr_rate) define it; held at its end after the decay steps."""
+    kind, warmup, decay, min_ratio = schedule
+    if s < warmup:
+        return s / warmup
+    if kind == "constant":
+        return 1.0
+    progress = min(1.0, (s - warmup) / max(1, decay - warmup))
+    g = 1.0 - progress if kind == "linear" else 0.5 * (1.0 + math.cos(math.pi * progress))
+    return min_ratio + (1.0 - min_ratio) * g
+
+
 def make_optimizer(name, params):
     if name == "adamw":
         return torch.optim.AdamW(params), []
@@ -605,6 +620,17 @@ def main():
     fuse = "--fuse" in sys.argv
     if "--clip" in sys.argv:
         clip = float(sys.argv[sys.argv.index("--clip") + 1])
+    schedule = None
+    if "--lr-schedule" in sys.argv:
+        # KIND,WARMUP,DECAY,MIN_LR (MIN_LR absolute, as weftc's --min-lr).
+        kind, warmup, decay, min_lr = sys.argv[sys.argv.index("--lr-schedule") + 1].split(",")
+        probe, _ = make_optimizer(optimizer, [torch.zeros(1, requires_grad=True)])
+        # The reference scales by the ratio weft takes: --min-lr over --lr.
+        schedule = (kind, int(warmup), int(decay),
+                    float(min_lr) / probe.param_groups[0]["lr"])
+        schedule_flags = ["--lr-schedule", kind, "--warmup-steps", warmup]
+        if kind != "constant":
+            schedule_flags += ["--decay-steps", decay, "--min-lr", min_lr]
     os.makedirs(work, exist_ok=True)
     for sub in ("full", "split"):
         os.makedirs(os.path.join(work, sub), exist_ok=True)
@@ -620,6 +646,7 @@ def main():
         m = copy.deepcopy(model)
         trained[context] = m
         opt, _ = make_optimizer(optimizer, m.parameters())
+        base_lr = opt.param_groups[0]["lr"]
         losses = []
         for s in range(STEPS):
             opt.zero_grad()
@@ -631,6 +658,9 @@ def main():
             loss.float().backward()
             if clip is not None:
                 torch.nn.utils.clip_grad_norm_(m.parameters(), clip)
+            if schedule is not None:
+                for group in opt.param_groups:
+                    group["lr"] = base_lr * schedule_factor(schedule, s)
             opt.step()
             losses.append(loss.item())
         return losses
@@ -645,6 +675,8 @@ def main():
     bundle = os.path.join(work, "bundle")
     if clip is not None:
         flags += ["--clip-grad-norm", str(clip)]
+    if schedule is not None:
+        flags += schedule_flags
     run(["weftc", "compile", onnx_path, "-o", bundle, "--train", *flags,
          *(["--fuse", "elementwise"] if fuse else [])])
     shutil.rmtree(os.path.join(work, "ckpt-full"), ignore_errors=True)

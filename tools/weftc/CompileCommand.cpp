@@ -307,6 +307,10 @@ void weft::addLoweringPasses(mlir::PassManager &pm, const CompileOptions &opts,
     step.weightDecay = opts.weightDecay.value_or(-1.0);
     step.momentum = opts.momentum.value_or(0.0);
     step.clipGradNorm = opts.clipGradNorm.value_or(0.0);
+    step.lrSchedule = opts.lrSchedule.empty() ? "constant" : opts.lrSchedule;
+    step.warmupSteps = opts.warmupSteps.value_or(0);
+    step.decaySteps = opts.decaySteps.value_or(0);
+    step.minLr = opts.minLr.value_or(0.0);
     pm.addPass(createBuildTrainStep(step));
   }
   pm.addPass(mlir::createCanonicalizerPass());

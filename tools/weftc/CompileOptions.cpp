@@ -26,6 +26,9 @@ const char *const weft::kCompileUsage =
     "[--weight-decay F]\n"
     "          [--beta1 F] [--beta2 F] [--eps F] [--momentum F] "
     "[--clip-grad-norm F]\n"
+    "          [--lr-schedule constant|linear|cosine] [--warmup-steps W] "
+    "[--decay-steps D]\n"
+    "          [--min-lr F]\n"
     "          [--dtype fp32|bf16] [--bucket-mb MB] [--sequence-parallel]\n"
     "          [--fuse elementwise|none] [--align-products on|off]\n"
     "          [--fuse-attention on|off] [--fuse-recompute on|off]\n"
@@ -188,6 +191,10 @@ bool weft::parseCompileOptions(int argc, char **argv, CompileOptions &opts,
       {"--eps", floatFlag(opts.eps)},
       {"--momentum", floatFlag(opts.momentum)},
       {"--clip-grad-norm", floatFlag(opts.clipGradNorm)},
+      {"--lr-schedule", oneOf(opts.lrSchedule, {"constant", "linear", "cosine"})},
+      {"--warmup-steps", intFlag(opts.warmupSteps, 0)},
+      {"--decay-steps", intFlag(opts.decaySteps, 1)},
+      {"--min-lr", floatFlag(opts.minLr)},
       {"--dtype", oneOf(opts.dtype, {"fp32", "bf16"})},
       {"--fuse", oneOf(opts.fuse, {"elementwise", "none"})},
       {"--align-products", oneOf(opts.alignProducts, {"on", "off"})},
@@ -384,7 +391,9 @@ bool weft::checkImplemented(const CompileOptions &opts, std::string &error) {
   bool trainingOptions = !opts.loss.empty() || !opts.lossTarget.empty() ||
                          !opts.optimizer.empty() || opts.lr ||
                          opts.weightDecay || opts.beta1 || opts.beta2 ||
-                         opts.eps || opts.momentum || opts.clipGradNorm;
+                         opts.eps || opts.momentum || opts.clipGradNorm ||
+                         !opts.lrSchedule.empty() || opts.warmupSteps ||
+                         opts.decaySteps || opts.minLr;
   if (!opts.train &&
       (trainingOptions || (!opts.freeze.empty() && !opts.emitGradients))) {
     error = "training options need --train";
@@ -393,6 +402,29 @@ bool weft::checkImplemented(const CompileOptions &opts, std::string &error) {
   if (opts.optimizer == "sgd" && !opts.lr) {
     error = "--optimizer sgd needs --lr (torch.optim.SGD has no default "
             "learning rate)";
+    return false;
+  }
+  const bool decays =
+      opts.lrSchedule == "linear" || opts.lrSchedule == "cosine";
+  if (decays && !opts.decaySteps) {
+    error = "--lr-schedule " + opts.lrSchedule +
+            " needs --decay-steps D: the update at which the rate reaches "
+            "--min-lr (usually the run's total steps)";
+    return false;
+  }
+  if (!decays && (opts.decaySteps || opts.minLr)) {
+    error = std::string(opts.decaySteps ? "--decay-steps" : "--min-lr") +
+            " belongs to --lr-schedule linear or cosine";
+    return false;
+  }
+  if (decays && *opts.decaySteps <= opts.warmupSteps.value_or(0)) {
+    error = "--decay-steps " + std::to_string(*opts.decaySteps) +
+            " must exceed --warmup-steps " +
+            std::to_string(opts.warmupSteps.value_or(0));
+    return false;
+  }
+  if (opts.minLr && (*opts.minLr < 0 || *opts.minLr > opts.lr.value_or(1e-3))) {
+    error = "--min-lr must lie between 0 and the learning rate (--lr)";
     return false;
   }
   if (opts.optimizer != "sgd" && opts.momentum) {

@@ -56,6 +56,11 @@ struct CompileOptions {
   std::vector<std::string> freeze;
   std::optional<double> lr, weightDecay, beta1, beta2, eps, momentum,
       clipGradNorm;
+  /// --lr-schedule (empty: constant), --warmup-steps, --decay-steps,
+  /// --min-lr (LrSchedule.h).
+  std::string lrSchedule;
+  std::optional<int64_t> warmupSteps, decaySteps;
+  std::optional<double> minLr;
   std::string dtype = "fp32";
   /// --fuse: "elementwise" runs weft-fuse-elementwise before the lowering,
   /// "none" does not; empty picks by target (cuda fuses, cpu does not).

@@ -64,6 +64,23 @@ void KernelArgs::expectAttrs(int64_t n) const {
           static_cast<long long>(n), static_cast<long long>(numAttrs_));
 }
 
+LrSchedule KernelArgs::lrSchedule(int64_t first) const {
+  LrSchedule schedule;
+  if (numAttrs_ <= first)
+    return schedule;
+  expectAttrs(first + 4);
+  const int64_t kind = attrs_[first];
+  schedule.kind = static_cast<LrScheduleKind>(kind);
+  schedule.warmupSteps = attrs_[first + 1];
+  schedule.decaySteps = attrs_[first + 2];
+  schedule.minLrRatio = attrDouble(first + 3);
+  if (kind < 0 || kind > 2 || schedule.warmupSteps < 0 ||
+      (kind != 0 && schedule.decaySteps <= schedule.warmupSteps) ||
+      !(schedule.minLrRatio >= 0.0 && schedule.minLrRatio <= 1.0))
+    invalid("invalid learning-rate schedule attributes");
+  return schedule;
+}
+
 void KernelArgs::expectDType(int i, int64_t dtype) const {
   if (tensors_[i].dtype != dtype)
     fatal(kExitFailure, "kernel %s: tensor %d is %s, expected %s", kernel_, i,

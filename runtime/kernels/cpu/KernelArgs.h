@@ -10,6 +10,7 @@
 
 #include "weft/runtime/Diagnostics.h"
 #include "weft/runtime/KernelABI.h"
+#include "weft/runtime/LrSchedule.h"
 
 #include <cstdint>
 #include <memory>
@@ -64,6 +65,10 @@ public:
   void expectTensors(int lo, int hi) const;
   /// Fails unless the call has at least `n` attributes.
   void expectAttrs(int64_t n) const;
+  /// The learning-rate schedule in attributes first..first+3 (kind, warmup
+  /// steps, decay steps, minimum ratio as double bits), or the constant
+  /// schedule when the kernel was given none (LrSchedule.h).
+  LrSchedule lrSchedule(int64_t first) const;
   /// Fails unless tensor `i` has dtype `dtype`.
   void expectDType(int i, int64_t dtype) const;
   /// Fails unless tensors `i` and `j` have the same element count.

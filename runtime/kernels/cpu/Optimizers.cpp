@@ -1,9 +1,10 @@
 //===- Optimizers.cpp - In-place optimizer updates ------------------------===//
 //
 // AdamW and SGD with the operation order of torch.optim (1.13's single-tensor
-// paths), so trajectories follow PyTorch's. Every element is read before it
-// is written, so results may share buffers with the operands they replace:
-// the compiler updates parameters and optimizer state in place.
+// paths), so trajectories follow PyTorch's; the learning rate of each update
+// follows the schedule in the trailing attributes (LrSchedule.h). Every element
+// is read before it is written, so results may share buffers with the operands
+// they replace: the compiler updates parameters and optimizer state in place.
 //
 //===----------------------------------------------------------------------===//
 #include "KernelArgs.h"
@@ -42,10 +43,10 @@ extern "C" void weft_k_adamw(void *const *bufs, const int64_t *desc) {
   expectF32Like(args, 0, 3);
   expectF32Like(args, 5, 7);
   args.expectSameNumel(0, 5);
-  const double lr = args.attrDouble(0), beta1 = args.attrDouble(1),
-               beta2 = args.attrDouble(2), eps = args.attrDouble(3),
-               weightDecay = args.attrDouble(4);
   const int64_t t = stepNumber(args, 4);
+  const double lr = scheduledLr(args.lrSchedule(5), args.attrDouble(0), t),
+               beta1 = args.attrDouble(1), beta2 = args.attrDouble(2),
+               eps = args.attrDouble(3), weightDecay = args.attrDouble(4);
   const float *param = args.tensor(0).as<float>();
   const float *grad = args.tensor(1).as<float>();
   const float *m = args.tensor(2).as<float>();
@@ -93,12 +94,13 @@ extern "C" void weft_k_sgd(void *const *bufs, const int64_t *desc) {
   expectF32Like(args, 0, hasBuffer ? 2 : 1);
   expectF32Like(args, firstOut, args.numTensors() - 1);
   args.expectSameNumel(0, firstOut);
-  const float lr = static_cast<float>(args.attrDouble(0));
+  const int64_t t = stepNumber(args, stepIndex);
+  const float lr = static_cast<float>(
+      scheduledLr(args.lrSchedule(6), args.attrDouble(0), t));
   const float momentum = static_cast<float>(args.attrDouble(1));
   const float dampening = static_cast<float>(1.0 - args.attrDouble(2));
   const float weightDecay = static_cast<float>(args.attrDouble(3));
   const bool nesterov = args.attr(4) != 0;
-  const int64_t t = stepNumber(args, stepIndex);
   const float *param = args.tensor(0).as<float>();
   const float *grad = args.tensor(1).as<float>();
   const float *buf = hasBuffer ? args.tensor(2).as<float>() : nullptr;

@@ -42,8 +42,9 @@ static __device__ inline bool readStep(const int64_t *step, int *errorWord,
 }
 
 struct AdamConstants {
-  double lr, beta1, beta2;
-  float decay, b1, b2, oneMinusB1, oneMinusB2, eps;
+  double lr, beta1, beta2, weightDecay;
+  LrSchedule schedule;
+  float b1, b2, oneMinusB1, oneMinusB2, eps;
 };
 
 /// One element's AdamW update, in the CPU's order of rounded operations.
@@ -69,21 +70,24 @@ struct AdamUpdate {
 __device__ inline bool adamStepConstants(const int64_t *step,
                                          const AdamConstants &k, AdamUpdate &u,
                                          int *errorWord, int errorCode) {
-  __shared__ float stepSize, correction2Sqrt;
+  __shared__ float decay, stepSize, correction2Sqrt;
   __shared__ int valid;
   if (threadIdx.x == 0) {
     int64_t t;
     valid = readStep(step, errorWord, errorCode, t) ? 1 : 0;
     if (valid) {
-      // Bias corrections in double, then rounded to float, as the CPU.
+      // The update's rate and bias corrections in double, then rounded to
+      // float, as the CPU.
+      const double lr = scheduledLr(k.schedule, k.lr, t);
       const double correction1 = 1.0 - pow(k.beta1, static_cast<double>(t));
       const double correction2 = 1.0 - pow(k.beta2, static_cast<double>(t));
-      stepSize = static_cast<float>(k.lr / correction1);
+      decay = static_cast<float>(1.0 - lr * k.weightDecay);
+      stepSize = static_cast<float>(lr / correction1);
       correction2Sqrt = static_cast<float>(sqrt(correction2));
     }
   }
   __syncthreads();
-  u = {k.decay,      k.b1,  k.b2,     k.oneMinusB1,
+  u = {decay,        k.b1,  k.b2,     k.oneMinusB1,
        k.oneMinusB2, k.eps, stepSize, correction2Sqrt};
   return valid != 0;
 }
@@ -127,7 +131,9 @@ __global__ void adamwKernel(const float *param, const float *grad,
 }
 
 struct SgdConstants {
-  float lr, momentum, dampening, weightDecay;
+  double lr;
+  LrSchedule schedule;
+  float momentum, dampening, weightDecay;
   bool nesterov;
 };
 
@@ -141,6 +147,7 @@ __global__ void sgdKernel(const float *param, const float *grad,
   // PyTorch creates the momentum buffer on the first step as a copy of the
   // (decayed) gradient; later steps blend it.
   const bool firstStep = t == 1;
+  const float lr = static_cast<float>(scheduledLr(k.schedule, k.lr, t));
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
        i += int64_t(gridDim.x) * blockDim.x) {
     const float p = param[i];
@@ -154,7 +161,7 @@ __global__ void sgdKernel(const float *param, const float *grad,
       bufOut[i] = bi;
       d = k.nesterov ? __fadd_rn(d, __fmul_rn(bi, k.momentum)) : bi;
     }
-    paramOut[i] = __fsub_rn(p, __fmul_rn(d, k.lr));
+    paramOut[i] = __fsub_rn(p, __fmul_rn(d, lr));
   }
 }
 
@@ -190,7 +197,8 @@ extern "C" void weft_cuda_k_adamw(void *const *bufs, const int64_t *desc) {
   k.lr = lr;
   k.beta1 = beta1;
   k.beta2 = beta2;
-  k.decay = static_cast<float>(1.0 - lr * weightDecay);
+  k.weightDecay = weightDecay;
+  k.schedule = args.lrSchedule(5);
   k.b1 = static_cast<float>(beta1);
   k.b2 = static_cast<float>(beta2);
   k.oneMinusB1 = static_cast<float>(1.0 - beta1);
@@ -226,7 +234,8 @@ extern "C" void weft_cuda_k_sgd(void *const *bufs, const int64_t *desc) {
   args.expectSameNumel(0, firstOut);
   expectStep(args, stepIndex);
   SgdConstants k;
-  k.lr = static_cast<float>(args.attrDouble(0));
+  k.lr = args.attrDouble(0);
+  k.schedule = args.lrSchedule(6);
   k.momentum = static_cast<float>(args.attrDouble(1));
   k.dampening = static_cast<float>(1.0 - args.attrDouble(2));
   k.weightDecay = static_cast<float>(args.attrDouble(3));

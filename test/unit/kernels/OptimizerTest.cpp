@@ -124,3 +124,82 @@ TEST(OptimizerDeath, StepMustBePositive) {
                   .run(weft_k_sgd),
               testing::ExitedWithCode(1), "step number must be at least 1");
 }
+
+namespace {
+
+/// The rates SGD (no momentum, no decay, gradient 1) takes at updates t =
+/// 1, 2, ... under a schedule in the kernel's trailing attributes.
+std::vector<double> scheduledRates(int64_t kind, int64_t warmup,
+                                   int64_t decay, double minRatio,
+                                   int64_t updates) {
+  HostTensor<float> p({1}, std::vector<float>{0.f}), g({1}, {1.f});
+  std::vector<double> rates;
+  for (int64_t t = 1; t <= updates; ++t) {
+    HostTensor<int64_t> step({}, std::vector<int64_t>{t});
+    const float before = p[0];
+    KernelCall()
+        .tensor(p)
+        .tensor(g)
+        .tensor(step)
+        .tensor(p)
+        .attrDouble(0.1)
+        .attrDouble(0)
+        .attrDouble(0)
+        .attrDouble(0)
+        .attr(0)
+        .attr(0)
+        .attr(kind)
+        .attr(warmup)
+        .attr(decay)
+        .attrDouble(minRatio)
+        .run(weft_k_sgd);
+    rates.push_back(static_cast<double>(before) - p[0]);
+  }
+  return rates;
+}
+
+void expectRates(const std::vector<double> &got,
+                 const std::vector<double> &want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_NEAR(got[i], want[i], 2e-7) << "update " << i + 1;
+}
+
+} // namespace
+
+// Hugging Face's schedules (LrSchedule.h), written out by hand for lr 0.1:
+// the warmup's first update takes rate 0, cosine and linear reach the
+// minimum at the decay step and stay there.
+TEST(Optimizer, LearningRateSchedules) {
+  const double half = 0.5 * (1 + std::cos(M_PI / 4)); // cosine at 1/4
+  expectRates(scheduledRates(/*cosine*/ 2, 2, 6, 0.1, 8),
+              {0.0, 0.05, 0.1, 0.1 * (0.1 + 0.9 * half), 0.1 * (0.1 + 0.45),
+               0.1 * (0.1 + 0.9 * (1 - half)), 0.01, 0.01});
+  expectRates(scheduledRates(/*linear*/ 1, 0, 4, 0.0, 6),
+              {0.1, 0.075, 0.05, 0.025, 0.0, 0.0});
+  expectRates(scheduledRates(/*constant*/ 0, 3, 0, 0.0, 5),
+              {0.0, 0.1 / 3, 0.2 / 3, 0.1, 0.1});
+}
+
+TEST(OptimizerDeath, ScheduleAttributesAreChecked) {
+  HostTensor<float> p({2}, std::vector<float>{1, 2}), g({2}, {1, 1});
+  HostTensor<int64_t> step({}, std::vector<int64_t>{1});
+  EXPECT_EXIT(KernelCall()
+                  .tensor(p)
+                  .tensor(g)
+                  .tensor(step)
+                  .tensor(p)
+                  .attrDouble(0.1)
+                  .attrDouble(0)
+                  .attrDouble(0)
+                  .attrDouble(0)
+                  .attr(0)
+                  .attr(0)
+                  .attr(7)
+                  .attr(0)
+                  .attr(10)
+                  .attrDouble(0)
+                  .run(weft_k_sgd),
+              testing::ExitedWithCode(1),
+              "invalid learning-rate schedule attributes");
+}
