@@ -129,9 +129,8 @@ namespace {
 
 /// The rates SGD (no momentum, no decay, gradient 1) takes at updates t =
 /// 1, 2, ... under a schedule in the kernel's trailing attributes.
-std::vector<double> scheduledRates(int64_t kind, int64_t warmup,
-                                   int64_t decay, double minRatio,
-                                   int64_t updates) {
+std::vector<double> scheduledRates(int64_t kind, int64_t warmup, int64_t decay,
+                                   double minRatio, int64_t updates) {
   HostTensor<float> p({1}, std::vector<float>{0.f}), g({1}, {1.f});
   std::vector<double> rates;
   for (int64_t t = 1; t <= updates; ++t) {
