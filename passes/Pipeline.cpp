@@ -320,10 +320,24 @@ struct PipelinePass : public weft::impl::PipelineBase<PipelinePass> {
 
   /// 1. Stages for the ops later passes created.
   LogicalResult place(Block &body) {
+    // A parameter read again by the optimizer (weft-build-train-step's own
+    // weft.param) lives on the stage whose forward reads it.
+    llvm::StringMap<int64_t> paramStage;
+    for (Operation &op : body.without_terminator())
+      if (auto param = dyn_cast<ParamOp>(op))
+        if (std::optional<int64_t> s = stageOf(param))
+          paramStage.try_emplace(param.getName(), *s);
+    for (Operation &op : body.without_terminator())
+      if (auto param = dyn_cast<ParamOp>(op))
+        if (!stageOf(param))
+          if (auto it = paramStage.find(param.getName());
+              it != paramStage.end())
+            setStage(param, it->second);
     for (Operation &op : body.without_terminator()) {
       if (stageOf(&op))
         continue;
       std::optional<int64_t> stage;
+      int64_t largest = -1;
       for (Value v : op.getOperands()) {
         Operation *def = v.getDefiningOp();
         std::optional<int64_t> s = stageOf(def);
@@ -333,7 +347,15 @@ struct PipelinePass : public weft::impl::PipelineBase<PipelinePass> {
           stage = s;
           break;
         }
-        stage = std::max(stage.value_or(0), *s);
+        // Operands of several stages (a gradient scaled by gradient
+        // clipping's coefficient): the stage of the largest, so that the
+        // small ones travel; the later stage between equals.
+        auto type = dyn_cast<RankedTensorType>(v.getType());
+        int64_t elements = type ? type.getNumElements() : 0;
+        if (elements > largest || (elements == largest && *s > *stage)) {
+          stage = s;
+          largest = elements;
+        }
       }
       if (stage)
         setStage(&op, *stage);
@@ -424,7 +446,11 @@ struct PipelinePass : public weft::impl::PipelineBase<PipelinePass> {
             copyPlace(first == ret || op->hasAttr("weft.microbatch") ? op
                                                                      : first,
                       recv);
-            if (first == ret)
+            // A value made after the microbatches (gradient clipping's
+            // sums and coefficient) is received after them too: a blocking
+            // receive that nothing orders would otherwise run first and
+            // wait for work that needs this stage's microbatches.
+            if (first == ret || !op->hasAttr("weft.microbatch"))
               recv->setAttr("weft.after_microbatches", b.getUnitAttr());
             received = recv.getResult();
           } else {

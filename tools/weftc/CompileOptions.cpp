@@ -329,11 +329,6 @@ bool weft::checkImplemented(const CompileOptions &opts, std::string &error) {
             "--train (pipelined inference is not implemented yet)";
     return false;
   }
-  if (pp > 1 && opts.clipGradNorm) {
-    error = "--clip-grad-norm with --pp is not implemented yet (the norm "
-            "would have to be summed over the stages)";
-    return false;
-  }
   if (pp == 1 && (!opts.schedule.empty() || !opts.stageBoundaries.empty())) {
     error = "--schedule and --stage-boundaries describe a pipeline: they "
             "need --pp > 1";
