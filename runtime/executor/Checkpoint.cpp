@@ -265,6 +265,12 @@ Status CheckpointStore::verify(const std::string &name,
   if (const JsonValue *loss = root.get("loss"))
     if (loss->isNumber())
       info.loss = loss->asDouble();
+  info.dataOrder = "sequential";
+  if (const JsonValue *order = root.get("data_order")) {
+    if (!order->isString())
+      return bad("\"data_order\" is not a string");
+    info.dataOrder = order->asString();
+  }
 
   // The state file: size, then checksum, then contents.
   std::string actualSha;
@@ -614,6 +620,7 @@ Status CheckpointStore::publish(
   manifest.set("format_version", JsonValue::integer(1));
   manifest.set("step", JsonValue::integer(step));
   manifest.set("data_position", JsonValue::integer(dataPosition));
+  manifest.set("data_order", JsonValue::string(dataOrder_));
   manifest.set("signature_sha256", JsonValue::string(signatureSha_));
   manifest.set("loss", std::isfinite(loss) ? JsonValue::number(loss)
                                            : JsonValue::null());

@@ -84,6 +84,9 @@ struct CheckpointInfo {
   int64_t step = 0;
   int64_t dataPosition = 0;
   double loss = 0; ///< the loss of the last step (NaN when unknown)
+  /// The order the run read its data in: "sequential" or "shuffle:SEED"
+  /// (checkpoint.json's "data_order"; sequential when absent).
+  std::string dataOrder = "sequential";
 };
 
 class CheckpointStore {
@@ -98,6 +101,8 @@ public:
   static std::string stateFileName(int64_t rank, int64_t worldSize);
 
   const std::string &dir() const { return dir_; }
+  /// What later saves record as the run's data order (CheckpointInfo).
+  void setDataOrder(std::string order) { dataOrder_ = std::move(order); }
   const std::string &signatureSha256() const { return signatureSha_; }
 
   /// Whether DIR holds a checkpoint (DIR/latest or a step-* directory);
@@ -153,6 +158,7 @@ private:
 
   std::string dir_;
   std::string signatureJson_, signatureSha_;
+  std::string dataOrder_ = "sequential";
   int64_t rank_ = 0, worldSize_ = 1;
 };
 

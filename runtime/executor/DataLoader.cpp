@@ -78,7 +78,7 @@ DataLoader::open(const ModelSignature &sig,
     Source &src = sources_[i];
     src.file = data[fileOf[i]].second;
     std::string error;
-    if (!readNpy(src.file, src.data, error, spec.dtype))
+    if (!mapNpy(src.file, src.data, error, spec.dtype))
       return Status::badInput("--data for input '" + spec.name + "': " + error);
     std::string where =
         "--data for input '" + spec.name + "' (" + src.file + "): ";
@@ -95,16 +95,16 @@ DataLoader::open(const ModelSignature &sig,
     src.firstRow = spec.shardDim == 0 ? index * src.localRows : 0;
     src.column = spec.shardDim == 1 ? index : 0;
     src.columns = spec.shardDim == 1 ? parts : 1;
-    const std::vector<int64_t> &shape = src.data.shape;
+    const std::vector<int64_t> &shape = src.data.shape();
     bool dimsMatch = shape.size() == spec.shape.size() && !shape.empty();
     for (size_t d = 1; dimsMatch && d < shape.size(); ++d)
       dimsMatch = shape[d] == global[d];
-    if (src.data.dtype != spec.dtype || !dimsMatch)
+    if (src.data.dtype() != spec.dtype || !dimsMatch)
       return Status::badInput(
           where + "expected " + dataFileType(spec) + ", got " +
-          formatTensorType(src.data.dtype, shape) +
-          (src.data.dtype != spec.dtype ? " (wrong dtype)"
-                                        : " (wrong shape after dim 0)"));
+          formatTensorType(src.data.dtype(), shape) +
+          (src.data.dtype() != spec.dtype ? " (wrong dtype)"
+                                          : " (wrong shape after dim 0)"));
     src.rows = shape[0];
     if (src.rows < batch_)
       return Status::badInput(where + "has " + std::to_string(src.rows) +
@@ -117,15 +117,59 @@ DataLoader::open(const ModelSignature &sig,
   return Status::success();
 }
 
+static uint64_t splitmix64(uint64_t z) {
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+int64_t shuffledRow(uint64_t seed, int64_t row, int64_t rows) {
+  const uint64_t epoch = static_cast<uint64_t>(row / rows);
+  const uint64_t index = static_cast<uint64_t>(row % rows);
+  if (rows <= 1)
+    return 0;
+  // Half the bits of the smallest even width holding rows - 1.
+  int bits = 0;
+  while ((uint64_t{1} << bits) < static_cast<uint64_t>(rows))
+    ++bits;
+  const int half = (bits + 1) / 2;
+  const uint64_t mask = (uint64_t{1} << half) - 1;
+  const uint64_t key = splitmix64(seed ^ splitmix64(epoch));
+  uint64_t x = index;
+  do {
+    uint64_t left = x >> half, right = x & mask;
+    for (uint64_t round = 0; round < 4; ++round) {
+      uint64_t f =
+          splitmix64(right ^ (key + round * 0x9E3779B97F4A7C15ull)) & mask;
+      uint64_t next = left ^ f;
+      left = right;
+      right = next;
+    }
+    x = (left << half) | right;
+  } while (x >= static_cast<uint64_t>(rows));
+  return static_cast<int64_t>(x);
+}
+
 void DataLoader::fill(int64_t position,
                       std::vector<HostTensor *> &inputs) const {
   for (size_t i = 0; i < sources_.size(); ++i) {
     const Source &src = sources_[i];
-    const char *from = static_cast<const char *>(src.data.data.data());
+    const char *from = static_cast<const char *>(src.data.data());
     char *to = static_cast<char *>(inputs[i]->data.data());
     // A file row holds `columns` blocks of this rank's row size.
     const size_t fileRow = src.rowBytes * static_cast<size_t>(src.columns);
     const size_t skip = src.rowBytes * static_cast<size_t>(src.column);
+    if (shuffle_) {
+      const int64_t first = position + src.firstRow;
+      for (int64_t k = 0; k < src.localRows; ++k) {
+        const int64_t row = shuffledRow(seed_, first + k, src.rows);
+        std::memcpy(to, from + static_cast<size_t>(row) * fileRow + skip,
+                    src.rowBytes);
+        to += src.rowBytes;
+      }
+      continue;
+    }
     for (const RowRange &r :
          rowWindow(position + src.firstRow, src.localRows, src.rows)) {
       if (src.columns == 1) {

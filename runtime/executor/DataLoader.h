@@ -9,15 +9,18 @@
 //
 // Several ranks: B is the global batch (an input split along dim 0 over G
 // ranks has B / G rows on each) and every rank checks the whole files
-// against it; a rank copies only its block of the window (block i of G:
-// rows [s*B + i*B/G, s*B + (i+1)*B/G) modulo N), or, for an input split
-// along dim 1 (sequence parallelism), its block of every row.
+// against it (the files are mapped, not read: a file larger than memory
+// works, and the ranks of a host share its pages); a rank copies only its block
+// of the window (block i of G: rows [s*B + i*B/G, s*B + (i+1)*B/G) modulo N),
+// or, for an input split along dim 1 (sequence parallelism), its block of every
+// row.
 //
 //===----------------------------------------------------------------------===//
 #ifndef WEFT_RUNTIME_EXECUTOR_DATALOADER_H
 #define WEFT_RUNTIME_EXECUTOR_DATALOADER_H
 
 #include "weft/runtime/Executor.h"
+#include "weft/runtime/Npy.h"
 #include "weft/runtime/Tensor.h"
 
 #include <cstdint>
@@ -35,6 +38,15 @@ struct RowRange {
     return start == o.start && count == o.count;
   }
 };
+
+/// With `weft train --shuffle SEED`, absolute row r (epoch e = r / rows,
+/// index i = r % rows) reads file row shuffledRow(seed, r, rows): each epoch
+/// a permutation of the rows of its own, drawn without storing it (a
+/// 4-round Feistel network on the next even power of two at least `rows`,
+/// keyed by splitmix64 of the seed and the epoch, walked until it lands
+/// below `rows`). test/tools/weft_tools.py's shuffled_row is its Python
+/// twin, which the training checks feed PyTorch's loop with.
+int64_t shuffledRow(uint64_t seed, int64_t row, int64_t rows);
 
 /// The rows [position, position + batch) modulo `rows` as contiguous ranges
 /// of the file, in order (several when the window wraps; at most two when
@@ -54,6 +66,16 @@ public:
   /// The global batch B.
   int64_t batch() const { return batch_; }
 
+  /// Reads rows in each epoch's shuffled order from now on.
+  void setShuffle(uint64_t seed) {
+    shuffle_ = true;
+    seed_ = seed;
+  }
+  /// "sequential" or "shuffle:SEED" (what checkpoints record).
+  std::string order() const {
+    return shuffle_ ? "shuffle:" + std::to_string(seed_) : "sequential";
+  }
+
   /// Copies the global batch whose first row is the absolute row `position`
   /// into `inputs[i]` (B rows of input i each, in signature order).
   void fill(int64_t position, std::vector<HostTensor *> &inputs) const;
@@ -61,7 +83,7 @@ public:
 private:
   struct Source {
     std::string file;
-    HostTensor data;
+    MappedNpy data; ///< mapped, not read: ranks share one copy per host
     int64_t rows = 0;
     uint64_t rowBytes = 0; ///< of this rank's part of a row
     /// This rank's rows of the global window: [firstRow, + localRows).
@@ -72,6 +94,8 @@ private:
   };
   std::vector<Source> sources_;
   int64_t batch_ = 0;
+  bool shuffle_ = false;
+  uint64_t seed_ = 0;
 };
 
 } // namespace weft

@@ -18,9 +18,11 @@
 #include "weft/runtime/Sha256.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <sys/resource.h>
@@ -36,7 +38,7 @@ std::string trainUsage(const std::string &prog) {
   return "usage: " + prog +
          " --train [--bundle DIR] --data NAME=FILE.npy ... --steps K "
          "[--metrics FILE.jsonl] [--checkpoint-dir DIR] [--save-every K] "
-         "[--resume] [--trace FILE.json]";
+         "[--resume] [--shuffle SEED] [--trace FILE.json]";
 }
 
 Status parseTrainOptions(int argc, char *const *argv, TrainOptions &out) {
@@ -64,7 +66,7 @@ Status parseTrainOptions(int argc, char *const *argv, TrainOptions &out) {
                                      "NAME=FILE.npy");
     if (flag != "--bundle" && flag != "--data" && flag != "--steps" &&
         flag != "--metrics" && flag != "--checkpoint-dir" &&
-        flag != "--save-every" && flag != "--trace")
+        flag != "--save-every" && flag != "--trace" && flag != "--shuffle")
       return Status::badUsage("unknown option '" + arg + "'");
     if (!inlineValue) {
       if (i + 1 >= argc)
@@ -90,6 +92,16 @@ Status parseTrainOptions(int argc, char *const *argv, TrainOptions &out) {
       if (!parseInt64(value, out.saveEvery) || out.saveEvery < 1)
         return Status::badUsage(
             "--save-every expects a positive integer, got '" + value + "'");
+    } else if (flag == "--shuffle") {
+      errno = 0;
+      char *end = nullptr;
+      unsigned long long seed = std::strtoull(value.c_str(), &end, 10);
+      if (value.empty() || value[0] == '-' || errno || !end || *end)
+        return Status::badUsage(
+            "--shuffle expects a seed (a non-negative integer), got '" + value +
+            "'");
+      out.shuffle = true;
+      out.shuffleSeed = seed;
     } else if (flag == "--metrics") {
       if (value.empty())
         return Status::badUsage("--metrics needs a file name");
@@ -226,16 +238,27 @@ Status setUp(const TrainOptions &options, const char *signatureJson,
            .ok() ||
       !(status = setup.data.open(executor.signature(), options.data)).ok())
     return status;
+  if (options.shuffle)
+    setup.data.setShuffle(options.shuffleSeed);
 
   if (!options.checkpointDir.empty()) {
     // Several ranks: one checkpoint directory, a state file per rank.
     store.reset(new CheckpointStore(
         options.checkpointDir, signatureJson ? signatureJson : "", comm::rank(),
         executor.signature().worldSize));
+    store->setDataOrder(setup.data.order());
     if (options.resume) {
       CheckpointInfo info;
       if (!(status = store->load(executor, info)).ok())
         return status;
+      if (info.dataOrder != setup.data.order())
+        return Status::badInput(
+                   "checkpoint " + info.path + " read its data in the order " +
+                   info.dataOrder + ", this run in the order " +
+                   setup.data.order() +
+                   ": resume with the --shuffle it was trained with (or "
+                   "without, for sequential)")
+            .everyRank();
       if (info.step > options.steps)
         return Status::badInput("checkpoint " + info.path + " is at step " +
                                 std::to_string(info.step) +

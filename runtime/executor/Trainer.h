@@ -57,6 +57,10 @@ struct TrainOptions {
   std::string checkpointDir;
   int64_t saveEvery = 0; ///< 0: only after the last step
   bool resume = false;
+  /// --shuffle SEED: each epoch's rows in an order of their own
+  /// (DataLoader.h's shuffledRow).
+  bool shuffle = false;
+  uint64_t shuffleSeed = 0;
   bool help = false;
 };
 

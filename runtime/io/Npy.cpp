@@ -6,10 +6,12 @@
 #include "weft/runtime/FileUtil.h"
 
 #include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <string_view>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -471,17 +473,15 @@ bool parseNpy(const void *bytes, size_t size, const std::string &name,
   return true;
 }
 
-bool readNpy(const std::string &path, HostTensor &out, std::string &error,
-             int expectedDType) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+/// Opens `path` and reads its header into `layout` (dataOffset: where the
+/// data starts); false with the error otherwise. `fd` is then open.
+static bool openNpy(const std::string &path, int expectedDType, int &fd,
+                    NpyLayout &layout, uint64_t &fileSize, std::string &error) {
+  fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     error = path + ": cannot open: " + std::strerror(errno);
     return false;
   }
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
   struct stat st;
   if (::fstat(fd, &st) != 0) {
     error = path + ": cannot stat: " + std::strerror(errno);
@@ -491,7 +491,7 @@ bool readNpy(const std::string &path, HostTensor &out, std::string &error,
     error = path + ": not a regular file";
     return false;
   }
-  uint64_t fileSize = static_cast<uint64_t>(st.st_size);
+  fileSize = static_cast<uint64_t>(st.st_size);
   unsigned char preamble[kPreambleMax];
   size_t preambleLen = fileSize < kPreambleMax ? fileSize : kPreambleMax;
   std::string reason;
@@ -513,18 +513,124 @@ bool readNpy(const std::string &path, HostTensor &out, std::string &error,
     error = path + ": cannot read: " + reason;
     return false;
   }
-  NpyLayout layout;
   if (!parseDict(dict, expectedDType, layout, reason) ||
-      !checkDataSize(layout, fileSize - dictOffset - dictLen, reason) ||
-      !allocateTensor(layout, out, reason)) {
+      !checkDataSize(layout, fileSize - dictOffset - dictLen, reason)) {
     error = path + ": " + reason;
     return false;
   }
-  if (layout.dataBytes && !readFully(fd, out.data.data(), layout.dataBytes,
-                                     dictOffset + dictLen, reason)) {
+  layout.dataOffset = dictOffset + dictLen;
+  return true;
+}
+
+namespace {
+struct FdCloser {
+  int fd = -1;
+  ~FdCloser() {
+    if (fd >= 0)
+      ::close(fd);
+  }
+};
+} // namespace
+
+bool readNpy(const std::string &path, HostTensor &out, std::string &error,
+             int expectedDType) {
+  FdCloser file;
+  NpyLayout layout;
+  uint64_t fileSize = 0;
+  std::string reason;
+  if (!openNpy(path, expectedDType, file.fd, layout, fileSize, error))
+    return false;
+  if (!allocateTensor(layout, out, reason)) {
+    error = path + ": " + reason;
+    return false;
+  }
+  if (layout.dataBytes && !readFully(file.fd, out.data.data(), layout.dataBytes,
+                                     layout.dataOffset, reason)) {
     error = path + ": cannot read data: " + reason;
     return false;
   }
+  return true;
+}
+
+MappedNpy::~MappedNpy() { reset(); }
+
+void MappedNpy::reset() {
+  if (base_)
+    ::munmap(base_, length_);
+  base_ = nullptr;
+  length_ = 0;
+  data_ = nullptr;
+  bytes_ = 0;
+  shape_.clear();
+}
+
+MappedNpy::MappedNpy(MappedNpy &&other) noexcept { *this = std::move(other); }
+
+MappedNpy &MappedNpy::operator=(MappedNpy &&other) noexcept {
+  if (this != &other) {
+    reset();
+    dtype_ = other.dtype_;
+    shape_ = std::move(other.shape_);
+    base_ = other.base_;
+    length_ = other.length_;
+    data_ = other.data_;
+    bytes_ = other.bytes_;
+    other.base_ = nullptr;
+    other.length_ = 0;
+    other.data_ = nullptr;
+    other.bytes_ = 0;
+  }
+  return *this;
+}
+
+/// A mapped file cut short under the process raises SIGBUS at the first
+/// read past its new end: said in words rather than a silent crash.
+static void onBusError(int) {
+  static const char message[] =
+      "weft: error: bus error (SIGBUS) reading a memory-mapped file: a "
+      "--data .npy file was truncated or replaced while the run read it\n";
+  ssize_t unused = ::write(STDERR_FILENO, message, sizeof message - 1);
+  (void)unused;
+  ::_exit(1);
+}
+
+static void reportBusErrors() {
+  static bool installed = false;
+  if (installed)
+    return;
+  installed = true;
+  struct sigaction current = {};
+  if (::sigaction(SIGBUS, nullptr, &current) != 0 ||
+      current.sa_handler != SIG_DFL)
+    return; // someone else's handler stays
+  struct sigaction handler = {};
+  handler.sa_handler = onBusError;
+  sigemptyset(&handler.sa_mask);
+  ::sigaction(SIGBUS, &handler, nullptr);
+}
+
+bool mapNpy(const std::string &path, MappedNpy &out, std::string &error,
+            int expectedDType) {
+  out.reset();
+  FdCloser file;
+  NpyLayout layout;
+  uint64_t fileSize = 0;
+  if (!openNpy(path, expectedDType, file.fd, layout, fileSize, error))
+    return false;
+  out.dtype_ = layout.dtype;
+  out.shape_ = layout.shape;
+  out.bytes_ = layout.dataBytes;
+  if (fileSize == 0)
+    return true;
+  void *base = ::mmap(nullptr, fileSize, PROT_READ, MAP_SHARED, file.fd, 0);
+  if (base == MAP_FAILED) {
+    error = path + ": cannot map: " + std::strerror(errno);
+    return false;
+  }
+  reportBusErrors();
+  out.base_ = base;
+  out.length_ = fileSize;
+  out.data_ = static_cast<const unsigned char *>(base) + layout.dataOffset;
   return true;
 }
 

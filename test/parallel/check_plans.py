@@ -21,7 +21,8 @@ A PLAN written A/B trains the first half of the steps under plan A and
 resumes its checkpoint under plan B (another bundle, maybe another number
 of ranks) for the rest: the same requirements hold for the whole run.
 
-usage: /usr/bin/python3 check_plans.py MODEL OPTIMIZER WORKDIR [--all FLAGS] PLAN [PLAN ...]
+usage: /usr/bin/python3 check_plans.py MODEL OPTIMIZER WORKDIR [--shuffle SEED] [--all FLAGS]
+           PLAN [PLAN ...]
   MODEL: mlp | causal_lm | dropout_lm | cnn | bn_cnn | llama | mobile_cnn | unet | rnn_lm
          | packed_lm
   OPTIMIZER: adamw | sgd
@@ -67,6 +68,8 @@ def train(bundle, data_args, work, ranks, steps=STEPS, resume=False):
     metrics = os.path.join(work, "metrics.jsonl")
     cmd = ["weft", "train", bundle, "-n", str(ranks), *data_args, "--steps",
            str(steps), "--metrics", metrics, "--checkpoint-dir", ckpt]
+    if ct.SHUFFLE is not None:
+        cmd += ["--shuffle", str(ct.SHUFFLE)]
     ct.run(cmd + (["--resume"] if resume else []))
     losses = [json.loads(line)["loss"] for line in open(metrics)]
     return losses, ckpt
@@ -188,6 +191,10 @@ def main():
     name, optimizer, work = sys.argv[1], sys.argv[2], sys.argv[3]
     plans = sys.argv[4:]
     common = []
+    if plans[:1] == ["--shuffle"]:
+        # Every run reads each epoch's rows in the order of this seed.
+        ct.SHUFFLE = int(plans[1])
+        plans = plans[2:]
     if plans[:1] == ["--all"]:
         # Flags of every bundle, the single-device one included.
         common = plan_flags(plans[1])[1]

@@ -312,3 +312,37 @@ def weft_dropout_mask(shape, ratio, step, stream, seed=0):
     word = np.choose((position & np.uint64(3)).astype(np.int64), words)
     uniform = (word >> np.uint64(8)).astype(np.float32) * np.float32(1.0 / 16777216.0)
     return (uniform >= np.float32(ratio)).reshape(shape)
+
+
+_MASK64 = (1 << 64) - 1
+
+
+def _splitmix64(z):
+    z = (z + 0x9E3779B97F4A7C15) & _MASK64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return z ^ (z >> 31)
+
+
+def shuffled_row(seed, row, rows):
+    """The file row that absolute row `row` reads under `weft train --shuffle
+    SEED` (runtime/executor/DataLoader.cpp's shuffledRow, written again):
+    epoch row // rows permutes the rows with a 4-round Feistel network on
+    the next even power of two, keyed by splitmix64 of the seed and the
+    epoch, walked until it lands below `rows`."""
+    epoch, index = divmod(row, rows)
+    if rows <= 1:
+        return 0
+    bits = max(1, (rows - 1).bit_length())
+    half = (bits + 1) // 2
+    mask = (1 << half) - 1
+    key = _splitmix64((seed ^ _splitmix64(epoch)) & _MASK64)
+    x = index
+    while True:
+        left, right = x >> half, x & mask
+        for r in range(4):
+            f = _splitmix64(right ^ ((key + r * 0x9E3779B97F4A7C15) & _MASK64)) & mask
+            left, right = right, left ^ f
+        x = (left << half) | right
+        if x < rows:
+            return x

@@ -19,6 +19,7 @@ launch more per layer norm.
 
 usage: /usr/bin/python3 check_training.py MODEL OPTIMIZER WORKDIR [--resume-check]
            [--clip NORM] [--dtype bf16] [--lr-schedule KIND,WARMUP,DECAY,MIN_LR]
+           [--shuffle SEED]
   MODEL: mlp | dropout_mlp | vae | causal_lm | cnn | bn_cnn | qat_cnn | llama | mobile_cnn | unet
          | rnn_lm | packed_lm | unsorted_lm
   OPTIMIZER: adamw | sgd
@@ -43,7 +44,7 @@ import torch.nn.functional as F
 from bf16_reference import autocast_bf16, weft_bf16_products
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
-from weft_tools import weft_dropout_mask, weft_random  # noqa: E402
+from weft_tools import shuffled_row, weft_dropout_mask, weft_random  # noqa: E402
 
 STEPS = 10
 TOLERANCE = 1e-4
@@ -519,9 +520,16 @@ def running_stats(model):
             if k.endswith(("running_mean", "running_var"))}
 
 
+# `weft train --shuffle SEED` (None: rows in order); set by main().
+SHUFFLE = None
+
+
 def rows(data, step, batch):
     n = next(iter(data.values())).shape[0]
-    idx = [(step * batch + i) % n for i in range(batch)]
+    if SHUFFLE is None:
+        idx = [(step * batch + i) % n for i in range(batch)]
+    else:
+        idx = [shuffled_row(SHUFFLE, step * batch + i, n) for i in range(batch)]
     return {k: torch.from_numpy(v[idx]) for k, v in data.items()}
 
 
@@ -558,6 +566,8 @@ def train_weft(bundle, data_args, work, steps, ckpt=None, resume=False):
     metrics = os.path.join(work, "metrics.jsonl")
     cmd = ["weft", "train", bundle, *data_args, "--steps", str(steps),
            "--metrics", metrics]
+    if SHUFFLE is not None:
+        cmd += ["--shuffle", str(SHUFFLE)]
     if ckpt:
         cmd += ["--checkpoint-dir", ckpt]
     if resume:
@@ -620,6 +630,9 @@ def main():
     fuse = "--fuse" in sys.argv
     if "--clip" in sys.argv:
         clip = float(sys.argv[sys.argv.index("--clip") + 1])
+    global SHUFFLE
+    if "--shuffle" in sys.argv:
+        SHUFFLE = int(sys.argv[sys.argv.index("--shuffle") + 1])
     schedule = None
     if "--lr-schedule" in sys.argv:
         # KIND,WARMUP,DECAY,MIN_LR (MIN_LR absolute, as weftc's --min-lr).

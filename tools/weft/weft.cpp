@@ -90,7 +90,7 @@ const char *const kRunUsage =
 const char *const kTrainUsage =
     "usage: weft train BUNDLE [-n N] --data NAME=FILE.npy ... --steps K "
     "[--metrics FILE.jsonl] [--checkpoint-dir DIR] [--save-every K] "
-    "[--resume] [--max-restarts R] [--trace FILE.json]";
+    "[--resume] [--max-restarts R] [--shuffle SEED] [--trace FILE.json]";
 
 const char *const kRelinkUsage = "usage: weft relink BUNDLE";
 
@@ -197,12 +197,12 @@ int launchCommand(bool train, int argc, char **argv) {
                                "'weft ") +
                        command + "', not with --bundle",
                    usage);
-    bool takesValue = train
-                          ? (arg == "--data" || arg == "--steps" ||
-                             arg == "--metrics" || arg == "--checkpoint-dir" ||
-                             arg == "--save-every" || arg == "--trace")
-                          : (arg == "--input" || arg == "--output-dir" ||
-                             arg == "--repeat" || arg == "--warmup");
+    bool takesValue =
+        train ? (arg == "--data" || arg == "--steps" || arg == "--metrics" ||
+                 arg == "--checkpoint-dir" || arg == "--save-every" ||
+                 arg == "--trace" || arg == "--shuffle")
+              : (arg == "--input" || arg == "--output-dir" ||
+                 arg == "--repeat" || arg == "--warmup");
     if (takesValue) {
       if (i + 1 >= argc)
         return error(kExitBadInput, "option '" + arg + "' needs a value",

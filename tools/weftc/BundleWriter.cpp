@@ -482,6 +482,8 @@ bool BundleWriter::writePlanText(const std::string &modelPath,
                    " (forward activations the backward reads are made "
                    "again, per segment of about sqrt(n) layers)\n"
              : std::string())
+     << (summary.optimizer.empty() ? std::string()
+                                   : "optimizer: " + summary.optimizer + "\n")
      << "compute dtype: " << summary.computeDType
      << (summary.computeDType == "fp32"
              ? "\n\n"

@@ -32,6 +32,8 @@ struct ProgramSummary {
   std::string scheduleNote;
   int64_t virtualStages = 1;      // model chunks per stage (interleaved)
   std::string recompute = "none"; // activation recomputation (--recompute)
+  /// The training step's optimizer in words (empty: inference).
+  std::string optimizer;
   /// How the search's integer program split the tensor-parallel weights
   /// (empty: Megatron's splits, as for a pinned --tp).
   std::string tpSplits;

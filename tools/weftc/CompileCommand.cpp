@@ -138,6 +138,44 @@ static ProgramSummary summarize(mlir::ModuleOp module) {
 
 /// Optimizer state and the step counter start at zero; the bundle's
 /// parameter file holds them beside the weights.
+/// The training step's optimizer as plan.txt states it: torch.optim's
+/// defaults where a flag gave none (weft-build-train-step's).
+static std::string describeOptimizer(const CompileOptions &opts) {
+  auto number = [](double v) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", v);
+    return std::string(text);
+  };
+  const bool sgd = opts.optimizer == "sgd";
+  const double lr = opts.lr.value_or(1e-3);
+  std::string text = std::string(sgd ? "sgd" : "adamw") + ", lr " + number(lr);
+  const std::string schedule =
+      opts.lrSchedule.empty() ? "constant" : opts.lrSchedule;
+  const int64_t warmup = opts.warmupSteps.value_or(0);
+  if (warmup > 0 || schedule != "constant") {
+    text += " (" +
+            (warmup > 0
+                 ? "warmup over " + std::to_string(warmup) + " updates, then "
+                 : std::string()) +
+            (schedule == "constant"
+                 ? std::string("constant")
+                 : schedule + " decay to " + number(opts.minLr.value_or(0.0)) +
+                       " at update " + std::to_string(*opts.decaySteps)) +
+            ")";
+  }
+  if (sgd && opts.momentum)
+    text += ", momentum " + number(*opts.momentum);
+  if (!sgd)
+    text += ", betas " + number(opts.beta1.value_or(0.9)) + "/" +
+            number(opts.beta2.value_or(0.999)) + ", eps " +
+            number(opts.eps.value_or(1e-8));
+  text +=
+      ", weight decay " + number(opts.weightDecay.value_or(sgd ? 0.0 : 1e-2));
+  if (opts.clipGradNorm)
+    text += ", gradients clipped to norm " + number(*opts.clipGradNorm);
+  return text;
+}
+
 static void addInitialState(const ProgramSummary &summary, ParamTable &params) {
   for (mlir::Attribute slot : summary.params) {
     auto dict = mlir::cast<mlir::DictionaryAttr>(slot);
@@ -496,6 +534,8 @@ int weft::runCompileCommand(int argc, char **argv) {
   }
   summary.virtualStages = pipelineVirtualStages(opts);
   summary.recompute = opts.recompute;
+  if (opts.train)
+    summary.optimizer = describeOptimizer(opts);
   if (searched)
     if (auto it = planning.profile.byTp.find(summary.tp);
         it != planning.profile.byTp.end())

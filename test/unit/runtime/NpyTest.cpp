@@ -5,9 +5,12 @@
 #include "TestUtil.h"
 
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <gtest/gtest.h>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 using namespace weft;
@@ -92,6 +95,14 @@ TEST(Npy, RoundTripEveryDType) {
       EXPECT_EQ(reinterpret_cast<uintptr_t>(t.data.data()) % 64, 0u);
       if (bytes) {
         EXPECT_EQ(std::memcmp(t.data.data(), data.data(), bytes), 0);
+      }
+      MappedNpy mapped;
+      ASSERT_TRUE(mapNpy(path, mapped, error, c.dtype)) << error;
+      EXPECT_EQ(mapped.dtype(), c.dtype);
+      EXPECT_EQ(mapped.shape(), shape);
+      ASSERT_EQ(mapped.byteSize(), bytes);
+      if (bytes) {
+        EXPECT_EQ(std::memcmp(mapped.data(), data.data(), bytes), 0);
       }
     }
   }
@@ -210,10 +221,13 @@ void expectReadError(const std::string &img, const std::string &needle,
   EXPECT_FALSE(readNpy(path, t, error, expected));
   EXPECT_EQ(error.rfind(path + ": ", 0), 0u) << error;
   EXPECT_NE(error.find(needle), std::string::npos) << error;
-  // The in-memory parser agrees.
-  std::string memError;
+  // The in-memory parser and the mapping agree.
+  std::string memError, mapError;
   EXPECT_FALSE(parseNpy(img.data(), img.size(), path, t, memError, expected));
   EXPECT_EQ(memError, error);
+  MappedNpy mapped;
+  EXPECT_FALSE(mapNpy(path, mapped, mapError, expected));
+  EXPECT_EQ(mapError, error);
 }
 
 TEST(Npy, Errors) {
@@ -302,6 +316,82 @@ TEST(Npy, MissingFile) {
   EXPECT_EQ(error, path + ": cannot open: No such file or directory");
   EXPECT_FALSE(readNpy(dir.path(), t, error));
   EXPECT_NE(error.find("not a regular file"), std::string::npos);
+}
+
+/// This process's resident set in bytes (/proc/self/statm).
+static int64_t residentBytes() {
+  long long size = 0, resident = 0;
+  std::FILE *f = std::fopen("/proc/self/statm", "r");
+  if (!f)
+    return -1;
+  int got = std::fscanf(f, "%lld %lld", &size, &resident);
+  std::fclose(f);
+  return got == 2 ? resident * static_cast<int64_t>(sysconf(_SC_PAGESIZE)) : -1;
+}
+
+// A mapped file is read as it is touched: 64 MiB mapped, one row of it
+// read, and the process holds hardly more than before (a --data file larger
+// than memory trains); the mapping outlives a move and ends with its owner.
+TEST(Npy, MapReadsOnlyWhatIsTouched) {
+  TempDir dir;
+  const int64_t rows = 16384, cols = 1024; // 64 MiB of f32
+  std::string path = dir.file("big.npy");
+  {
+    std::vector<float> row(cols);
+    std::string error;
+    std::string file = npyHeader(WEFT_F32, {rows, cols});
+    std::FILE *f = std::fopen(path.c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    std::fwrite(file.data(), 1, file.size(), f);
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t c = 0; c < cols; ++c)
+        row[c] = static_cast<float>(r * cols + c);
+      std::fwrite(row.data(), sizeof(float), cols, f);
+    }
+    std::fclose(f);
+  }
+  // Out of the page cache's accounting for this process: only touched
+  // pages count in its resident set.
+  const int64_t before = residentBytes();
+  ASSERT_GT(before, 0);
+  MappedNpy mapped;
+  std::string error;
+  ASSERT_TRUE(mapNpy(path, mapped, error, WEFT_F32)) << error;
+  EXPECT_EQ(mapped.shape(), (std::vector<int64_t>{rows, cols}));
+  const float *values = static_cast<const float *>(mapped.data());
+  EXPECT_EQ(values[5000 * cols + 7], static_cast<float>(5000 * cols + 7));
+  MappedNpy moved = std::move(mapped);
+  EXPECT_EQ(mapped.data(), nullptr);
+  EXPECT_EQ(static_cast<const float *>(moved.data())[rows * cols - 1],
+            static_cast<float>(rows * cols - 1));
+  EXPECT_LT(residentBytes() - before, 8 << 20)
+      << "mapping 64 MiB should not read it all";
+}
+
+// A mapped file truncated under the reader: a bus error said in words, exit
+// code 1, not a silent crash.
+TEST(NpyDeathTest, TruncatedUnderTheMapping) {
+  TempDir dir;
+  std::string path = dir.file("cut.npy");
+  std::vector<float> values(1 << 16, 1.5f);
+  std::string error;
+  ASSERT_TRUE(writeNpy(path, WEFT_F32, {1 << 16}, values.data(), error))
+      << error;
+  EXPECT_EXIT(
+      {
+        MappedNpy mapped;
+        if (!mapNpy(path, mapped, error, WEFT_F32))
+          std::_Exit(3);
+        if (::truncate(path.c_str(), 128) != 0)
+          std::_Exit(4);
+        volatile float sink =
+            static_cast<const float *>(mapped.data())[(1 << 16) - 1];
+        (void)sink;
+        std::_Exit(0);
+      },
+      testing::ExitedWithCode(1),
+      "bus error \\(SIGBUS\\) reading a memory-mapped file: a --data .npy "
+      "file was truncated");
 }
 
 TEST(Npy, AtomicWrite) {

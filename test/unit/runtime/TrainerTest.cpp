@@ -57,6 +57,51 @@ TEST(RowWindow, ExactAndSingleRowFiles) {
   EXPECT_EQ(rowWindow(big, 8, 20), ranges({{big % 20, 8}}));
 }
 
+// --shuffle: every epoch a permutation of the rows, another one each epoch
+// and for each seed, the same every time it is asked (a resumed run reads
+// what an uninterrupted one read); far epochs (long runs) work alike.
+TEST(ShuffledRow, EachEpochIsAPermutationOfItsOwn) {
+  for (int64_t rows : {1, 2, 3, 5, 16, 17, 20, 1000, 4097}) {
+    SCOPED_TRACE(rows);
+    std::vector<std::vector<int64_t>> epochs;
+    for (int64_t epoch : {int64_t{0}, int64_t{1}, int64_t{1} << 40}) {
+      std::vector<int64_t> order;
+      std::vector<bool> seen(rows, false);
+      for (int64_t i = 0; i < rows; ++i) {
+        int64_t row = shuffledRow(7, epoch * rows + i, rows);
+        ASSERT_GE(row, 0);
+        ASSERT_LT(row, rows);
+        EXPECT_FALSE(seen[row]) << "row " << row << " twice";
+        seen[row] = true;
+        order.push_back(row);
+        EXPECT_EQ(shuffledRow(7, epoch * rows + i, rows), row);
+      }
+      epochs.push_back(order);
+    }
+    if (rows >= 16) {
+      EXPECT_NE(epochs[0], epochs[1]);
+      EXPECT_NE(epochs[1], epochs[2]);
+      std::vector<int64_t> identity(rows);
+      for (int64_t i = 0; i < rows; ++i)
+        identity[i] = i;
+      EXPECT_NE(epochs[0], identity);
+      std::vector<int64_t> otherSeed;
+      for (int64_t i = 0; i < rows; ++i)
+        otherSeed.push_back(shuffledRow(8, i, rows));
+      EXPECT_NE(otherSeed, epochs[0]);
+    }
+  }
+  // The Python twin's values (test/tools/weft_tools.py shuffled_row), which
+  // the training checks give PyTorch's loop.
+  const std::vector<int64_t> epoch0 = {16, 3, 12, 8,  5, 13, 17, 15, 14, 11,
+                                       9,  1, 7,  19, 4, 2,  18, 6,  0,  10};
+  for (int64_t i = 0; i < 20; ++i)
+    EXPECT_EQ(shuffledRow(7, i, 20), epoch0[i]);
+  EXPECT_EQ(shuffledRow(7, 21, 20), 8);
+  EXPECT_EQ(shuffledRow(123, 1000003, 1000), 386);
+  EXPECT_EQ(shuffledRow(~uint64_t{0}, 5, 4097), 462);
+}
+
 TEST(RowWindow, MatchesTheDefinition) {
   for (int64_t rows = 1; rows <= 9; ++rows)
     for (int64_t batch = 1; batch <= rows; ++batch)

@@ -35,6 +35,40 @@ constexpr int kAnyDType = -1;
 bool readNpy(const std::string &path, HostTensor &out, std::string &error,
              int expectedDType = kAnyDType);
 
+/// A .npy file's data mapped read-only: its pages are read when first
+/// touched and shared (through the page cache) by every process that maps
+/// the same file, so N ranks of one host hold one copy of a --data file,
+/// whatever its size. Move-only; unmapped when destroyed.
+class MappedNpy {
+public:
+  MappedNpy() = default;
+  ~MappedNpy();
+  MappedNpy(MappedNpy &&other) noexcept;
+  MappedNpy &operator=(MappedNpy &&other) noexcept;
+  MappedNpy(const MappedNpy &) = delete;
+  MappedNpy &operator=(const MappedNpy &) = delete;
+
+  int64_t dtype() const { return dtype_; }
+  const std::vector<int64_t> &shape() const { return shape_; }
+  /// The elements, C order (null for an empty array).
+  const void *data() const { return data_; }
+  uint64_t byteSize() const { return bytes_; }
+  void reset();
+
+private:
+  friend bool mapNpy(const std::string &, MappedNpy &, std::string &, int);
+  int64_t dtype_ = 0;
+  std::vector<int64_t> shape_;
+  void *base_ = nullptr;
+  size_t length_ = 0;
+  const unsigned char *data_ = nullptr;
+  uint64_t bytes_ = 0;
+};
+
+/// Maps the .npy file `path` (the checks and messages of readNpy).
+bool mapNpy(const std::string &path, MappedNpy &out, std::string &error,
+            int expectedDType = kAnyDType);
+
 /// Same as readNpy for the bytes of a .npy file held in memory; `name`
 /// stands for the file in messages.
 bool parseNpy(const void *bytes, size_t size, const std::string &name,
