@@ -50,6 +50,27 @@ Value roiColumn(NodeImporter &imp, Value rois, int64_t k) {
                 : Value();
 }
 
+/// Checks a RoiAlign or MaxRoiPool's X (float [N, C, H, W]) and rois
+/// ([num_rois, columns] of X's type, `layout` naming the columns); the roi
+/// count into `r`. False after the error.
+bool checkRoiInputs(NodeImporter &imp, Value x, Value rois, int64_t columns,
+                    StringRef layout, int64_t &r) {
+  if (getShape(x).size() != 4 || !isa<FloatType>(getElementType(x))) {
+    (void)imp.emitError("input X (" + formatType(x.getType()) +
+                        ") should be a float [N, C, H, W]");
+    return false;
+  }
+  r = getShape(rois).empty() ? 0 : getShape(rois)[0];
+  if (getShape(rois) != ArrayRef<int64_t>{r, columns} ||
+      getElementType(rois) != getElementType(x)) {
+    (void)imp.emitError("input 'rois' (" + formatType(rois.getType()) +
+                        ") should be [num_rois, " + Twine(columns) + "] " +
+                        layout + "of X's element type");
+    return false;
+  }
+  return true;
+}
+
 /// Reads an ints attribute of `count` values (`fill` each when absent).
 std::optional<SmallVector<int64_t>> intsOf(NodeImporter &imp, StringRef name,
                                            size_t count, int64_t fill,
@@ -315,15 +336,11 @@ LogicalResult onnx_import::importRoiAlign(NodeImporter &imp) {
   Value batch = imp.getInput(2, "batch_indices");
   if (!x || !rois || !batch)
     return failure();
+  int64_t r = 0;
+  if (!checkRoiInputs(imp, x, rois, 4, "", r))
+    return failure();
   ArrayRef<int64_t> xs = getShape(x);
   Type type = getElementType(x);
-  if (xs.size() != 4 || !isa<FloatType>(type))
-    return imp.emitError("input X (" + formatType(x.getType()) +
-                         ") should be a float [N, C, H, W]");
-  const int64_t r = getShape(rois).empty() ? 0 : getShape(rois)[0];
-  if (getShape(rois) != ArrayRef<int64_t>{r, 4} || getElementType(rois) != type)
-    return imp.emitError("input 'rois' (" + formatType(rois.getType()) +
-                         ") should be [num_rois, 4] of X's element type");
   if (getShape(batch) != ArrayRef<int64_t>{r} ||
       !getElementType(batch).isSignlessInteger())
     return imp.emitError("input 'batch_indices' (" +
@@ -476,16 +493,11 @@ LogicalResult onnx_import::importMaxRoiPool(NodeImporter &imp) {
   Value rois = imp.getInput(1, "rois");
   if (!x || !rois)
     return failure();
+  int64_t r = 0;
+  if (!checkRoiInputs(imp, x, rois, 5, "(batch index, x1, y1, x2, y2) ", r))
+    return failure();
   ArrayRef<int64_t> xs = getShape(x);
   Type type = getElementType(x);
-  if (xs.size() != 4 || !isa<FloatType>(type))
-    return imp.emitError("input X (" + formatType(x.getType()) +
-                         ") should be a float [N, C, H, W]");
-  const int64_t r = getShape(rois).empty() ? 0 : getShape(rois)[0];
-  if (getShape(rois) != ArrayRef<int64_t>{r, 5} || getElementType(rois) != type)
-    return imp.emitError("input 'rois' (" + formatType(rois.getType()) +
-                         ") should be [num_rois, 5] (batch index, x1, y1, "
-                         "x2, y2) of X's element type");
   if (!imp.hasAttr("pooled_shape"))
     return imp.emitError("attribute 'pooled_shape' is required");
   std::optional<SmallVector<int64_t>> pooled =

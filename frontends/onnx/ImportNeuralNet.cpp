@@ -739,6 +739,24 @@ LogicalResult onnx_import::importMeanVarianceNormalization(NodeImporter &imp) {
   return imp.setResult(e.div(e.sub(x, m), deviation));
 }
 
+/// `x` seen as [N, groups, size] rows, each normalized to zero mean and unit
+/// variance (weft.layer_norm with unit scale, the node's epsilon); null
+/// after an error.
+static Value normalizeRows(NodeImporter &imp, Value x, int64_t groups,
+                           int64_t size) {
+  Type type = getElementType(x);
+  Value ones = imp.createConstant(
+      DenseElementsAttr::get(RankedTensorType::get({size}, type),
+                             imp.getBuilder().getFloatAttr(type, 1.0)));
+  Value rows = imp.createReshape(x, {getShape(x)[0], groups, size});
+  if (!ones || !rows)
+    return {};
+  OpBuilder &b = imp.getBuilder();
+  return imp.createInferred<LayerNormOp>(
+      rows, ones, Value(), b.getI64IntegerAttr(2),
+      b.getF64FloatAttr(imp.getFloatAttr("epsilon", 1e-5)));
+}
+
 /// InstanceNormalization: a layer norm of each (n, c)'s spatial values (the
 /// input seen as [N, C, S]) with unit scale, then the per-channel scale and
 /// bias. PyTorch exports GroupNorm this way too.
@@ -763,17 +781,9 @@ LogicalResult onnx_import::importInstanceNormalization(NodeImporter &imp) {
   int64_t spatial = 1;
   for (int64_t d : shape.drop_front(2))
     spatial *= d;
-  Type type = getElementType(x);
-  auto unitType = RankedTensorType::get({spatial}, type);
-  Value ones = imp.createConstant(DenseElementsAttr::get(
-      unitType, imp.getBuilder().getFloatAttr(type, 1.0)));
-  Value rows = imp.createReshape(x, {shape[0], channels, spatial});
-  if (!ones || !rows)
+  Value normalized = normalizeRows(imp, x, channels, spatial);
+  if (!normalized)
     return failure();
-  OpBuilder &b = imp.getBuilder();
-  Value normalized = imp.createInferred<LayerNormOp>(
-      rows, ones, Value(), b.getI64IntegerAttr(2),
-      b.getF64FloatAttr(imp.getFloatAttr("epsilon", 1e-5)));
   SmallVector<int64_t> column(shape.size() - 1, 1);
   column[0] = channels;
   Value result = e.add(e.mul(imp.createReshape(normalized, shape),
@@ -824,18 +834,9 @@ LogicalResult onnx_import::importGroupNormalization(NodeImporter &imp) {
   int64_t spatial = 1;
   for (int64_t d : shape.drop_front(2))
     spatial *= d;
-  const int64_t rowSize = channels / groups * spatial;
-  Type type = getElementType(x);
-  Value ones = imp.createConstant(
-      DenseElementsAttr::get(RankedTensorType::get({rowSize}, type),
-                             imp.getBuilder().getFloatAttr(type, 1.0)));
-  Value rows = imp.createReshape(x, {shape[0], groups, rowSize});
-  if (!ones || !rows)
+  Value normalized = normalizeRows(imp, x, groups, channels / groups * spatial);
+  if (!normalized)
     return failure();
-  OpBuilder &b = imp.getBuilder();
-  Value normalized = imp.createInferred<LayerNormOp>(
-      rows, ones, Value(), b.getI64IntegerAttr(2),
-      b.getF64FloatAttr(imp.getFloatAttr("epsilon", 1e-5)));
   Value result;
   if (perChannel) {
     SmallVector<int64_t> column(shape.size() - 1, 1);

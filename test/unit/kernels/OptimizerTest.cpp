@@ -4,6 +4,7 @@
 #include "KernelTestUtil.h"
 
 #include <cmath>
+#include <optional>
 
 using namespace weft::test;
 
@@ -107,22 +108,45 @@ TEST(Optimizer, SgdMomentumNesterovAndPlain) {
     }
 }
 
+namespace {
+
+/// A learning-rate schedule's kernel attributes (LrSchedule.h).
+struct ScheduleAttrs {
+  int64_t kind, warmup, decay;
+  double minRatio;
+};
+
+/// One in-place SGD update of rate 0.1 (no momentum, no decay), under
+/// `schedule` when given.
+void runPlainSgd(HostTensor<float> &p, HostTensor<float> &g,
+                 HostTensor<int64_t> &step,
+                 std::optional<ScheduleAttrs> schedule = std::nullopt) {
+  KernelCall call;
+  call.tensor(p)
+      .tensor(g)
+      .tensor(step)
+      .tensor(p)
+      .attrDouble(0.1)
+      .attrDouble(0)
+      .attrDouble(0)
+      .attrDouble(0)
+      .attr(0)
+      .attr(0);
+  if (schedule)
+    call.attr(schedule->kind)
+        .attr(schedule->warmup)
+        .attr(schedule->decay)
+        .attrDouble(schedule->minRatio);
+  call.run(weft_k_sgd);
+}
+
+} // namespace
+
 TEST(OptimizerDeath, StepMustBePositive) {
   HostTensor<float> p({2}, std::vector<float>{1, 2}), g({2}, {1, 1});
   HostTensor<int64_t> step({}, std::vector<int64_t>{0});
-  EXPECT_EXIT(KernelCall()
-                  .tensor(p)
-                  .tensor(g)
-                  .tensor(step)
-                  .tensor(p)
-                  .attrDouble(0.1)
-                  .attrDouble(0)
-                  .attrDouble(0)
-                  .attrDouble(0)
-                  .attr(0)
-                  .attr(0)
-                  .run(weft_k_sgd),
-              testing::ExitedWithCode(1), "step number must be at least 1");
+  EXPECT_EXIT(runPlainSgd(p, g, step), testing::ExitedWithCode(1),
+              "step number must be at least 1");
 }
 
 namespace {
@@ -136,22 +160,7 @@ std::vector<double> scheduledRates(int64_t kind, int64_t warmup, int64_t decay,
   for (int64_t t = 1; t <= updates; ++t) {
     HostTensor<int64_t> step({}, std::vector<int64_t>{t});
     const float before = p[0];
-    KernelCall()
-        .tensor(p)
-        .tensor(g)
-        .tensor(step)
-        .tensor(p)
-        .attrDouble(0.1)
-        .attrDouble(0)
-        .attrDouble(0)
-        .attrDouble(0)
-        .attr(0)
-        .attr(0)
-        .attr(kind)
-        .attr(warmup)
-        .attr(decay)
-        .attrDouble(minRatio)
-        .run(weft_k_sgd);
+    runPlainSgd(p, g, step, ScheduleAttrs{kind, warmup, decay, minRatio});
     rates.push_back(static_cast<double>(before) - p[0]);
   }
   return rates;
@@ -183,22 +192,7 @@ TEST(Optimizer, LearningRateSchedules) {
 TEST(OptimizerDeath, ScheduleAttributesAreChecked) {
   HostTensor<float> p({2}, std::vector<float>{1, 2}), g({2}, {1, 1});
   HostTensor<int64_t> step({}, std::vector<int64_t>{1});
-  EXPECT_EXIT(KernelCall()
-                  .tensor(p)
-                  .tensor(g)
-                  .tensor(step)
-                  .tensor(p)
-                  .attrDouble(0.1)
-                  .attrDouble(0)
-                  .attrDouble(0)
-                  .attrDouble(0)
-                  .attr(0)
-                  .attr(0)
-                  .attr(7)
-                  .attr(0)
-                  .attr(10)
-                  .attrDouble(0)
-                  .run(weft_k_sgd),
+  EXPECT_EXIT(runPlainSgd(p, g, step, ScheduleAttrs{7, 0, 10, 0.0}),
               testing::ExitedWithCode(1),
               "invalid learning-rate schedule attributes");
 }
