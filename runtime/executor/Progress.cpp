@@ -130,7 +130,7 @@ Status MetricsWriter::open(const std::string &path, int64_t resumeStep) {
 }
 
 Status MetricsWriter::write(int64_t step, double loss, double stepTimeS,
-                            double samplesPerSec) {
+                            double samplesPerSec, double lr) {
   if (!file_)
     return Status::success();
   JsonValue record = JsonValue::object();
@@ -138,6 +138,8 @@ Status MetricsWriter::write(int64_t step, double loss, double stepTimeS,
   record.set("loss", JsonValue::number(loss));
   record.set("step_time_s", JsonValue::number(stepTimeS));
   record.set("samples_per_s", JsonValue::number(samplesPerSec));
+  if (!std::isnan(lr))
+    record.set("lr", JsonValue::number(lr));
   std::string line = record.dump() + "\n";
   if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() ||
       std::fflush(file_) != 0)

@@ -15,6 +15,7 @@
 #include "weft/runtime/Executor.h"
 
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -73,9 +74,10 @@ public:
   /// the records after `resumeStep` dropped and new ones appended.
   Status open(const std::string &path, int64_t resumeStep);
   bool isOpen() const { return file_ != nullptr; }
-  /// Appends {"step", "loss", "step_time_s", "samples_per_s"} and flushes.
+  /// Appends {"step", "loss", "step_time_s", "samples_per_s"} (and "lr",
+  /// the update's learning rate, unless NaN: not known) and flushes.
   Status write(int64_t step, double loss, double stepTimeS,
-               double samplesPerSec);
+               double samplesPerSec, double lr = NAN);
   void close();
 
 private:

@@ -15,6 +15,7 @@
 #include "weft/runtime/FileUtil.h"
 #include "weft/runtime/Float16.h"
 #include "weft/runtime/Json.h"
+#include "weft/runtime/LrSchedule.h"
 #include "weft/runtime/Sha256.h"
 
 #include <algorithm>
@@ -174,7 +175,39 @@ struct TrainSetup {
   /// Resident bytes before the model's buffers exist (libraries, MPI).
   int64_t baselineBytes = 0;
   std::string predictionCluster;
+  /// The base learning rate and its schedule (manifest.json's "optimizer";
+  /// NaN: a bundle that does not say).
+  double lr = NAN;
+  LrSchedule schedule;
 };
+
+/// manifest.json's "optimizer": the rate and schedule each update takes.
+void readOptimizer(const JsonValue &root, TrainSetup &setup) {
+  const JsonValue *opt = root.get("optimizer");
+  if (!opt || !opt->isObject())
+    return;
+  const JsonValue *lr = opt->get("lr");
+  const JsonValue *kind = opt->get("lr_schedule");
+  const JsonValue *warmup = opt->get("warmup_steps");
+  const JsonValue *decay = opt->get("decay_steps");
+  const JsonValue *minLr = opt->get("min_lr");
+  if (!lr || !lr->isNumber() || !(lr->asDouble() > 0) || !kind ||
+      !kind->isString() || !warmup || !warmup->isInteger() || !decay ||
+      !decay->isInteger() || !minLr || !minLr->isNumber())
+    return;
+  LrSchedule s;
+  if (kind->asString() == "linear")
+    s.kind = LrScheduleKind::Linear;
+  else if (kind->asString() == "cosine")
+    s.kind = LrScheduleKind::Cosine;
+  else if (kind->asString() != "constant")
+    return;
+  s.warmupSteps = warmup->asInt();
+  s.decaySteps = decay->asInt();
+  s.minLrRatio = minLr->asDouble() / lr->asDouble();
+  setup.lr = lr->asDouble();
+  setup.schedule = s;
+}
 
 /// Reads manifest.json's "predicted" step time and memory, if any: a bundle
 /// without them (or an unreadable manifest) just has no prediction.
@@ -184,6 +217,7 @@ void readPrediction(const std::string &bundle, TrainSetup &setup) {
   if (!readFile(joinPath(bundle, "manifest.json"), text, error) ||
       !parseJson(text, root, error))
     return;
+  readOptimizer(root, setup);
   const JsonValue *predicted = root.get("predicted");
   const JsonValue *model = predicted ? predicted->get("cost_model") : nullptr;
   if (!model || !model->isObject())
@@ -386,7 +420,10 @@ int trainMain(int argc, char **argv, const char *signatureJson,
                     ") at step " + std::to_string(step) +
                     "; training continues");
     }
-    if (!(status = metrics.write(step, lastLoss, seconds, rate)).ok()) {
+    const double lr = std::isnan(setup.lr)
+                          ? NAN
+                          : scheduledLr(setup.schedule, setup.lr, step);
+    if (!(status = metrics.write(step, lastLoss, seconds, rate, lr)).ok()) {
       progress.clear();
       return abandon(status);
     }

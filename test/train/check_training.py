@@ -698,6 +698,17 @@ def main():
     got = train_weft(bundle, data_args, os.path.join(work, "full"), STEPS,
                      ckpt=os.path.join(work, "ckpt-full") if keep_state else None)
     fused_ok = True
+    # The rate each update took, as weft train reports it ("lr" in the
+    # metrics), against the reference loop's.
+    probe, _ = make_optimizer(optimizer, [torch.zeros(1, requires_grad=True)])
+    base = probe.param_groups[0]["lr"]
+    want = [base * (schedule_factor(schedule, s) if schedule else 1.0) for s in range(STEPS)]
+    reported = [json.loads(line).get("lr") for line in
+                open(os.path.join(work, "full", "metrics.jsonl"))]
+    rates_ok = all(r is not None and abs(r - w) <= 1e-12 * max(1.0, abs(w))
+                   for r, w in zip(reported, want)) and len(reported) == STEPS
+    print(f"reported learning rates: {'as the reference' if rates_ok else 'FAILED'}"
+          f" ({reported[:3]}...)")
     if fuse:
         # The same step without weft-fuse-elementwise: in f32 the fused
         # kernels must compute exactly what the unfused ones do; in bf16 the
@@ -808,6 +819,7 @@ def main():
         print(f"resume: losses identical {same_losses}, final state bitwise "
               f"identical {same_state}")
         ok = ok and same_state and same_losses
+    ok = ok and rates_ok
     sys.exit(0 if ok else 1)
 
 

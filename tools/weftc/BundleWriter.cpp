@@ -387,6 +387,13 @@ bool BundleWriter::writeManifest(const std::string &modelPath,
            {"cost_model", costModelJson(summary)}}}};
   if (!sourceModelFile.empty())
     manifest["source_model_file"] = sourceModelFile;
+  if (!summary.optimizer.empty())
+    manifest["optimizer"] =
+        llvm::json::Object{{"lr", summary.lr},
+                           {"lr_schedule", summary.lrSchedule},
+                           {"warmup_steps", summary.warmupSteps},
+                           {"decay_steps", summary.decaySteps},
+                           {"min_lr", summary.minLr}};
   std::string text;
   llvm::raw_string_ostream os(text);
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest))) << "\n";

@@ -34,6 +34,11 @@ struct ProgramSummary {
   std::string recompute = "none"; // activation recomputation (--recompute)
   /// The training step's optimizer in words (empty: inference).
   std::string optimizer;
+  /// Its learning rate and schedule (manifest.json's "optimizer"; the
+  /// trainer reports each step's rate from them).
+  double lr = 0, minLr = 0;
+  std::string lrSchedule = "constant";
+  int64_t warmupSteps = 0, decaySteps = 0;
   /// How the search's integer program split the tensor-parallel weights
   /// (empty: Megatron's splits, as for a pinned --tp).
   std::string tpSplits;

@@ -534,8 +534,14 @@ int weft::runCompileCommand(int argc, char **argv) {
   }
   summary.virtualStages = pipelineVirtualStages(opts);
   summary.recompute = opts.recompute;
-  if (opts.train)
+  if (opts.train) {
     summary.optimizer = describeOptimizer(opts);
+    summary.lr = opts.lr.value_or(1e-3);
+    summary.lrSchedule = opts.lrSchedule.empty() ? "constant" : opts.lrSchedule;
+    summary.warmupSteps = opts.warmupSteps.value_or(0);
+    summary.decaySteps = opts.decaySteps.value_or(0);
+    summary.minLr = opts.minLr.value_or(0.0);
+  }
   if (searched)
     if (auto it = planning.profile.byTp.find(summary.tp);
         it != planning.profile.byTp.end())
