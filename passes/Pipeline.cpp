@@ -153,7 +153,7 @@ struct PipelinePass : public weft::impl::PipelineBase<PipelinePass> {
     // statistic over microbatches another stage has not sent yet) gives way
     // to gpipe where allowed, else is refused, naming the statistic.
     if (Operation *blocked = findDeadlock(body)) {
-      std::string why = describeDeadlock(coupled, blocked);
+      std::string why = describeDeadlock(coupled, blocked) + tiedNote(body);
       if (!gpipeIfCoupled || active == "interleaved" || active == "gpipe") {
         (coupled.op ? coupled.op : blocked)->emitError("the ")
             << active << " schedule cannot run this pipeline: " << why
@@ -168,7 +168,7 @@ struct PipelinePass : public weft::impl::PipelineBase<PipelinePass> {
       if (Operation *still = findDeadlock(body)) {
         still->emitError("the gpipe schedule cannot run this pipeline "
                          "either: ")
-            << describeDeadlock({}, still);
+            << describeDeadlock({}, still) << tiedNote(body);
         return signalPassFailure();
       }
       setPipelineFallback(module, {active, why});
@@ -176,6 +176,22 @@ struct PipelinePass : public weft::impl::PipelineBase<PipelinePass> {
     func->setAttr(
         "weft.pipeline_axis",
         IntegerAttr::get(IntegerType::get(func.getContext(), 64), ppAxis));
+  }
+
+  /// A parameter another stage reads (sent to it: tied embeddings), named
+  /// for a schedule that cannot run: they work under GPipe, 1F1B and ZB-H1
+  /// with data parallelism and ZeRO (plans-pipeline.test), not yet with
+  /// virtual stages or tensor parallelism.
+  std::string tiedNote(Block &body) {
+    for (Operation &op : body.without_terminator())
+      if (auto param = dyn_cast<ParamOp>(op))
+        if (param->hasAttr("weft.tied"))
+          return "; parameter '" + param.getName().str() +
+                 "' is tied across stages (weft-pipeline-stages marked it "
+                 "weft.tied), which works with the gpipe, 1f1b and zb-h1 "
+                 "schedules but not yet with virtual stages or tensor "
+                 "parallelism";
+    return "";
   }
 
   /// The first op a stage would wait at forever when every stage runs its

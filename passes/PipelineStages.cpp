@@ -211,12 +211,15 @@ struct PipelineStagesPass
       op->setAttr("weft.stage", b.getI64IntegerAttr(0));
       return success();
     }
-    if (uses.size() > 1 && isa<ParamOp>(op))
-      return op->emitError("parameter '")
-             << cast<ParamOp>(op).getName() << "' is read by stages "
-             << uses.begin()->first << " and " << uses.rbegin()->first
-             << "; a parameter tied across pipeline stages is not supported "
-                "(its gradient would have to be summed between them)";
+    // A parameter several stages read (tied embeddings) lives on the first:
+    // weft-pipeline sends its value to the others like an activation, and
+    // their parts of its gradient come back to be summed where it is
+    // updated.
+    if (uses.size() > 1 && isa<ParamOp>(op)) {
+      op->setAttr("weft.stage", b.getI64IntegerAttr(uses.begin()->first));
+      op->setAttr("weft.tied", b.getUnitAttr());
+      return success();
+    }
     auto it = uses.begin();
     op->setAttr("weft.stage", b.getI64IntegerAttr(it->first));
     for (++it; it != uses.end(); ++it) {

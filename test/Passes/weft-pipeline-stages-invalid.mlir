@@ -17,17 +17,3 @@ func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %1 = weft.matmul %0, %w2 : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
   return %1 : tensor<4x8xf32>
 }
-
-// -----
-
-// A weight read by the first and the last stage (tied embeddings).
-func.func @main(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
-  // expected-error @+1 {{parameter 'tied' is read by stages 0 and 3; a parameter tied across pipeline stages is not supported (its gradient would have to be summed between them)}}
-  %w = weft.param "tied" : tensor<8x8xf32>
-  %0 = weft.matmul %x, %w : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
-  %1 = weft.tanh %0 : tensor<8x8xf32>
-  %2 = weft.exp %1 : tensor<8x8xf32>
-  %3 = weft.tanh %2 : tensor<8x8xf32>
-  %4 = weft.matmul %3, %w : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
-  return %4 : tensor<8x8xf32>
-}

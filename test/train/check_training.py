@@ -20,7 +20,8 @@ launch more per layer norm.
 usage: /usr/bin/python3 check_training.py MODEL OPTIMIZER WORKDIR [--resume-check]
            [--clip NORM] [--dtype bf16] [--lr-schedule KIND,WARMUP,DECAY,MIN_LR]
            [--shuffle SEED]
-  MODEL: mlp | dropout_mlp | vae | causal_lm | cnn | bn_cnn | qat_cnn | llama | mobile_cnn | unet
+  MODEL: mlp | dropout_mlp | vae | causal_lm | tied_lm | cnn | bn_cnn | qat_cnn | llama | mobile_cnn
+         | unet
          | rnn_lm | packed_lm | unsorted_lm
   OPTIMIZER: adamw | sgd
        /usr/bin/python3 check_training.py export MODEL WORKDIR [BATCH]
@@ -79,6 +80,16 @@ class CausalLm(torch.nn.Module):
         h = self.block(h, src_mask=mask)
         logits = self.head(h)
         return F.cross_entropy(logits.reshape(-1, self.VOCAB), targets.reshape(-1))
+
+
+class TiedLm(CausalLm):
+    """CausalLm whose output layer reads the embedding's weights (GPT-2's
+    tied embeddings): one initializer that the first and the last layer
+    read, and whose gradient sums both."""
+
+    def __init__(self):
+        super().__init__()
+        self.head.weight = self.embed.weight
 
 
 class DropoutLm(CausalLm):
@@ -397,6 +408,10 @@ def make_data(name, rng):
         toks = rng.integers(0, CausalLm.VOCAB, (n, CausalLm.SEQ + 1))
         return CausalLm(), {"tokens": toks[:, :-1].astype(np.int64),
                             "targets": toks[:, 1:].astype(np.int64)}
+    if name == "tied_lm":
+        toks = rng.integers(0, CausalLm.VOCAB, (n, CausalLm.SEQ + 1))
+        return TiedLm(), {"tokens": toks[:, :-1].astype(np.int64),
+                          "targets": toks[:, 1:].astype(np.int64)}
     if name == "llama":
         toks = rng.integers(0, TinyLlama.VOCAB, (n, TinyLlama.SEQ + 1))
         return TinyLlama(), {"tokens": toks[:, :-1].astype(np.int64),
