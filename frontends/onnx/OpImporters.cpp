@@ -77,9 +77,13 @@ static const OpImporterEntry kOpImporters[] = {
     {"AveragePool", importAveragePool},
     {"GlobalAveragePool", importGlobalAveragePool},
     {"GlobalMaxPool", importGlobalMaxPool},
-    // Normalization, softmax, losses, reductions (ImportNeuralNet.cpp)
+    // Batch, layer, instance and group normalization
+    // (ImportNormalization.cpp)
     {"BatchNormalization", importBatchNormalization},
     {"LayerNormalization", importLayerNormalization},
+    {"InstanceNormalization", importInstanceNormalization},
+    {"GroupNormalization", importGroupNormalization},
+    // Softmax, losses, reductions (ImportNeuralNet.cpp)
     {"Softmax", importSoftmax},
     {"LogSoftmax", importLogSoftmax},
     {"SoftmaxCrossEntropyLoss", importSoftmaxCrossEntropyLoss},
@@ -96,8 +100,6 @@ static const OpImporterEntry kOpImporters[] = {
     {"ArgMax", importArgMax},
     {"ArgMin", importArgMin},
     {"TopK", importTopK},
-    {"InstanceNormalization", importInstanceNormalization},
-    {"GroupNormalization", importGroupNormalization},
     // Recurrent ops unrolled over the sequence (ImportRecurrent.cpp)
     {"RNN", importRNN},
     {"GRU", importGRU},

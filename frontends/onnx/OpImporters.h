@@ -103,9 +103,13 @@ mlir::LogicalResult importAveragePool(NodeImporter &imp);
 mlir::LogicalResult importGlobalAveragePool(NodeImporter &imp);
 mlir::LogicalResult importGlobalMaxPool(NodeImporter &imp);
 
-// ImportNeuralNet.cpp
+// ImportNormalization.cpp
 mlir::LogicalResult importBatchNormalization(NodeImporter &imp);
 mlir::LogicalResult importLayerNormalization(NodeImporter &imp);
+mlir::LogicalResult importInstanceNormalization(NodeImporter &imp);
+mlir::LogicalResult importGroupNormalization(NodeImporter &imp);
+
+// ImportNeuralNet.cpp
 mlir::LogicalResult importSoftmax(NodeImporter &imp);
 mlir::LogicalResult importLogSoftmax(NodeImporter &imp);
 mlir::LogicalResult importSoftmaxCrossEntropyLoss(NodeImporter &imp);
@@ -147,8 +151,6 @@ mlir::LogicalResult importHardmax(NodeImporter &imp);
 mlir::LogicalResult importEyeLike(NodeImporter &imp);
 mlir::LogicalResult importCastLike(NodeImporter &imp);
 mlir::LogicalResult importNegativeLogLikelihoodLoss(NodeImporter &imp);
-mlir::LogicalResult importInstanceNormalization(NodeImporter &imp);
-mlir::LogicalResult importGroupNormalization(NodeImporter &imp);
 
 // ImportShapeOps.cpp
 mlir::LogicalResult importReshape(NodeImporter &imp);
