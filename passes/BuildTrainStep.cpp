@@ -2,6 +2,7 @@
 #include "passes/Passes.h"
 
 #include "mlir/IR/Builders.h"
+#include "weft/runtime/LrSchedule.h"
 
 namespace weft {
 #define GEN_PASS_DEF_BUILDTRAINSTEP
@@ -41,8 +42,8 @@ struct BuildTrainStepPass
           "nesterov momentum needs momentum > 0 and zero dampening");
     if (clipGradNorm < 0.0)
       return func.emitError("the gradient clipping norm must not be negative");
-    if (lrSchedule != "constant" && lrSchedule != "linear" &&
-        lrSchedule != "cosine")
+    LrScheduleKind kind;
+    if (!lrScheduleKindNamed(lrSchedule.getValue(), kind))
       return func.emitError("unknown learning-rate schedule '")
              << lrSchedule.getValue() << "' (constant, linear or cosine)";
     if (warmupSteps < 0)

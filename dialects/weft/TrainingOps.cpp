@@ -27,11 +27,8 @@ template <typename UpdateOp>
 static std::optional<LrSchedule> scheduleOf(UpdateOp op) {
   LrSchedule s;
   StringRef kind = op.getLrSchedule();
-  if (kind == "linear")
-    s.kind = LrScheduleKind::Linear;
-  else if (kind == "cosine")
-    s.kind = LrScheduleKind::Cosine;
-  else if (kind != "constant") {
+  if (!lrScheduleKindNamed(std::string_view(kind.data(), kind.size()),
+                           s.kind)) {
     op.emitOpError("has lr_schedule '")
         << kind << "' (constant, linear or cosine)";
     return std::nullopt;

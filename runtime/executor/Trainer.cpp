@@ -196,11 +196,7 @@ void readOptimizer(const JsonValue &root, TrainSetup &setup) {
       !decay->isInteger() || !minLr || !minLr->isNumber())
     return;
   LrSchedule s;
-  if (kind->asString() == "linear")
-    s.kind = LrScheduleKind::Linear;
-  else if (kind->asString() == "cosine")
-    s.kind = LrScheduleKind::Cosine;
-  else if (kind->asString() != "constant")
+  if (!lrScheduleKindNamed(kind->asString(), s.kind))
     return;
   s.warmupSteps = warmup->asInt();
   s.decaySteps = decay->asInt();

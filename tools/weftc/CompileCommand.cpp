@@ -138,41 +138,56 @@ static ProgramSummary summarize(mlir::ModuleOp module) {
 
 /// Optimizer state and the step counter start at zero; the bundle's
 /// parameter file holds them beside the weights.
-/// The training step's optimizer as plan.txt states it: torch.optim's
-/// defaults where a flag gave none (weft-build-train-step's).
-static std::string describeOptimizer(const CompileOptions &opts) {
+/// weft-build-train-step's options from the flags (torch.optim's defaults
+/// where a flag gave none): the pass and plan.txt / manifest.json read them.
+static BuildTrainStepOptions trainStepOptions(const CompileOptions &opts) {
+  BuildTrainStepOptions step;
+  step.optimizer = opts.optimizer.empty() ? "adamw" : opts.optimizer;
+  step.lr = opts.lr.value_or(1e-3);
+  step.beta1 = opts.beta1.value_or(0.9);
+  step.beta2 = opts.beta2.value_or(0.999);
+  step.eps = opts.eps.value_or(1e-8);
+  step.weightDecay = opts.weightDecay.value_or(-1.0);
+  step.momentum = opts.momentum.value_or(0.0);
+  step.clipGradNorm = opts.clipGradNorm.value_or(0.0);
+  step.lrSchedule = opts.lrSchedule.empty() ? "constant" : opts.lrSchedule;
+  step.warmupSteps = opts.warmupSteps.value_or(0);
+  step.decaySteps = opts.decaySteps.value_or(0);
+  step.minLr = opts.minLr.value_or(0.0);
+  return step;
+}
+
+/// The training step's optimizer as plan.txt states it.
+static std::string describeOptimizer(const BuildTrainStepOptions &step) {
   auto number = [](double v) {
     char text[32];
     std::snprintf(text, sizeof text, "%g", v);
     return std::string(text);
   };
-  const bool sgd = opts.optimizer == "sgd";
-  const double lr = opts.lr.value_or(1e-3);
-  std::string text = std::string(sgd ? "sgd" : "adamw") + ", lr " + number(lr);
-  const std::string schedule =
-      opts.lrSchedule.empty() ? "constant" : opts.lrSchedule;
-  const int64_t warmup = opts.warmupSteps.value_or(0);
-  if (warmup > 0 || schedule != "constant") {
+  const bool sgd = step.optimizer == "sgd";
+  std::string text = step.optimizer + ", lr " + number(step.lr);
+  if (step.warmupSteps > 0 || step.lrSchedule != "constant")
     text += " (" +
-            (warmup > 0
-                 ? "warmup over " + std::to_string(warmup) + " updates, then "
+            (step.warmupSteps > 0
+                 ? "warmup over " + std::to_string(step.warmupSteps) +
+                       " updates, then "
                  : std::string()) +
-            (schedule == "constant"
+            (step.lrSchedule == "constant"
                  ? std::string("constant")
-                 : schedule + " decay to " + number(opts.minLr.value_or(0.0)) +
-                       " at update " + std::to_string(*opts.decaySteps)) +
+                 : step.lrSchedule + " decay to " + number(step.minLr) +
+                       " at update " + std::to_string(step.decaySteps)) +
             ")";
-  }
-  if (sgd && opts.momentum)
-    text += ", momentum " + number(*opts.momentum);
+  if (sgd && step.momentum != 0.0)
+    text += ", momentum " + number(step.momentum);
   if (!sgd)
-    text += ", betas " + number(opts.beta1.value_or(0.9)) + "/" +
-            number(opts.beta2.value_or(0.999)) + ", eps " +
-            number(opts.eps.value_or(1e-8));
+    text += ", betas " + number(step.beta1) + "/" + number(step.beta2) +
+            ", eps " + number(step.eps);
+  // A negative weight decay is the optimizer's default (the pass's rule).
   text +=
-      ", weight decay " + number(opts.weightDecay.value_or(sgd ? 0.0 : 1e-2));
-  if (opts.clipGradNorm)
-    text += ", gradients clipped to norm " + number(*opts.clipGradNorm);
+      ", weight decay " +
+      number(step.weightDecay >= 0.0 ? step.weightDecay : (sgd ? 0.0 : 1e-2));
+  if (step.clipGradNorm > 0.0)
+    text += ", gradients clipped to norm " + number(step.clipGradNorm);
   return text;
 }
 
@@ -336,20 +351,7 @@ void weft::addLoweringPasses(mlir::PassManager &pm, const CompileOptions &opts,
     pm.addPass(createAutodiff(autodiff));
   }
   if (opts.train) {
-    BuildTrainStepOptions step;
-    step.optimizer = opts.optimizer.empty() ? "adamw" : opts.optimizer;
-    step.lr = opts.lr.value_or(1e-3);
-    step.beta1 = opts.beta1.value_or(0.9);
-    step.beta2 = opts.beta2.value_or(0.999);
-    step.eps = opts.eps.value_or(1e-8);
-    step.weightDecay = opts.weightDecay.value_or(-1.0);
-    step.momentum = opts.momentum.value_or(0.0);
-    step.clipGradNorm = opts.clipGradNorm.value_or(0.0);
-    step.lrSchedule = opts.lrSchedule.empty() ? "constant" : opts.lrSchedule;
-    step.warmupSteps = opts.warmupSteps.value_or(0);
-    step.decaySteps = opts.decaySteps.value_or(0);
-    step.minLr = opts.minLr.value_or(0.0);
-    pm.addPass(createBuildTrainStep(step));
+    pm.addPass(createBuildTrainStep(trainStepOptions(opts)));
   }
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
@@ -535,12 +537,13 @@ int weft::runCompileCommand(int argc, char **argv) {
   summary.virtualStages = pipelineVirtualStages(opts);
   summary.recompute = opts.recompute;
   if (opts.train) {
-    summary.optimizer = describeOptimizer(opts);
-    summary.lr = opts.lr.value_or(1e-3);
-    summary.lrSchedule = opts.lrSchedule.empty() ? "constant" : opts.lrSchedule;
-    summary.warmupSteps = opts.warmupSteps.value_or(0);
-    summary.decaySteps = opts.decaySteps.value_or(0);
-    summary.minLr = opts.minLr.value_or(0.0);
+    const BuildTrainStepOptions step = trainStepOptions(opts);
+    summary.optimizer = describeOptimizer(step);
+    summary.lr = step.lr;
+    summary.lrSchedule = step.lrSchedule;
+    summary.warmupSteps = step.warmupSteps;
+    summary.decaySteps = step.decaySteps;
+    summary.minLr = step.minLr;
   }
   if (searched)
     if (auto it = planning.profile.byTp.find(summary.tp);

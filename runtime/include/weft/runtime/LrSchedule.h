@@ -20,6 +20,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <string_view>
 
 #ifdef __CUDACC__
 #define WEFT_HOST_DEVICE __host__ __device__
@@ -42,6 +43,20 @@ struct LrSchedule {
     return kind == LrScheduleKind::Constant && warmupSteps == 0;
   }
 };
+
+/// The kind `name` names ("constant", "linear" or "cosine"); false for
+/// anything else.
+inline bool lrScheduleKindNamed(std::string_view name, LrScheduleKind &kind) {
+  if (name == "constant")
+    kind = LrScheduleKind::Constant;
+  else if (name == "linear")
+    kind = LrScheduleKind::Linear;
+  else if (name == "cosine")
+    kind = LrScheduleKind::Cosine;
+  else
+    return false;
+  return true;
+}
 
 /// The learning rate of update `t` (>= 1) of base rate `lr`.
 WEFT_HOST_DEVICE inline double scheduledLr(const LrSchedule &s, double lr,
