@@ -6,7 +6,9 @@
 // whether it is backward work, except what the later passes created.
 //   1. Those ops get a stage: from the parameter they update or the staged
 //      ops they read, else from their users (a constant or a slice of an
-//      input that several stages read is copied into each).
+//      input that several stages read is copied into each). A sum over
+//      the microbatches of parts several stages make (a tied parameter's
+//      gradient) becomes each stage's own sum, added once.
 //   2. A value one stage makes and another reads travels: weft.send_start
 //      right after it is made (waited for at the end of the step), on the
 //      other stage a weft.recv_start posted a unit of its schedule early and
@@ -134,6 +136,7 @@ struct PipelinePass : public weft::impl::PipelineBase<PipelinePass> {
     }
     if (failed(place(body)))
       return signalPassFailure();
+    sumPartsPerStage(body);
     // Chunk c of an interleaved model runs on stage c mod P.
     for (Operation &op : body.without_terminator())
       if (std::optional<int64_t> c = stageOf(&op)) {
@@ -146,6 +149,7 @@ struct PipelinePass : public weft::impl::PipelineBase<PipelinePass> {
     active = schedule;
     // (What combines the microbatches is read off the program before the
     // transfers replace other stages' values with received ones.)
+    markBackwardWork(body);
     Coupling coupled = findCoupled(body);
     transfer(body);
     order(body);
@@ -153,7 +157,7 @@ struct PipelinePass : public weft::impl::PipelineBase<PipelinePass> {
     // statistic over microbatches another stage has not sent yet) gives way
     // to gpipe where allowed, else is refused, naming the statistic.
     if (Operation *blocked = findDeadlock(body)) {
-      std::string why = describeDeadlock(coupled, blocked) + tiedNote(body);
+      std::string why = describeDeadlock(coupled, blocked);
       if (!gpipeIfCoupled || active == "interleaved" || active == "gpipe") {
         (coupled.op ? coupled.op : blocked)->emitError("the ")
             << active << " schedule cannot run this pipeline: " << why
@@ -168,7 +172,7 @@ struct PipelinePass : public weft::impl::PipelineBase<PipelinePass> {
       if (Operation *still = findDeadlock(body)) {
         still->emitError("the gpipe schedule cannot run this pipeline "
                          "either: ")
-            << describeDeadlock({}, still) << tiedNote(body);
+            << describeDeadlock({}, still);
         return signalPassFailure();
       }
       setPipelineFallback(module, {active, why});
@@ -176,22 +180,6 @@ struct PipelinePass : public weft::impl::PipelineBase<PipelinePass> {
     func->setAttr(
         "weft.pipeline_axis",
         IntegerAttr::get(IntegerType::get(func.getContext(), 64), ppAxis));
-  }
-
-  /// A parameter another stage reads (sent to it: tied embeddings), named
-  /// for a schedule that cannot run: they work under GPipe, 1F1B and ZB-H1
-  /// with data parallelism and ZeRO (plans-pipeline.test), not yet with
-  /// virtual stages or tensor parallelism.
-  std::string tiedNote(Block &body) {
-    for (Operation &op : body.without_terminator())
-      if (auto param = dyn_cast<ParamOp>(op))
-        if (param->hasAttr("weft.tied"))
-          return "; parameter '" + param.getName().str() +
-                 "' is tied across stages (weft-pipeline-stages marked it "
-                 "weft.tied), which works with the gpipe, 1f1b and zb-h1 "
-                 "schedules but not yet with virtual stages or tensor "
-                 "parallelism";
-    return "";
   }
 
   /// The first op a stage would wait at forever when every stage runs its
@@ -407,6 +395,107 @@ struct PipelinePass : public weft::impl::PipelineBase<PipelinePass> {
     return success();
   }
 
+  /// Work on a microbatch's gradients is backward work, whoever made it (the
+  /// sum of a tied parameter's gradients, a partitioner's collective, an op
+  /// a rewrite made anew): marked before the transfers, whose receives take
+  /// their place from their first reader.
+  void markBackwardWork(Block &body) {
+    for (Operation &op : body.without_terminator())
+      if (op.hasAttr("weft.microbatch") && !op.hasAttr("weft.backward") &&
+          llvm::any_of(op.getOperands(), [](Value v) {
+            Operation *def = v.getDefiningOp();
+            return def && def->hasAttr("weft.backward") &&
+                   def->hasAttr("weft.microbatch");
+          }))
+        op.setAttr("weft.backward", UnitAttr::get(op.getContext()));
+  }
+
+  /// 1b. A tied parameter's gradient adds, in each microbatch, the parts
+  /// of the stages that read it (received from the others), then sums the
+  /// microbatches (weft-microbatch's chain of weft.combines_microbatches
+  /// adds): a transfer per microbatch. Reassociated, each stage sums its own
+  /// parts over the microbatches and its total travels once per step, as
+  /// Megatron sums its embedding's gradient between the first and the last
+  /// stage once per step.
+  void sumPartsPerStage(Block &body) {
+    SmallVector<AddOp> chains;
+    auto combines = [](Operation *op) {
+      return op && isa<AddOp>(op) && op->hasAttr("weft.combines_microbatches");
+    };
+    for (Operation &op : body.without_terminator())
+      if (combines(&op) && !llvm::any_of(op.getUsers(), combines))
+        chains.push_back(cast<AddOp>(op));
+    for (AddOp top : chains) {
+      std::optional<int64_t> home = stageOf(top);
+      // The chain's parts, in microbatch order: ((p0 + p1) + p2) ...
+      SmallVector<Value> parts;
+      SmallVector<Operation *> dead;
+      Value acc = top;
+      bool ok = home.has_value();
+      while (ok && combines(acc.getDefiningOp())) {
+        auto add = cast<AddOp>(acc.getDefiningOp());
+        ok = (add == top || add->hasOneUse()) && stageOf(add) == home;
+        dead.push_back(add);
+        parts.push_back(add.getRhs());
+        acc = add.getLhs();
+      }
+      parts.push_back(acc);
+      std::reverse(parts.begin(), parts.end());
+      // Each part's terms by stage: the leaves of its single-use adds of
+      // one type within its microbatch.
+      std::map<int64_t, SmallVector<Value>> terms;
+      std::function<void(Value)> flatten = [&](Value v) {
+        auto add = v.getDefiningOp<AddOp>();
+        if (add && add->hasOneUse() && add->hasAttr("weft.microbatch") &&
+            add.getLhs().getType() == v.getType() &&
+            add.getRhs().getType() == v.getType()) {
+          dead.push_back(add);
+          flatten(add.getLhs());
+          flatten(add.getRhs());
+          return;
+        }
+        std::optional<int64_t> s = stageOf(v.getDefiningOp());
+        if (!s)
+          ok = false;
+        else
+          terms[*s].push_back(v);
+      };
+      for (Value part : parts)
+        if (ok)
+          flatten(part);
+      if (!ok || terms.size() < 2)
+        continue;
+      // Each stage's sum (in microbatch order), then the stages' totals on
+      // the chain's own stage, its own total first.
+      OpBuilder b(top);
+      auto sum = [&](ArrayRef<Value> vs, int64_t stage) {
+        Value total = vs.front();
+        for (Value v : vs.drop_front()) {
+          total = AddOp::create(b, top.getLoc(), v.getType(), total, v);
+          setStage(total.getDefiningOp(), stage);
+          total.getDefiningOp()->setAttr("weft.combines_microbatches",
+                                         b.getUnitAttr());
+        }
+        return total;
+      };
+      SmallVector<Value> totals;
+      if (auto it = terms.find(*home); it != terms.end())
+        totals.push_back(sum(it->second, *home));
+      for (auto &[stage, vs] : terms)
+        if (stage != *home)
+          totals.push_back(sum(vs, stage));
+      Value total = totals.front();
+      for (Value v : ArrayRef(totals).drop_front()) {
+        total = AddOp::create(b, top.getLoc(), v.getType(), total, v);
+        setStage(total.getDefiningOp(), *home);
+      }
+      top.getResult().replaceAllUsesWith(total);
+      // Dead now: the chain, then the parts' adds (users before operands).
+      for (Operation *op : dead)
+        op->erase();
+    }
+  }
+
   /// 2. Sends and receives between stages.
   void transfer(Block &body) {
     Operation *ret = body.getTerminator();
@@ -509,16 +598,6 @@ struct PipelinePass : public weft::impl::PipelineBase<PipelinePass> {
     SmallVector<Operation *> ops;
     for (Operation &op : body.without_terminator())
       ops.push_back(&op);
-    // Work on a microbatch's gradients is backward work, whoever made it
-    // (the sum of a tied parameter's gradients, a partitioner's collective).
-    for (Operation *op : ops)
-      if (op->hasAttr("weft.microbatch") && !op->hasAttr("weft.backward") &&
-          llvm::any_of(op->getOperands(), [](Value v) {
-            Operation *def = v.getDefiningOp();
-            return def && def->hasAttr("weft.backward") &&
-                   def->hasAttr("weft.microbatch");
-          }))
-        op->setAttr("weft.backward", UnitAttr::get(op->getContext()));
     // Weight-gradient work is a unit of its own in ZB-H1 only; elsewhere it
     // is part of the backward.
     if (active != "zb-h1")

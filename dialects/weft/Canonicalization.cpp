@@ -47,8 +47,14 @@ struct FoldTransposeIntoMatMul : OpRewritePattern<MatMulOp> {
     }
     if (!changed)
       return rewriter.notifyMatchFailure(op, "no transposed operand");
-    rewriter.replaceOpWithNewOp<MatMulOp>(op, op.getType(), lhs, rhs,
-                                          transposeA, transposeB);
+    // In place: the op keeps what earlier passes marked on it (its
+    // pipeline stage, whether it is backward or weight-gradient work).
+    rewriter.modifyOpInPlace(op, [&] {
+      op.getLhsMutable().assign(lhs);
+      op.getRhsMutable().assign(rhs);
+      op.setTransposeA(transposeA);
+      op.setTransposeB(transposeB);
+    });
     return success();
   }
 };

@@ -6,21 +6,23 @@
 // STAGES: weft.param "tied" {weft.stage = 0 : i64, weft.tied} : tensor<8x8xf32>
 // STAGES-NOT: weft.param "tied"
 
-// weft-pipeline sends its value to stage 1 at the start of the step; stage
-// 1's part of its gradient comes back with each microbatch's backward and is
-// added to stage 0's there; the update runs on stage 0 only.
+// weft-pipeline sends its value to stage 1 at the start of the step. Each
+// stage sums its own part of the gradient over the microbatches, and stage
+// 1's total travels back once per step (not once per microbatch), to be
+// added to stage 0's; the update runs on stage 0 only.
 // CHECK: %[[W:.*]] = weft.param "tied" {weft.stage = 0 : i64, weft.tied}
 // CHECK: weft.send_start %[[W]] to 1 on @mesh grid_axes = [1] tag = [[TW:[0-9]+]] {{.*}}{weft.stage = 0 : i64} : tensor<8x8xf32>
 // CHECK: weft.recv_start from 0 on @mesh grid_axes = [1] tag = [[TW]] {{.*}}weft.stage = 1 : i64
-// CHECK: %[[R0:.*]] = weft.recv_start from 1 on @mesh grid_axes = [1] tag = [[T0:[0-9]+]] {{.*}}weft.microbatch = 0 : i64, weft.stage = 0 : i64} : tensor<8x8xf32>
-// CHECK: weft.send_start %{{.*}} to 0 on @mesh grid_axes = [1] tag = [[T0]] {{.*}}weft.stage = 1 : i64} : tensor<8x8xf32>
-// CHECK: %[[P0:.*]] = weft.comm_wait %[[R0]] {{.*}}weft.stage = 0 : i64} : tensor<8x8xf32>
-// CHECK: %[[G0:.*]] = weft.add %[[P0]], %{{.*}} {weft.backward, weft.microbatch = 0 : i64, weft.stage = 0 : i64} : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
-// CHECK: %[[G1:.*]] = weft.add %{{.*}} {weft.backward, weft.microbatch = 1 : i64, weft.stage = 0 : i64} : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
-// CHECK: %[[SUM:.*]] = weft.add %[[G0]], %[[G1]] {weft.combines_microbatches, weft.stage = 0 : i64}
+// CHECK-NOT: weft.send_start {{.*}} to 0 {{.*}} : tensor<8x8xf32>
+// CHECK: %[[OWN:.*]] = weft.add %{{.*}}, %{{.*}} {weft.combines_microbatches, weft.stage = 0 : i64} : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+// CHECK: %[[PART:.*]] = weft.add %{{.*}}, %{{.*}} {weft.combines_microbatches, weft.stage = 1 : i64} : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+// CHECK-NEXT: weft.send_start %[[PART]] to 0 on @mesh grid_axes = [1] tag = [[TP:[0-9]+]] {{.*}}{weft.stage = 1 : i64} : tensor<8x8xf32>
+// CHECK: %[[IN:.*]] = weft.recv from 1 on @mesh grid_axes = [1] tag = [[TP]] {weft.after_microbatches, weft.stage = 0 : i64} : tensor<8x8xf32>
+// CHECK-NEXT: %[[SUM:.*]] = weft.add %[[OWN]], %[[IN]] {weft.stage = 0 : i64}
 // CHECK: weft.sgd_update %{{.*}}, %[[SUM]], {{.*}}weft.stage = 0 : i64
 // CHECK: weft.param_update "tied", {{.*}}weft.stage = 0 : i64
 // CHECK-NOT: weft.param_update "tied"
+// CHECK-NOT: weft.send_start {{.*}} to 0 {{.*}} : tensor<8x8xf32>
 
 func.func @main(%x: tensor<4x8xf32> {weft.name = "x"}, %y: tensor<4x8xf32> {weft.name = "y"}) -> (tensor<f32> {weft.name = "loss"}) {
   %w = weft.param "tied" : tensor<8x8xf32>

@@ -735,6 +735,19 @@ func.func @matmul_transpose(%a: tensor<5x3x2xf32>, %b: tensor<4x3xf32>, %c: tens
 
 // -----
 
+// The rewrite keeps what earlier passes marked on the matmul: its pipeline
+// stage and that it is backward work (weft-pipeline schedules by them).
+// CHECK-LABEL: func.func @matmul_transpose_keeps_marks
+// CHECK-NEXT: %[[M:.*]] = weft.matmul %{{.*}}, %{{.*}} {transpose_b = true, weft.backward, weft.stage = 4 : i64, weft.weight_grad}
+// CHECK-NEXT: return %[[M]]
+func.func @matmul_transpose_keeps_marks(%a: tensor<2x3xf32>, %b: tensor<4x3xf32>) -> tensor<2x4xf32> {
+  %bt = weft.transpose %b {permutation = array<i64: 1, 0>} : (tensor<4x3xf32>) -> tensor<3x4xf32>
+  %0 = weft.matmul %a, %bt {weft.backward, weft.stage = 4 : i64, weft.weight_grad} : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+
+// -----
+
 // A cast back to the type an exact widening came from is the value; a
 // narrowing that is not a round trip, or a widening of a narrowing, stays.
 // CHECK-LABEL: func.func @cast_round_trip
