@@ -52,6 +52,12 @@ class TiedLm(CausalLm):
 
     def __init__(self):
         super().__init__()
+        # GPT-2's small initialization (N(0, 0.02) there): with
+        # nn.Embedding's N(0, 1) each token's logit of itself would be about
+        # DIM, the softmax saturated (loss ~35), and the gradients of the
+        # saturated classes rounding noise that AdamW's first steps turn
+        # into +-lr-sized moves.
+        torch.nn.init.normal_(self.embed.weight, std=0.1)
         self.head.weight = self.embed.weight
 
 
