@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <set>
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -499,6 +500,31 @@ PlanEstimate CostModel::evaluate(const PlanChoice &plan) {
     p2pTime[k % p] += time;       // the sender's forward
     p2pTime[(k + 1) % p] += time; // the receiver's backward send
   }
+  // Parameters several stages read (tied embeddings): the value goes from
+  // the stage of its first reader to each other reading stage once per
+  // step, that stage's gradient sum comes back once; the reader holds the
+  // value and that sum whole (ZeRO splits neither).
+  std::vector<double> sharedTime(p, 0.0), sharedValues(p, 0.0),
+      sharedGrads(p, 0.0);
+  for (const SharedParam &sp : tpProfile.sharedParams) {
+    if (p == 1)
+      break;
+    const int64_t owner = chunkOf(e.cuts, sp.units.front()) % p;
+    std::set<int64_t> readers;
+    for (int32_t u : sp.units)
+      if (int64_t s = chunkOf(e.cuts, u) % p; s != owner)
+        readers.insert(s);
+    const double trips = sp.trainable ? 2.0 : 1.0;
+    for (int64_t r : readers) {
+      double time =
+          trips * sendRecvTime(sp.bytes, p2p) * (1.0 - 0.5 * cluster.overlap);
+      sharedTime[owner] += time;
+      sharedTime[r] += time;
+      sharedValues[r] += sp.bytes;
+      if (sp.trainable)
+        sharedGrads[r] += sp.bytes;
+    }
+  }
 
   // Data-parallel traffic per stage.
   const int64_t dpStride = plan.tp * p;
@@ -569,6 +595,9 @@ PlanEstimate CostModel::evaluate(const PlanChoice &plan) {
          static_cast<double>(m) * st.tpComm);
     note("pipeline send/recv of activations",
          static_cast<double>(m) * p2pTime[s]);
+    exposed += sharedTime[s];
+    note("pipeline send/recv of tied parameters and their gradients",
+         sharedTime[s]);
     if (plan.dp > 1) {
       double grads = st.grads, params = st.params;
       switch (plan.zero) {
@@ -752,8 +781,8 @@ PlanEstimate CostModel::evaluate(const PlanChoice &plan) {
                   segments;
     }
     MemoryBreakdown mem;
-    mem.params = state.params;
-    mem.gradients = state.gradients;
+    mem.params = state.params + sharedValues[s];
+    mem.gradients = state.gradients + sharedGrads[s];
     mem.optimizer = state.optimizer;
     mem.activations = kept * inFlight + transient;
     mem.workspace = tpProfile.largestOpBytes * scale;

@@ -17,6 +17,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <set>
 
 using namespace mlir;
 using namespace weft;
@@ -353,6 +354,21 @@ void analyze(func::FuncOp main, int64_t units, TpProfile &out,
       out.largestParamBytes = std::max(out.largestParamBytes, bytes);
       if (trainable.contains(param.getName()))
         u.gradients += bytes;
+      // Its readers' units (through what the partition put between: a
+      // slice or gather of it has no unit of its own).
+      std::set<int32_t> readers;
+      SmallVector<Operation *> users(param->getUsers());
+      for (size_t i = 0; i < users.size(); ++i) {
+        if (auto s = users[i]->getAttrOfType<IntegerAttr>("weft.stage"))
+          readers.insert(clampUnit(s.getInt()));
+        else if (i < 64 && !isOptimizerUpdate(users[i]))
+          for (Operation *next : users[i]->getUsers())
+            users.push_back(next);
+      }
+      if (readers.size() > 1)
+        out.sharedParams.push_back(
+            {std::vector<int32_t>(readers.begin(), readers.end()), bytes,
+             trainable.contains(param.getName())});
     }
   }
   // Forward activations a backward op reads: kept from the forward to the
@@ -543,6 +559,44 @@ void expandProfile(TpProfile &p, const Repetition &rep, bool dropped,
       if (full < static_cast<int64_t>(bytes.size()))
         bytes[full] = p.units[u];
   p.units = std::move(bytes);
+  // A parameter of the template layers is one per layer it stands for
+  // (its units expand alike, copy i of each unit in layer i); any other is
+  // read by every unit its units stand for.
+  std::vector<SharedParam> shared;
+  for (const SharedParam &sp : p.sharedParams) {
+    std::vector<SmallVector<int64_t, 1>> spread;
+    for (int32_t u : sp.units)
+      spread.push_back(expandUnit(u, rep, dropped));
+    const size_t copies = spread.front().size();
+    bool perLayer = copies > 1 && llvm::all_of(spread, [&](const auto &s) {
+                      return s.size() == copies;
+                    });
+    for (size_t i = 0; i < (perLayer ? copies : 1); ++i) {
+      std::set<int32_t> units;
+      for (const auto &s : spread)
+        for (size_t j = 0; j < s.size(); ++j)
+          if (!perLayer || j == i)
+            units.insert(static_cast<int32_t>(s[j]));
+      shared.push_back(sp);
+      shared.back().units.assign(units.begin(), units.end());
+    }
+  }
+  p.sharedParams = std::move(shared);
+}
+
+/// WEFT_PLANNER_DUMP: the parameters several units read.
+void dumpSharedParams(const TpProfile &p) {
+  if (!std::getenv("WEFT_PLANNER_DUMP"))
+    return;
+  for (const SharedParam &sp : p.sharedParams) {
+    llvm::errs() << "tp=" << p.tp
+                 << " shared parameter: " << static_cast<int64_t>(sp.bytes)
+                 << " bytes" << (sp.trainable ? ", trained" : "")
+                 << ", read by units";
+    for (int32_t u : sp.units)
+      llvm::errs() << " " << u;
+    llvm::errs() << "\n";
+  }
 }
 
 /// The couplings of the shortened model at every unit of the whole one;
@@ -699,6 +753,7 @@ bool weft::planner::buildProfile(const CompileOptions &opts,
       analyze(module.lookupSymbol<func::FuncOp>("main"), reducedUnits,
               tpProfile, profile.kernels);
       expandProfile(tpProfile, rep, dropped, profile.units);
+      dumpSharedParams(tpProfile);
       continue;
     }
     OwningOpRef<ModuleOp> copy(module.clone());
@@ -730,6 +785,7 @@ bool weft::planner::buildProfile(const CompileOptions &opts,
       llvm::errs() << "tp=" << tp << " splits: " << tpProfile.splits << "\n";
     analyze(tpMain, reducedUnits, tpProfile, profile.kernels);
     expandProfile(tpProfile, rep, dropped, profile.units);
+    dumpSharedParams(tpProfile);
   }
   profile.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)

@@ -85,6 +85,16 @@ struct UnitBytes {
   double saved = 0, savedProducts = 0;
 };
 
+/// A parameter the forward ops of several units read (tied embeddings and
+/// LM head): it lives on the stage of the first, and weft-pipeline sends
+/// its value to every other stage that reads it once per step, and that
+/// stage's sum of its gradient back once per step.
+struct SharedParam {
+  std::vector<int32_t> units; ///< the units that read it, in order
+  double bytes = 0;           ///< per rank
+  bool trainable = false;
+};
+
 struct TpProfile {
   int64_t tp = 1;
   std::vector<OpRecord> ops;
@@ -95,6 +105,7 @@ struct TpProfile {
   double largestOpBytes = 0;
   /// The largest parameter one rank holds (ZeRO-3 gathers one at a time).
   double largestParamBytes = 0;
+  std::vector<SharedParam> sharedParams;
   /// What the integer program chose for the tensor-parallel splits (empty
   /// for Megatron's; weft-annotate-sharding's weft.tp_plan).
   std::string splits;
