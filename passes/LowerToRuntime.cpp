@@ -461,16 +461,37 @@ struct LowerToRuntimePass
       std::string fallback = "input" + std::to_string(arg.getArgNumber());
       SmallVector<NamedAttribute> extra;
       if (Attribute shard = func.getArgAttr(arg.getArgNumber(), "weft.shard")) {
+        // Rows over data parallelism and, with sequence parallelism, each
+        // row's block of the sequence (dim 1) over tp: "shard" and
+        // "sequence_shard".
+        FailureOr<TensorSharding> s = shardingFromAttr(shard, type.getRank());
+        const bool rowsAndSequence = succeeded(s) && s->dims.size() >= 2 &&
+                                     !s->dims[0].empty() && !s->dims[1].empty();
+        std::optional<NamedAttribute> sequence;
+        if (rowsAndSequence) {
+          TensorSharding columns = TensorSharding::replicated(type.getRank());
+          columns.dims[1] = s->dims[1];
+          s->dims[1] = DimSharding();
+          sequence =
+              runtimeShard(attrBuilder, shardingToAttr(attrBuilder, columns),
+                           type.getRank());
+          shard = shardingToAttr(attrBuilder, *s);
+        }
         std::optional<NamedAttribute> slot =
             runtimeShard(attrBuilder, shard, type.getRank());
-        if (slot && cast<DictionaryAttr>(slot->getValue()).get("outer"))
-          slot.reset();
-        if (!slot)
+        for (std::optional<NamedAttribute> *part : {&slot, &sequence})
+          if (*part && cast<DictionaryAttr>((*part)->getValue()).get("outer"))
+            part->reset();
+        if (!slot || (rowsAndSequence && !sequence))
           return func.emitError("input ")
                  << arg.getArgNumber()
-                 << " is split over several dimensions or partial; the "
-                    "runtime feeds inputs split along one dimension";
+                 << " is split over dimensions other than its rows (dim 0) "
+                    "and its sequence (dim 1), or partial; the runtime feeds "
+                    "inputs split along those";
         extra.push_back(*slot);
+        if (sequence)
+          extra.push_back(
+              attrBuilder.getNamedAttr("sequence_shard", sequence->getValue()));
       }
       inputSlots.push_back(slotAttr(
           attrBuilder, name ? name.getValue() : fallback, type, extra));

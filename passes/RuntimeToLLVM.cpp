@@ -97,7 +97,10 @@ llvm::json::Array slotsToJson(ArrayAttr slots, bool batchInputs = false) {
       entry["batch_dim"] = 0;
     if (auto stage = dict.getAs<IntegerAttr>("stage"))
       entry["stage"] = stage.getInt();
-    if (auto shard = dict.getAs<DictionaryAttr>("shard")) {
+    for (StringRef key : {"shard", "sequence_shard"}) {
+      auto shard = dict.getAs<DictionaryAttr>(key);
+      if (!shard)
+        continue;
       llvm::json::Array axes;
       for (Attribute a : shard.getAs<ArrayAttr>("mesh_axes"))
         axes.push_back(cast<IntegerAttr>(a).getInt());
@@ -106,7 +109,7 @@ llvm::json::Array slotsToJson(ArrayAttr slots, bool batchInputs = false) {
           {"mesh_axes", std::move(axes)}};
       if (auto outer = shard.getAs<IntegerAttr>("outer"))
         split["outer"] = outer.getInt();
-      entry["shard"] = std::move(split);
+      entry[key] = std::move(split);
     }
     out.push_back(std::move(entry));
   }

@@ -95,6 +95,13 @@ DataLoader::open(const ModelSignature &sig,
     src.firstRow = spec.shardDim == 0 ? index * src.localRows : 0;
     src.column = spec.shardDim == 1 ? index : 0;
     src.columns = spec.shardDim == 1 ? parts : 1;
+    if (spec.sequenceDim == 1) { // rows over dp and the sequence over tp
+      const int64_t *axes = spec.sequenceAxes.data();
+      const size_t count = spec.sequenceAxes.size();
+      src.columns = comm::groupSize(axes, count);
+      src.column = comm::groupIndex(axes, count);
+      global[1] *= src.columns;
+    }
     const std::vector<int64_t> &shape = src.data.shape();
     bool dimsMatch = shape.size() == spec.shape.size() && !shape.empty();
     for (size_t d = 1; dimsMatch && d < shape.size(); ++d)

@@ -179,6 +179,24 @@ static void copyBlock(const TensorSpec &spec, int64_t parts, int64_t index,
   }
 }
 
+/// Copies this rank's block of an input split along its rows (dim 0, block
+/// `row`) and its sequence (dim 1, block `column` of
+/// `columnParts`) out of the whole tensor.
+static void copyRowsAndSequence(const TensorSpec &spec, int64_t row,
+                                int64_t columnParts, int64_t column,
+                                const void *whole, void *local) {
+  int64_t inner = weftDTypeSize(spec.dtype);
+  for (size_t d = 2; d < spec.shape.size(); ++d)
+    inner *= spec.shape[d];
+  const int64_t rows = spec.shape[0], part = spec.shape[1] * inner;
+  const uint8_t *w = static_cast<const uint8_t *>(whole);
+  uint8_t *l = static_cast<uint8_t *>(local);
+  for (int64_t r = 0; r < rows; ++r)
+    std::memcpy(l + r * part,
+                w + ((row * rows + r) * columnParts + column) * part,
+                static_cast<size_t>(part));
+}
+
 //===----------------------------------------------------------------------===//
 // Executor
 //===----------------------------------------------------------------------===//
@@ -324,12 +342,21 @@ Status Executor::loadInputs(
     const int64_t parts = comm::groupSize(axes, count);
     const int64_t index = comm::groupIndex(axes, count);
     std::vector<int64_t> whole = wholeShape(spec, parts);
+    int64_t columnParts = 1, column = 0;
+    if (spec.sequenceDim == 1) {
+      const int64_t *seqAxes = spec.sequenceAxes.data();
+      const int64_t seqCount = static_cast<int64_t>(spec.sequenceAxes.size());
+      columnParts = comm::groupSize(seqAxes, seqCount);
+      column = comm::groupIndex(seqAxes, seqCount);
+      whole[1] *= columnParts;
+    }
     if (tensor.dtype != spec.dtype || tensor.shape != whole)
       return Status::badInput(
           "input '" + spec.name + "' (in " + file + "): expected " +
           formatTensorType(spec.dtype, whole) + " (the whole input; each of " +
-          std::to_string(parts) + " ranks takes its block along dim " +
-          std::to_string(spec.shardDim) + "), got " +
+          std::to_string(parts * columnParts) +
+          " ranks takes its block along dim " + std::to_string(spec.shardDim) +
+          (columnParts > 1 ? " and dim 1" : "") + "), got " +
           formatTensorType(tensor.dtype, tensor.shape));
     HostTensor &local = inputs_[i];
     local.dtype = spec.dtype;
@@ -338,8 +365,12 @@ Status Executor::loadInputs(
                              /*zero=*/false))
       return Status::failure("out of memory allocating input '" + spec.name +
                              "'");
-    copyBlock(spec, parts, index, tensor.data.data(), local.data.data(),
-              /*toLocal=*/true);
+    if (columnParts > 1)
+      copyRowsAndSequence(spec, index, columnParts, column, tensor.data.data(),
+                          local.data.data());
+    else
+      copyBlock(spec, parts, index, tensor.data.data(), local.data.data(),
+                /*toLocal=*/true);
     inputSet_[i] = true;
   }
   return Status::success();

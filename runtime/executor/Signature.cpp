@@ -98,6 +98,19 @@ static bool parseTrainingFields(const JsonValue &item, const char *key,
     if (outer)
       spec.shardOuter = outer->asInt();
   }
+  if (const JsonValue *shard = item.get("sequence_shard")) {
+    const JsonValue *dim = shard->get("dim");
+    const JsonValue *axes = shard->get("mesh_axes");
+    if (!dim || !dim->isInteger() || dim->asInt() != 1 || spec.shardDim != 0 ||
+        spec.shape.size() < 2 || !axes || !axes->isArray()) {
+      error = where + ": invalid \"sequence_shard\" (dim 1 of an input whose "
+                      "\"shard\" splits dim 0)";
+      return false;
+    }
+    spec.sequenceDim = 1;
+    for (size_t i = 0; i < axes->size(); ++i)
+      spec.sequenceAxes.push_back(axes->at(i).asInt());
+  }
   return true;
 }
 

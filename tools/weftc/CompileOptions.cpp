@@ -319,10 +319,6 @@ int64_t weft::pipelineVirtualStages(const CompileOptions &opts) {
 }
 
 bool weft::checkImplemented(const CompileOptions &opts, std::string &error) {
-  auto refuse = [&](const std::string &what) {
-    error = what + " is not implemented yet";
-    return false;
-  };
   const int64_t pp = opts.pp.value_or(1);
   if (pp > 1 && !opts.train) {
     error = "--pp cuts a training step into pipeline stages: it needs "
@@ -364,9 +360,6 @@ bool weft::checkImplemented(const CompileOptions &opts, std::string &error) {
             std::to_string(pp);
     return false;
   }
-  if (opts.sequenceParallel && (pp > 1 || opts.microbatches.value_or(1) > 1))
-    return refuse("--sequence-parallel with microbatches (--microbatches or "
-                  "--pp)");
   if (opts.microbatches.value_or(1) < 1) {
     error = "--microbatches must be at least 1, got " +
             std::to_string(*opts.microbatches);

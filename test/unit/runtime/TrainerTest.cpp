@@ -151,6 +151,42 @@ TEST(TrainSignature, InferenceByDefault) {
   EXPECT_FALSE(sig.isTraining());
 }
 
+void expectBad(const std::string &json, const std::string &needle);
+
+// Data and sequence parallelism: an input's rows over one mesh axis and
+// each row's sequence over another.
+TEST(TrainSignature, SequenceShard) {
+  const std::string head =
+      R"({"format_version":1,"arena_bytes":0,"world_size":4,
+          "mesh":{"axes":["dp","tp"],"shape":[2,2]},"params":[],
+          "outputs":[],"inputs":[{"name":"t","dtype":"i64","batch_dim":0,)";
+  ModelSignature sig;
+  std::string error;
+  ASSERT_TRUE(parseModelSignature(
+      head + R"("shape":[4,6],"shard":{"dim":0,"mesh_axes":[0]},
+                "sequence_shard":{"dim":1,"mesh_axes":[1]}}]})",
+      sig, error))
+      << error;
+  EXPECT_EQ(sig.inputs[0].shardDim, 0);
+  EXPECT_EQ(sig.inputs[0].sequenceDim, 1);
+  EXPECT_EQ(sig.inputs[0].sequenceAxes, std::vector<int64_t>{1});
+  EXPECT_EQ(sig.globalBatch(), 8);
+  const std::string why = "invalid \"sequence_shard\"";
+  // Only dim 1, and only with rows split along dim 0.
+  expectBad(head + R"("shape":[4,6],"shard":{"dim":0,"mesh_axes":[0]},
+                      "sequence_shard":{"dim":0,"mesh_axes":[1]}}]})",
+            why);
+  expectBad(head + R"("shape":[4,6],
+                      "sequence_shard":{"dim":1,"mesh_axes":[1]}}]})",
+            why);
+  expectBad(head + R"("shape":[4],"shard":{"dim":0,"mesh_axes":[0]},
+                      "sequence_shard":{"dim":1,"mesh_axes":[1]}}]})",
+            why);
+  expectBad(head + R"("shape":[4,6],"shard":{"dim":0,"mesh_axes":[0]},
+                      "sequence_shard":{"dim":1}}]})",
+            why);
+}
+
 void expectBad(const std::string &json, const std::string &needle) {
   ModelSignature sig;
   std::string error;

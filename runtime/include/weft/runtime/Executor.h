@@ -108,6 +108,12 @@ struct TensorSpec {
   int64_t shardDim = -1;
   std::vector<int64_t> shardAxes;
   int64_t shardOuter = 1;
+  /// Inputs only, "sequence_shard": with data and sequence parallelism an
+  /// input's rows are split over dp ("shard", dim 0) and each row's
+  /// sequence over tp (dim 1): this rank's block of that dim over these
+  /// axes (-1: none).
+  int64_t sequenceDim = -1;
+  std::vector<int64_t> sequenceAxes;
   /// A pipeline's parameter: the stage whose ranks hold and update it (-1:
   /// every rank's copy is live).
   int64_t stage = -1;

@@ -61,7 +61,14 @@
 // and this rank holds block i, its coordinates over mesh_axes linearized in
 // the listed order (first listed axis major). With "outer" k (default 1;
 // params only) the whole dim is viewed as [k, rest] and the block takes its
-// part of each of the k chunks. The runtime's part:
+// part of each of the k chunks. An input split along its rows over dp and
+// along its sequence over tp (sequence parallelism with data parallelism)
+// adds
+//
+//     "sequence_shard": {"dim": 1, "mesh_axes": [1]}
+//
+// to a "shard" of dim 0: its block of each of its rows' sequences. The
+// runtime's part:
 //   inputs   training: step s's rows [s*B, (s+1)*B) (B: the global batch,
 //            the local dim 0 times G) of each --data file; this rank copies
 //            its block of them. Inference: the .npy file holds the whole
