@@ -470,7 +470,8 @@ bool BundleWriter::writePlanText(const std::string &modelPath,
      << " pp=" << summary.pp << " zero=" << summary.zero
      << (summary.microbatches > 1
              ? ", " + std::to_string(summary.microbatches) +
-                   " microbatches per step (gradients accumulated)" +
+                   " microbatches per step" +
+                   (summary.mode == "train" ? " (gradients accumulated)" : "") +
                    (summary.pp > 1 ? ", schedule " + summary.schedule : "") +
                    (summary.virtualStages > 1
                         ? " with " + std::to_string(summary.virtualStages) +

@@ -320,11 +320,6 @@ int64_t weft::pipelineVirtualStages(const CompileOptions &opts) {
 
 bool weft::checkImplemented(const CompileOptions &opts, std::string &error) {
   const int64_t pp = opts.pp.value_or(1);
-  if (pp > 1 && !opts.train) {
-    error = "--pp cuts a training step into pipeline stages: it needs "
-            "--train (pipelined inference is not implemented yet)";
-    return false;
-  }
   if (pp == 1 && (!opts.schedule.empty() || !opts.stageBoundaries.empty())) {
     error = "--schedule and --stage-boundaries describe a pipeline: they "
             "need --pp > 1";
@@ -363,10 +358,6 @@ bool weft::checkImplemented(const CompileOptions &opts, std::string &error) {
   if (opts.microbatches.value_or(1) < 1) {
     error = "--microbatches must be at least 1, got " +
             std::to_string(*opts.microbatches);
-    return false;
-  }
-  if (opts.microbatches.value_or(1) > 1 && !opts.train) {
-    error = "--microbatches splits a training step's batch: it needs --train";
     return false;
   }
   if (opts.recompute != "none" && !opts.train) {

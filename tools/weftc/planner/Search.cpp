@@ -81,8 +81,6 @@ SearchResult weft::planner::searchPlans(CostModel &model,
     for (int64_t pp : pinnedOr(space.pp, divisors(n / tp))) {
       if ((n / tp) % pp)
         continue;
-      if (pp > 1 && !space.train)
-        continue;
       int64_t dp = n / tp / pp;
       if (space.dp && *space.dp != dp)
         continue;
@@ -97,7 +95,9 @@ SearchResult weft::planner::searchPlans(CostModel &model,
         mbs = {*space.microbatches};
       } else if (profile.batch % dp == 0) {
         for (int64_t m : divisors(profile.batch / dp))
-          if (m <= 256 && (space.train || m == 1) && (pp == 1 || m >= pp))
+          // (Inference gains from microbatches only in a pipeline.)
+          if (m <= 256 && (space.train || m == 1 || pp > 1) &&
+              (pp == 1 || m >= pp))
             mbs.push_back(m);
       }
       if (mbs.empty())
@@ -105,6 +105,9 @@ SearchResult weft::planner::searchPlans(CostModel &model,
       std::vector<std::pair<std::string, int64_t>> schedules;
       if (pp == 1) {
         schedules = {{"none", 1}};
+      } else if (!space.train && space.schedule.empty()) {
+        // Forwards only: every schedule runs them in microbatch order.
+        schedules = {{"gpipe", 1}};
       } else if (!space.schedule.empty() && space.schedule != "interleaved") {
         schedules = {{space.schedule, 1}};
       } else {
