@@ -77,11 +77,13 @@ def train(bundle, data_args, work, ranks, steps=STEPS, resume=False):
 
 def plan_flags(plan):
     """The ranks and weftc flags of a comma-separated plan ("" is one
-    device)."""
+    device; "auto,devices=4" lets the cost model choose for 4)."""
     degrees = dict(kv.split("=") if "=" in kv else (kv, "")
                    for kv in plan.split(",") if kv)
     ranks = int(degrees.get("dp", 1)) * int(degrees.get("tp", 1)) * \
         int(degrees.get("pp", 1))
+    # --auto chooses the degrees: --devices says how many ranks.
+    ranks = int(degrees.get("devices", ranks))
     flags = []
     for k, v in degrees.items():
         flags += [f"--{k}", v] if v else [f"--{k}"]

@@ -33,6 +33,7 @@ static SearchSpace spaceOf(const CompileOptions &opts, int64_t devices) {
   space.microbatches = opts.microbatches;
   space.virtualStages = opts.virtualStages;
   space.schedule = opts.schedule;
+  space.sequenceParallel = opts.sequenceParallel;
   if (opts.recomputeGiven)
     space.recompute = opts.recompute;
   return space;

@@ -370,8 +370,12 @@ void weft::addLoweringPasses(mlir::PassManager &pm, const CompileOptions &opts,
     mesh.sequenceParallel = opts.sequenceParallel;
     mesh.microbatches = microbatches;
     mesh.pp = pp;
+    // Sequence parallelism gathers and scatters the sequence around
+    // Megatron's column- and row-parallel pairs: it keeps that layout,
+    // not the integer program's choice (which may split a product whose
+    // partner stays whole).
     if (auto price = opts.tpPrices.find(mesh.tp);
-        price != opts.tpPrices.end()) {
+        price != opts.tpPrices.end() && !opts.sequenceParallel) {
       mesh.tpFlopSeconds = price->second.flopSeconds;
       mesh.tpByteSeconds = price->second.byteSeconds;
       mesh.tpLatency = price->second.latency;

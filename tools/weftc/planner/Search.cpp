@@ -63,7 +63,7 @@ weft::planner::tensorParallelDegrees(const SearchSpace &space) {
   // Tensor parallelism all-reduces activations in every layer: beyond a
   // node (8 devices) it never pays, so the search stops there.
   for (int64_t d : divisors(space.devices))
-    if (d <= 8)
+    if (d <= 8 && (d > 1 || !space.sequenceParallel))
       degrees.push_back(d);
   return degrees;
 }

@@ -26,6 +26,10 @@ struct SearchSpace {
   std::optional<int64_t> dp, tp, pp, zero, microbatches, virtualStages;
   std::string schedule;  // empty: free
   std::string recompute; // empty: free
+  /// --sequence-parallel: only plans with tensor parallelism (its
+  /// activations split over tp; priced as tensor parallelism, whose
+  /// collectives move as many bytes).
+  bool sequenceParallel = false;
 };
 
 struct SearchResult {
