@@ -353,6 +353,35 @@ std::optional<NamedAttribute> runtimeShard(Builder &b, Attribute attr,
   return slot;
 }
 
+/// An input's splits as the runtime feeds them (ModelABI.h): "shard" along
+/// one dim (no "outer" chunks) or, with data and sequence parallelism,
+/// "shard" along its rows (dim 0) and "sequence_shard" along its sequence
+/// (dim 1); none for any other split.
+std::optional<SmallVector<NamedAttribute, 2>>
+inputShards(Builder &b, Attribute attr, int64_t rank) {
+  FailureOr<TensorSharding> s = shardingFromAttr(attr, rank);
+  if (failed(s))
+    return std::nullopt;
+  SmallVector<std::pair<StringRef, TensorSharding>, 2> parts;
+  if (rank >= 2 && !s->dims[0].empty() && !s->dims[1].empty()) {
+    TensorSharding sequence = TensorSharding::replicated(rank);
+    sequence.dims[1] = s->dims[1];
+    s->dims[1] = DimSharding();
+    parts = {{"shard", *s}, {"sequence_shard", sequence}};
+  } else {
+    parts = {{"shard", *s}};
+  }
+  SmallVector<NamedAttribute, 2> out;
+  for (auto &[key, part] : parts) {
+    std::optional<NamedAttribute> slot =
+        runtimeShard(b, shardingToAttr(b, part), rank);
+    if (!slot || cast<DictionaryAttr>(slot->getValue()).get("outer"))
+      return std::nullopt;
+    out.push_back(b.getNamedAttr(key, slot->getValue()));
+  }
+  return out;
+}
+
 /// Buckets the runtime moves where their pieces lie (unpacked-buckets): a
 /// reduce-scatter along dim 0 of a [g, K] concatenation (along dim 1) of
 /// [g, k_i] pieces that nothing else reads becomes reduce_scatter_pieces on
@@ -461,37 +490,15 @@ struct LowerToRuntimePass
       std::string fallback = "input" + std::to_string(arg.getArgNumber());
       SmallVector<NamedAttribute> extra;
       if (Attribute shard = func.getArgAttr(arg.getArgNumber(), "weft.shard")) {
-        // Rows over data parallelism and, with sequence parallelism, each
-        // row's block of the sequence (dim 1) over tp: "shard" and
-        // "sequence_shard".
-        FailureOr<TensorSharding> s = shardingFromAttr(shard, type.getRank());
-        const bool rowsAndSequence = succeeded(s) && s->dims.size() >= 2 &&
-                                     !s->dims[0].empty() && !s->dims[1].empty();
-        std::optional<NamedAttribute> sequence;
-        if (rowsAndSequence) {
-          TensorSharding columns = TensorSharding::replicated(type.getRank());
-          columns.dims[1] = s->dims[1];
-          s->dims[1] = DimSharding();
-          sequence =
-              runtimeShard(attrBuilder, shardingToAttr(attrBuilder, columns),
-                           type.getRank());
-          shard = shardingToAttr(attrBuilder, *s);
-        }
-        std::optional<NamedAttribute> slot =
-            runtimeShard(attrBuilder, shard, type.getRank());
-        for (std::optional<NamedAttribute> *part : {&slot, &sequence})
-          if (*part && cast<DictionaryAttr>((*part)->getValue()).get("outer"))
-            part->reset();
-        if (!slot || (rowsAndSequence && !sequence))
+        std::optional<SmallVector<NamedAttribute, 2>> shards =
+            inputShards(attrBuilder, shard, type.getRank());
+        if (!shards)
           return func.emitError("input ")
                  << arg.getArgNumber()
                  << " is split over dimensions other than its rows (dim 0) "
                     "and its sequence (dim 1), or partial; the runtime feeds "
                     "inputs split along those";
-        extra.push_back(*slot);
-        if (sequence)
-          extra.push_back(
-              attrBuilder.getNamedAttr("sequence_shard", sequence->getValue()));
+        extra.append(shards->begin(), shards->end());
       }
       inputSlots.push_back(slotAttr(
           attrBuilder, name ? name.getValue() : fallback, type, extra));

@@ -2,8 +2,6 @@
 
 #include "DataLoader.h"
 
-#include "weft/runtime/Comm.h"
-
 #include "weft/runtime/Npy.h"
 
 #include <cstring>
@@ -84,24 +82,13 @@ DataLoader::open(const ModelSignature &sig,
         "--data for input '" + spec.name + "' (" + src.file + "): ";
     // This rank's block of the global batch (split along dim 0) or of
     // every row (split along dim 1, sequence parallelism).
-    std::vector<int64_t> global = spec.shape;
-    int64_t parts = 1, index = 0;
-    if (spec.shardDim >= 0) {
-      parts = comm::groupSize(spec.shardAxes.data(), spec.shardAxes.size());
-      index = comm::groupIndex(spec.shardAxes.data(), spec.shardAxes.size());
-      global[spec.shardDim] *= parts;
-    }
+    const InputBlock block = inputBlockOf(spec);
+    const std::vector<int64_t> &global = block.whole;
     src.localRows = spec.shape.empty() ? 0 : spec.shape[0];
-    src.firstRow = spec.shardDim == 0 ? index * src.localRows : 0;
-    src.column = spec.shardDim == 1 ? index : 0;
-    src.columns = spec.shardDim == 1 ? parts : 1;
-    if (spec.sequenceDim == 1) { // rows over dp and the sequence over tp
-      const int64_t *axes = spec.sequenceAxes.data();
-      const size_t count = spec.sequenceAxes.size();
-      src.columns = comm::groupSize(axes, count);
-      src.column = comm::groupIndex(axes, count);
-      global[1] *= src.columns;
-    }
+    src.firstRow = spec.shardDim == 0 ? block.index * src.localRows : 0;
+    // Dim 1 split alone (sequence parallelism) or after the rows.
+    src.column = spec.shardDim == 1 ? block.index : block.sequenceIndex;
+    src.columns = spec.shardDim == 1 ? block.parts : block.sequenceParts;
     const std::vector<int64_t> &shape = src.data.shape();
     bool dimsMatch = shape.size() == spec.shape.size() && !shape.empty();
     for (size_t d = 1; dimsMatch && d < shape.size(); ++d)

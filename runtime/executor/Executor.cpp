@@ -155,6 +155,24 @@ static std::vector<int64_t> wholeShape(const TensorSpec &spec, int64_t parts) {
   return shape;
 }
 
+InputBlock inputBlockOf(const TensorSpec &spec) {
+  InputBlock block;
+  block.whole = spec.shape;
+  if (spec.shardDim < 0)
+    return block;
+  const int64_t count = static_cast<int64_t>(spec.shardAxes.size());
+  block.parts = comm::groupSize(spec.shardAxes.data(), count);
+  block.index = comm::groupIndex(spec.shardAxes.data(), count);
+  block.whole = wholeShape(spec, block.parts);
+  if (spec.sequenceDim == 1) {
+    const int64_t seqCount = static_cast<int64_t>(spec.sequenceAxes.size());
+    block.sequenceParts = comm::groupSize(spec.sequenceAxes.data(), seqCount);
+    block.sequenceIndex = comm::groupIndex(spec.sequenceAxes.data(), seqCount);
+    block.whole[1] *= block.sequenceParts;
+  }
+  return block;
+}
+
 /// Copies block `index` between `whole` and `local` (toLocal: whole ->
 /// local). The split dim is viewed as [shardOuter, rest] and every outer
 /// chunk gives its part, so shardOuter 1 is a plain block.
@@ -337,26 +355,15 @@ Status Executor::loadInputs(
       continue;
     }
     // A split input: the file holds the whole tensor, this rank its block.
-    const int64_t *axes = spec.shardAxes.data();
-    const int64_t count = static_cast<int64_t>(spec.shardAxes.size());
-    const int64_t parts = comm::groupSize(axes, count);
-    const int64_t index = comm::groupIndex(axes, count);
-    std::vector<int64_t> whole = wholeShape(spec, parts);
-    int64_t columnParts = 1, column = 0;
-    if (spec.sequenceDim == 1) {
-      const int64_t *seqAxes = spec.sequenceAxes.data();
-      const int64_t seqCount = static_cast<int64_t>(spec.sequenceAxes.size());
-      columnParts = comm::groupSize(seqAxes, seqCount);
-      column = comm::groupIndex(seqAxes, seqCount);
-      whole[1] *= columnParts;
-    }
-    if (tensor.dtype != spec.dtype || tensor.shape != whole)
+    const InputBlock block = inputBlockOf(spec);
+    if (tensor.dtype != spec.dtype || tensor.shape != block.whole)
       return Status::badInput(
           "input '" + spec.name + "' (in " + file + "): expected " +
-          formatTensorType(spec.dtype, whole) + " (the whole input; each of " +
-          std::to_string(parts * columnParts) +
+          formatTensorType(spec.dtype, block.whole) +
+          " (the whole input; each of " +
+          std::to_string(block.parts * block.sequenceParts) +
           " ranks takes its block along dim " + std::to_string(spec.shardDim) +
-          (columnParts > 1 ? " and dim 1" : "") + "), got " +
+          (block.sequenceParts > 1 ? " and dim 1" : "") + "), got " +
           formatTensorType(tensor.dtype, tensor.shape));
     HostTensor &local = inputs_[i];
     local.dtype = spec.dtype;
@@ -365,12 +372,13 @@ Status Executor::loadInputs(
                              /*zero=*/false))
       return Status::failure("out of memory allocating input '" + spec.name +
                              "'");
-    if (columnParts > 1)
-      copyRowsAndSequence(spec, index, columnParts, column, tensor.data.data(),
+    if (block.sequenceParts > 1)
+      copyRowsAndSequence(spec, block.index, block.sequenceParts,
+                          block.sequenceIndex, tensor.data.data(),
                           local.data.data());
     else
-      copyBlock(spec, parts, index, tensor.data.data(), local.data.data(),
-                /*toLocal=*/true);
+      copyBlock(spec, block.parts, block.index, tensor.data.data(),
+                local.data.data(), /*toLocal=*/true);
     inputSet_[i] = true;
   }
   return Status::success();

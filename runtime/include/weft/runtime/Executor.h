@@ -119,6 +119,17 @@ struct TensorSpec {
   int64_t stage = -1;
 };
 
+/// This rank's block of a split input (TensorSpec::shardDim >= 0): block
+/// `index` of `parts` along shardDim and, with "sequence_shard", block
+/// `sequenceIndex` of `sequenceParts` along dim 1; `whole` is the whole
+/// input's shape. Reads the started ranks' mesh (Comm.h).
+struct InputBlock {
+  int64_t parts = 1, index = 0;
+  int64_t sequenceParts = 1, sequenceIndex = 0;
+  std::vector<int64_t> whole;
+};
+InputBlock inputBlockOf(const TensorSpec &spec);
+
 enum class ModelMode { Inference, Train };
 
 /// One kernel launch of the compiled step ("launches", in program order):
