@@ -363,46 +363,41 @@ class UnsortedLm(PackedLm):
         return False
 
 
+def next_token_data(rng, n, vocab, seq):
+    """n rows of random tokens and, as targets, each row's next tokens."""
+    toks = rng.integers(0, vocab, (n, seq + 1))
+    return {"tokens": toks[:, :-1].astype(np.int64),
+            "targets": toks[:, 1:].astype(np.int64)}
+
+
+# Language models trained on next_token_data alone.
+NEXT_TOKEN_MODELS = {"dropout_lm": DropoutLm, "causal_lm": CausalLm,
+                     "tied_lm": TiedLm, "llama": TinyLlama, "rnn_lm": RnnLm}
+
+
 def make_data(name, rng):
     """Inputs of N=20 rows (so steps wrap around) with a batch of 8."""
     n = 20
     if name == "mlp":
         return Mlp(), {"x": rng.standard_normal((n, 16)).astype(np.float32),
                        "y": rng.standard_normal((n, 4)).astype(np.float32)}
-    if name == "dropout_lm":
-        toks = rng.integers(0, CausalLm.VOCAB, (n, CausalLm.SEQ + 1))
-        return DropoutLm(), {"tokens": toks[:, :-1].astype(np.int64),
-                             "targets": toks[:, 1:].astype(np.int64)}
-    if name == "causal_lm":
-        toks = rng.integers(0, CausalLm.VOCAB, (n, CausalLm.SEQ + 1))
-        return CausalLm(), {"tokens": toks[:, :-1].astype(np.int64),
-                            "targets": toks[:, 1:].astype(np.int64)}
-    if name == "tied_lm":
-        toks = rng.integers(0, CausalLm.VOCAB, (n, CausalLm.SEQ + 1))
-        return TiedLm(), {"tokens": toks[:, :-1].astype(np.int64),
-                          "targets": toks[:, 1:].astype(np.int64)}
-    if name == "llama":
-        toks = rng.integers(0, TinyLlama.VOCAB, (n, TinyLlama.SEQ + 1))
-        return TinyLlama(), {"tokens": toks[:, :-1].astype(np.int64),
-                             "targets": toks[:, 1:].astype(np.int64)}
-    if name == "rnn_lm":
-        toks = rng.integers(0, RnnLm.VOCAB, (n, RnnLm.SEQ + 1))
-        return RnnLm(), {"tokens": toks[:, :-1].astype(np.int64),
-                         "targets": toks[:, 1:].astype(np.int64)}
-    if name == "unsorted_lm":
-        toks = rng.integers(0, RnnLm.VOCAB, (n, RnnLm.SEQ + 1))
-        lengths = rng.integers(1, RnnLm.SEQ + 1, n)
-        return UnsortedLm(), {"tokens": toks[:, :-1].astype(np.int64),
-                              "lengths": lengths.astype(np.int64),
-                              "targets": toks[:, 1:].astype(np.int64)}
-    if name == "packed_lm":
-        toks = rng.integers(0, RnnLm.VOCAB, (n, RnnLm.SEQ + 1))
-        # Rows 0-7 (step 0's batch, which the export traces) by decreasing
-        # length; the others in any order.
-        lengths = np.concatenate([[6, 6, 5, 4, 4, 3, 2, 1], rng.integers(1, 7, n - 8)])
-        return PackedLm(), {"tokens": toks[:, :-1].astype(np.int64),
-                            "lengths": lengths.astype(np.int64),
-                            "targets": toks[:, 1:].astype(np.int64)}
+    if name in NEXT_TOKEN_MODELS:
+        model = NEXT_TOKEN_MODELS[name]
+        return model(), next_token_data(rng, n, model.VOCAB, model.SEQ)
+    if name in ("unsorted_lm", "packed_lm"):
+        data = next_token_data(rng, n, RnnLm.VOCAB, RnnLm.SEQ)
+        if name == "unsorted_lm":
+            lengths = rng.integers(1, RnnLm.SEQ + 1, n)
+        else:
+            # Rows 0-7 (step 0's batch, which the export traces) by
+            # decreasing length; the others in any order.
+            lengths = np.concatenate([[6, 6, 5, 4, 4, 3, 2, 1],
+                                      rng.integers(1, 7, n - 8)])
+        model = UnsortedLm() if name == "unsorted_lm" else PackedLm()
+        # The ONNX inputs in this order: tokens, lengths, targets.
+        return model, {"tokens": data["tokens"],
+                       "lengths": lengths.astype(np.int64),
+                       "targets": data["targets"]}
     if name == "mobile_cnn":
         return MobileCnn(), {"x": rng.standard_normal((n, 3, 10, 10)).astype(np.float32),
                              "labels": rng.integers(0, 5, n).astype(np.int64)}
