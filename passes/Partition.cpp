@@ -14,6 +14,7 @@
 #include "dialects/weft/Sharding.h"
 #include "dialects/weft/ShardingRules.h"
 #include "passes/DropoutPositions.h"
+#include "passes/ReduceScatters.h"
 #include "passes/VocabParallel.h"
 
 #include "mlir/IR/IRMapping.h"
@@ -49,10 +50,18 @@ private:
                                 const TensorSharding &to, Operation *user);
   FailureOr<RankedTensorType> local(Value value, const TensorSharding &s,
                                     Operation *where);
+  LogicalResult scatterLookup(GatherOp op, const TensorSharding &indices,
+                              const ShardingPlan &plan);
   Value keptLabels(Operation *op, Value labels);
   Value countedLabels(Operation *op, Value labels, const MeshAxes &axes);
   Value allGather(Value local, int64_t dim, const DimSharding &split,
                   Location loc);
+  std::optional<Value> completeSource(Value value, const TensorSharding &to,
+                                      Operation *user);
+  Value allSlice(Value whole, int64_t dim, const DimSharding &split,
+                 Location loc);
+  Value gatherPart(Value local, int64_t dim, int64_t localOuter, bool outerPart,
+                   const MeshAxes &axes, Location loc);
   FailureOr<SmallVector<Value>>
   expandLookup(Operation *op, const ShardingPlan &plan, IRMapping &mapping);
   std::optional<LocalValue> splitScatter(Value value, const LocalValue &cur,
@@ -66,6 +75,10 @@ private:
   /// Resharded copies: (global value, target sharding) -> local value.
   std::map<std::pair<void *, std::string>, Value> reshards;
   DenseMap<Value, Value> labelCounts;
+  /// all_gathers emitted so far.
+  int64_t gathers = 0;
+  /// Local partial sums made complete -> their sums.
+  DenseMap<Value, Value> completed;
   /// Vocabulary-parallel cross-entropies: local scores -> log-sum-exp, so
   /// the gradient reuses the forward's.
   DenseMap<Value, Value> logSumExps;
@@ -130,21 +143,38 @@ FailureOr<Value> Partitioner::rebuildSplit(Value value, Value whole,
   }
   // Otherwise each rank cuts its block out of `whole` (no communication).
   Value v = whole;
-  for (auto [d, dim] : llvm::enumerate(to.dims)) {
-    if (dim.empty())
-      continue;
-    if (dim.outer != 1)
-      return user->emitError("needs ")
-             << value.getType() << " split as " << to.str()
-             << " but it is whole on every rank; strided slices are not "
-                "supported yet";
-    auto t = cast<RankedTensorType>(v.getType());
-    SmallVector<int64_t> shape(t.getShape());
-    shape[d] /= mesh.groupSize(dim.axes);
-    v = shard::AllSliceOp::create(b, value.getLoc(), t.clone(shape), v,
-                                  mesh.symbol, dim.axes, d);
-  }
+  for (auto [d, dim] : llvm::enumerate(to.dims))
+    if (!dim.empty())
+      v = allSlice(v, d, dim, value.getLoc());
   return v;
+}
+
+/// Cuts this rank's block of dim `dim`, split as `split`, out of `whole`
+/// (along that dim; the others as they are): the inverse of allGather. With
+/// outer > 1 the blocks interleave: the slice is taken on the rest of
+/// [outer, rest], between two reshapes, and a split outer (outerAxes) is
+/// sliced on the outer part.
+Value Partitioner::allSlice(Value whole, int64_t dim, const DimSharding &split,
+                            Location loc) {
+  auto t = cast<RankedTensorType>(whole.getType());
+  auto slice = [&](Value v, int64_t at, const MeshAxes &axes) -> Value {
+    SmallVector<int64_t> cut(cast<RankedTensorType>(v.getType()).getShape());
+    cut[at] /= mesh.groupSize(axes);
+    return shard::AllSliceOp::create(b, loc, t.clone(cut), v, mesh.symbol, axes,
+                                     at);
+  };
+  if (split.outer == 1 && split.outerAxes.empty())
+    return slice(whole, dim, split.axes);
+  SmallVector<int64_t> shape(t.getShape());
+  SmallVector<int64_t> view(shape);
+  view[dim] = shape[dim] / split.outer;
+  view.insert(view.begin() + dim, split.outer);
+  Value v = gradient::reshape(b, loc, whole, view);
+  v = slice(v, dim + 1, split.axes);
+  if (!split.outerAxes.empty())
+    v = slice(v, dim, split.outerAxes);
+  shape[dim] /= mesh.groupSize(split.allAxes());
+  return gradient::reshape(b, loc, v, shape);
 }
 
 /// Joins dim `dim` of `local`, split as `split`. With outer > 1 the blocks
@@ -166,6 +196,7 @@ Value Partitioner::allGather(Value local, int64_t dim, const DimSharding &split,
   auto gather = [&](Value v, int64_t at, const MeshAxes &axes) -> Value {
     SmallVector<int64_t> joined(cast<RankedTensorType>(v.getType()).getShape());
     joined[at] *= mesh.groupSize(axes);
+    ++gathers;
     return shard::AllGatherOp::create(b, loc, t.clone(joined), mesh.symbol,
                                       axes, v, APInt(64, at));
   };
@@ -174,6 +205,67 @@ Value Partitioner::allGather(Value local, int64_t dim, const DimSharding &split,
     v = gather(v, dim, split.outerAxes);
   shape[dim] *= mesh.groupSize(split.allAxes());
   return gradient::reshape(b, loc, v, shape);
+}
+
+/// Joins one part of dim `dim` of `local`, seen as [localOuter, rest]:
+/// the outer part (`outerPart`) or the rest, over `axes`.
+Value Partitioner::gatherPart(Value local, int64_t dim, int64_t localOuter,
+                              bool outerPart, const MeshAxes &axes,
+                              Location loc) {
+  auto t = cast<RankedTensorType>(local.getType());
+  SmallVector<int64_t> shape(t.getShape());
+  SmallVector<int64_t> view(shape);
+  view[dim] = shape[dim] / localOuter;
+  view.insert(view.begin() + dim, localOuter);
+  Value v = gradient::reshape(b, loc, local, view);
+  int64_t at = outerPart ? dim : dim + 1;
+  view[at] *= mesh.groupSize(axes);
+  ++gathers;
+  v = shard::AllGatherOp::create(b, loc, t.clone(view), mesh.symbol, axes, v,
+                                 APInt(64, at));
+  shape[dim] *= mesh.groupSize(axes);
+  return gradient::reshape(b, loc, v, shape);
+}
+
+/// A reshape or transpose of a partial sum, wanted complete (its dims as
+/// they are): its input is completed instead, once for all its users (the
+/// gradient of a vocabulary-parallel head feeds a product as [B, S, H] and
+/// a weight gradient as [B * S, H]: one all_reduce, not two), and the
+/// local op is applied again to the sum. Sets `value`'s local value;
+/// nullopt where this does not apply, a null value on failure.
+std::optional<Value> Partitioner::completeSource(Value value,
+                                                 const TensorSharding &to,
+                                                 Operation *user) {
+  Operation *def = value.getDefiningOp();
+  LocalValue cur = values[value];
+  if (!isa_and_nonnull<ReshapeOp, TransposeOp>(def) ||
+      cur.sharding.partial.empty() || !to.partial.empty() ||
+      to.dims != cur.sharding.dims)
+    return std::nullopt;
+  Operation *local = cur.value.getDefiningOp();
+  if (!isa_and_nonnull<ReshapeOp, TransposeOp>(local))
+    return std::nullopt;
+  Value partial = local->getOperand(0);
+  Value input = def->getOperand(0);
+  Value sum = completed.lookup(partial);
+  if (!sum) {
+    LocalValue in = values[input];
+    if (in.value != partial || in.sharding.partial != cur.sharding.partial)
+      return std::nullopt;
+    TensorSharding whole = in.sharding;
+    whole.partial.clear();
+    FailureOr<Value> done = reshard(input, whole, user);
+    if (failed(done))
+      return Value();
+    sum = *done;
+  }
+  IRMapping mapping;
+  mapping.map(partial, sum);
+  Value moved = b.clone(*local, mapping)->getResult(0);
+  TensorSharding complete = cur.sharding;
+  complete.partial.clear();
+  values[value] = {moved, complete};
+  return moved;
 }
 
 FailureOr<Value> Partitioner::reshard(Value value, const TensorSharding &to,
@@ -186,6 +278,21 @@ FailureOr<Value> Partitioner::reshard(Value value, const TensorSharding &to,
   auto key = std::make_pair(value.getAsOpaquePointer(), to.str());
   if (Value cached = reshards[key])
     return cached;
+  // A gathered copy serves the users of its pass only: the backward gathers
+  // again rather than keep the forward's copy alive until then (Megatron's
+  // sequence parallelism gathers the norm's output again for the weight
+  // gradient; keeping it would cost more memory than no split at all).
+  const bool backward = user->hasAttr("weft.backward");
+  auto passKey = std::make_pair(
+      key.first, key.second + (backward ? " in backward" : " in forward"));
+  if (Value cached = reshards[passKey])
+    return cached;
+  const int64_t gathersBefore = gathers;
+  if (std::optional<Value> moved = completeSource(value, to, user)) {
+    if (!*moved)
+      return failure();
+    return reshard(value, to, user);
+  }
   // A broadcast of a partial sum, wanted complete: its (small) input is
   // summed, then each rank broadcasts its own block, rather than summing
   // the broadcast (the gradient of a mean over a split batch: an all-reduce
@@ -294,6 +401,25 @@ FailureOr<Value> Partitioner::reshard(Value value, const TensorSharding &to,
       dim = want;
       continue;
     }
+    // A dim split twice (its outer factor and its rest) wanted split by
+    // one part only: the other is gathered (rows of [sequence, batch]
+    // split over [tp, dp], wanted over dp alone for a tensor-parallel
+    // product, gather the sequence over tp).
+    if (dim.outer != 1 && !dim.outerAxes.empty()) {
+      int64_t localOuter = dim.outer / mesh.groupSize(dim.outerAxes);
+      if (!want.empty() && want.outer == dim.outer && want.axes == dim.axes &&
+          want.outerAxes.empty()) {
+        v = gatherPart(v, d, localOuter, /*outerPart=*/true, dim.outerAxes,
+                       loc);
+        dim = want;
+        continue;
+      }
+      if (want.outer == 1 && want.axes == dim.outerAxes) {
+        v = gatherPart(v, d, localOuter, /*outerPart=*/false, dim.axes, loc);
+        dim = want;
+        continue;
+      }
+    }
     // Split over more axes (the trailing ones: a tensor-parallel parameter
     // whose ZeRO optimizer state is split over [tp, dp]): each rank cuts
     // its block out of the one it has, without communication.
@@ -316,12 +442,8 @@ FailureOr<Value> Partitioner::reshard(Value value, const TensorSharding &to,
     }
     // A whole dim of a value split elsewhere (a dp-split target wanted
     // split over tp as well): each rank cuts its block, no communication.
-    if (!want.empty() && want.outer == 1 && !s.isReplicated()) {
-      auto t = cast<RankedTensorType>(v.getType());
-      SmallVector<int64_t> shape(t.getShape());
-      shape[d] /= mesh.groupSize(want.axes);
-      v = shard::AllSliceOp::create(b, loc, t.clone(shape), v, mesh.symbol,
-                                    want.axes, d);
+    if (!want.empty() && !s.isReplicated()) {
+      v = allSlice(v, d, want, loc);
       dim = want;
       continue;
     }
@@ -345,15 +467,48 @@ FailureOr<Value> Partitioner::reshard(Value value, const TensorSharding &to,
       llvm::any_of(cur.sharding.dims,
                    [](const DimSharding &d) { return !d.empty(); });
   if (!gatheredParam)
-    reshards[key] = v;
+    reshards[gathers != gathersBefore ? passKey : key] = v;
   // A partial sum made complete stays complete for the users after this
   // one: a linear op on it (a reshape, a scale) would otherwise carry the
   // partial sum on, and its users pay for the same all-reduce again (a batch
   // norm's batch mean feeds the centering, the norm and the running mean).
   if (!cur.sharding.partial.empty() && to.partial.empty() &&
-      to.dims == cur.sharding.dims)
+      to.dims == cur.sharding.dims) {
+    completed[cur.value] = v;
     values[value] = {v, to};
+  }
   return v;
+}
+
+/// A lookup into a table split by rows (a vocabulary-parallel embedding)
+/// whose indices came split over the table's axes (the tokens' sequence
+/// under sequence parallelism) and were gathered for it: its partial sums
+/// are reduce-scattered back to the indices' split, as Megatron's
+/// sequence-parallel embedding does, rather than summed whole on every
+/// rank (the sequence would then stay whole downstream).
+LogicalResult Partitioner::scatterLookup(GatherOp op,
+                                         const TensorSharding &indices,
+                                         const ShardingPlan &plan) {
+  Value result = op.getResult();
+  TensorSharding want = values[result].sharding;
+  int64_t axis = op.getAxis();
+  bool scattered = false;
+  for (auto [d, dim] : llvm::enumerate(indices.dims)) {
+    DimSharding &out = want.dims[axis + d];
+    if (scattered || dim.empty() || dim.outer != 1 || !out.empty() ||
+        !plan.operands[1].dims[d].empty() || dim.axes != want.partial)
+      continue;
+    out = dim;
+    want.partial.clear();
+    scattered = true;
+  }
+  if (!scattered)
+    return success();
+  FailureOr<Value> v = reshard(result, want, op);
+  if (failed(v))
+    return failure();
+  values[result] = {*v, want};
+  return success();
 }
 
 /// Whether each of the (local) labels is counted: not its cross-entropy's
@@ -586,6 +741,8 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
       return failure();
     for (auto [i, r] : llvm::enumerate(*results))
       values[op->getResult(i)] = {r, plan->results[i]};
+    if (auto gather = dyn_cast<GatherOp>(op))
+      return scatterLookup(gather, in[1], *plan);
     return success();
   }
   if (isa<ScatterAddOp>(op))
@@ -703,6 +860,7 @@ LogicalResult Partitioner::run() {
     results.push_back(*whole);
   }
   func::ReturnOp::create(b, ret.getLoc(), results);
+  formReduceScatters(partitioned);
   global.erase();
   partitioned.setSymName("main");
   return success();

@@ -31,17 +31,37 @@ TensorSharding wholeExcept(const TensorSharding &s, ArrayRef<int64_t> keep,
 }
 
 /// Removes, from later dims, mesh axes an earlier dim already uses (a
-/// mesh axis can split one dimension only).
+/// mesh axis can split one dimension only). A dim split twice (its outer
+/// factor and its rest) keeps the part that does not clash: rows of
+/// [sequence, batch] split over [tp, dp] keep their batch split when tp
+/// splits a weight's features.
 void dedupeAxes(MutableArrayRef<DimSharding> dims, MeshAxes &used) {
+  auto clashes = [&](const MeshAxes &axes) {
+    return llvm::any_of(
+        axes, [&](MeshAxis a) { return llvm::is_contained(used, a); });
+  };
   for (DimSharding &dim : dims) {
-    MeshAxes all = dim.allAxes();
-    bool clash = llvm::any_of(
-        all, [&](MeshAxis a) { return llvm::is_contained(used, a); });
-    if (clash)
+    bool rest = clashes(dim.axes), outer = clashes(dim.outerAxes);
+    if (rest && (outer || dim.outerAxes.empty()))
       dim.clear();
-    else
-      used.append(all.begin(), all.end());
+    else if (rest)
+      dim = DimSharding(dim.outerAxes); // the outer factor's split: blocks
+    else if (outer)
+      dim = DimSharding(dim.axes, dim.outer);
+    MeshAxes all = dim.allAxes();
+    used.append(all.begin(), all.end());
   }
+}
+
+/// `dim` and, for a dim split twice (its outer factor and its rest), each
+/// part alone: the splits it is resharded to by gathering one part.
+SmallVector<DimSharding, 3> partsOf(const DimSharding &dim) {
+  SmallVector<DimSharding, 3> parts = {dim};
+  if (dim.outer != 1 && !dim.outerAxes.empty()) {
+    parts.push_back(DimSharding(dim.axes, dim.outer));
+    parts.push_back(DimSharding(dim.outerAxes));
+  }
+  return parts;
 }
 
 /// How partial sums may pass through an op.
@@ -241,8 +261,7 @@ Plan rowwise(Operation *op, ArrayRef<TensorSharding> in, int64_t axis) {
   Plan plan = alongDims(op, in, whole);
   MeshAxes rowAxes;
   for (int64_t d = 0; d < axis; ++d)
-    rowAxes.append(plan.operands[0].dims[d].axes.begin(),
-                   plan.operands[0].dims[d].axes.end());
+    rowAxes.append(plan.operands[0].dims[d].allAxes());
   for (auto [i, r] : llvm::enumerate(op->getResults()))
     if (tensorType(r).getShape() != x.getShape())
       plan.results[i].partial = rowAxes;
@@ -267,7 +286,7 @@ Plan matmul(MatMulOp op, ArrayRef<TensorSharding> in) {
   bool weightFirst = rb == 2;
   MeshAxes used;
   if (weightFirst)
-    used = in[1].dims[bN].axes;
+    used = in[1].dims[bN].allAxes();
   // Batch dims broadcast like elementwise operands.
   for (int64_t d = 0; d < rc - 2; ++d) {
     int64_t da = d - (rc - ra), db = d - (rc - rb);
@@ -285,11 +304,21 @@ Plan matmul(MatMulOp op, ArrayRef<TensorSharding> in) {
       plan.operands[1].dims[db] = one[0];
   }
   // The contraction: split the same way on both sides leaves partial sums.
+  // Sides that share one part of a split twice keep that part (a weight's
+  // gradient over rows of [sequence, batch]: the sequence-parallel side,
+  // split over [tp, dp], is gathered over tp only; the sum stays partial
+  // over dp).
   DimSharding k;
-  if (in[0].dims[aK] == in[1].dims[bK] && !in[0].dims[aK].empty()) {
-    SmallVector<DimSharding, 1> one = {in[0].dims[aK]};
-    dedupeAxes(one, used);
-    k = one[0];
+  for (const DimSharding &ka : partsOf(in[0].dims[aK])) {
+    if (!k.empty())
+      break;
+    for (const DimSharding &kb : partsOf(in[1].dims[bK]))
+      if (ka == kb && !ka.empty()) {
+        SmallVector<DimSharding, 1> one = {ka};
+        dedupeAxes(one, used);
+        k = one[0];
+        break;
+      }
   }
   plan.operands[0].dims[aK] = k;
   plan.operands[1].dims[bK] = k;
@@ -302,7 +331,7 @@ Plan matmul(MatMulOp op, ArrayRef<TensorSharding> in) {
   }
   plan.operands[0].dims[aM] = result.dims[rc - 2] = mn[0];
   plan.operands[1].dims[bN] = result.dims[rc - 1] = mn[1];
-  result.partial = k.axes;
+  result.partial = k.allAxes();
   plan.results.push_back(result);
   // Linear in either operand: one partial operand passes through.
   TensorSharding withK = plan.results[0];
@@ -450,7 +479,7 @@ Plan reduce(Operation *op, ArrayRef<int64_t> axes, bool keepdims,
     if (isMax)
       operand.dims[d].clear();
     else
-      reducedAxes.append(dim.axes.begin(), dim.axes.end());
+      reducedAxes.append(dim.allAxes());
     if (keepdims)
       result.dims.push_back({});
   }
@@ -573,7 +602,7 @@ Plan scatterAdd(ScatterAddOp op, ArrayRef<TensorSharding> in) {
     int64_t ud = axis + d;
     if (indices.dims[d] != updates.dims[ud])
       indices.dims[d] = updates.dims[ud] = {};
-    rowAxes.append(indices.dims[d].axes.begin(), indices.dims[d].axes.end());
+    rowAxes.append(indices.dims[d].allAxes());
   }
   // updates dim of result dim d (d != axis).
   auto updateDim = [&](int64_t d) { return d < axis ? d : d + ri - 1; };
@@ -682,7 +711,7 @@ Plan batchOnly(Operation *op, ArrayRef<TensorSharding> in) {
   for (Value r : op->getResults()) {
     TensorSharding s = TensorSharding::replicated(tensorType(r).getRank());
     if (isa<ConvGradWeightOp>(op))
-      s.partial = batch.axes;
+      s.partial = batch.allAxes();
     else
       s.dims[0] = batch;
     plan.results.push_back(s);

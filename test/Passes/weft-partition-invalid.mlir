@@ -1,18 +1,5 @@
 // RUN: weft-opt %s -split-input-file -weft-partition -verify-diagnostics
 
-// A parameter whole on every rank, added to rows whose split is strided
-// (outer 6), would need a strided slice.
-shard.grid @mesh(shape = 2x1) {weft.mesh_axes = ["dp", "tp"]}
-func.func @main(%x: tensor<6x4x8xf32> {weft.shard = {dims = [array<i16>, array<i16: 0>, array<i16>], partial = array<i16>}}) -> tensor<24x8xf32> {
-  %p = weft.param "p" : tensor<24x8xf32>
-  %0 = weft.reshape %x : tensor<6x4x8xf32> to tensor<24x8xf32>
-  // expected-error @+1 {{needs 'tensor<24x8xf32>' split as [[0] outer 6, []] but it is whole on every rank; strided slices are not supported yet}}
-  %1 = weft.add %0, %p : (tensor<24x8xf32>, tensor<24x8xf32>) -> tensor<24x8xf32>
-  return %1 : tensor<24x8xf32>
-}
-
-// -----
-
 // A split that does not divide the dimension.
 shard.grid @mesh(shape = 4x1) {weft.mesh_axes = ["dp", "tp"]}
 func.func @main(%x: tensor<8x6xf32>) -> tensor<8x6xf32> {

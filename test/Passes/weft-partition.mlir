@@ -329,9 +329,10 @@ func.func @main(%x: tensor<4x8xf32> {weft.name = "x", weft.shard = {dims = [arra
 // CHECK: %[[MS:.*]] = shard.all_reduce %[[MH]] on @mesh grid_axes = [0] : tensor<1x3xf32> -> tensor<1x3xf32>
 // CHECK: weft.sub %[[X]], %[[MS]]
 // CHECK: %[[MC:.*]] = weft.reshape %[[MS]] : tensor<1x3xf32> to tensor<3xf32>
-// CHECK: %[[VC:.*]] = weft.reshape %{{.*}} : tensor<1x3xf32> to tensor<3xf32>
-// CHECK: %[[VS:.*]] = shard.all_reduce %[[VC]] on @mesh grid_axes = [0] : tensor<3xf32> -> tensor<3xf32>
-// CHECK: %[[Y:.*]] = weft.batch_norm %[[X]], %{{.*}}, %{{.*}}, %[[MC]], %[[VS]] : (tensor<4x3xf32>, {{.*}}) -> tensor<4x3xf32>
+// The variance's reshape is summed at its source, then moved again.
+// CHECK: %[[VS:.*]] = shard.all_reduce %{{.*}} on @mesh grid_axes = [0] : tensor<1x3xf32> -> tensor<1x3xf32>
+// CHECK: %[[VC:.*]] = weft.reshape %[[VS]] : tensor<1x3xf32> to tensor<3xf32>
+// CHECK: %[[Y:.*]] = weft.batch_norm %[[X]], %{{.*}}, %{{.*}}, %[[MC]], %[[VC]] : (tensor<4x3xf32>, {{.*}}) -> tensor<4x3xf32>
 // CHECK: %[[G:.*]] = weft.reduce_sum %[[Y]] {axes = array<i64: 0>} : (tensor<4x3xf32>) -> tensor<1x3xf32>
 // CHECK: %[[GS:.*]] = shard.all_reduce %[[G]] on @mesh grid_axes = [0] : tensor<1x3xf32> -> tensor<1x3xf32>
 // CHECK: %[[GB:.*]] = weft.broadcast_to %[[GS]] : tensor<1x3xf32> to tensor<4x3xf32>

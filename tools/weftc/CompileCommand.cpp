@@ -370,10 +370,10 @@ void weft::addLoweringPasses(mlir::PassManager &pm, const CompileOptions &opts,
     mesh.sequenceParallel = opts.sequenceParallel;
     mesh.microbatches = microbatches;
     mesh.pp = pp;
-    // Sequence parallelism gathers and scatters the sequence around
-    // Megatron's column- and row-parallel pairs: it keeps that layout,
-    // not the integer program's choice (which may split a product whose
-    // partner stays whole).
+    // Sequence parallelism keeps Megatron's layout: the integer program
+    // prices replicated weights on sequence-split rows as free (their
+    // gradients' all_reduce over tp and their optimizer state are not in
+    // its objective) and splits fewer weights than Megatron would.
     if (auto price = opts.tpPrices.find(mesh.tp);
         price != opts.tpPrices.end() && !opts.sequenceParallel) {
       mesh.tpFlopSeconds = price->second.flopSeconds;

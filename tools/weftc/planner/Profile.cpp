@@ -243,6 +243,23 @@ void analyze(func::FuncOp main, int64_t units, TpProfile &out,
       unitOf[&op] = clampUnit(best);
   }
   out.units.assign(std::max<int64_t>(units, 1), UnitBytes());
+  // Ops a later pass inserted whose results only the backward reads (a
+  // sequence-parallel all_gather of a forward activation, made again for
+  // the weight gradient): they run in the backward, and what they read is
+  // what stays from the forward.
+  DenseSet<Operation *> forBackward;
+  for (Operation &op : llvm::reverse(block.without_terminator())) {
+    if (isa<ParamOp>(op) || op.hasAttr("weft.stage") ||
+        isOptimizerUpdate(&op) || op.use_empty())
+      continue;
+    if (llvm::all_of(op.getUsers(), [&](Operation *user) {
+          return user->hasAttr("weft.stage")
+                     ? user->hasAttr("weft.backward") ||
+                           user->hasAttr("weft.weight_grad")
+                     : forBackward.contains(user);
+        }))
+      forBackward.insert(&op);
+  }
   for (Operation &op : block.without_terminator()) {
     if (isa<ParamOp>(op))
       continue;
@@ -277,6 +294,8 @@ void analyze(func::FuncOp main, int64_t units, TpProfile &out,
             phase = phaseOf[def];
           }
       unit = std::max(best, 0);
+      if (phase == Phase::Forward && forBackward.contains(&op))
+        phase = Phase::Backward;
     }
     unitOf[&op] = unit;
     phaseOf[&op] = phase;
@@ -759,7 +778,15 @@ bool weft::planner::buildProfile(const CompileOptions &opts,
     OwningOpRef<ModuleOp> copy(module.clone());
     AnnotateShardingOptions mesh;
     mesh.tp = tp;
-    if (auto price = opts.tpPrices.find(tp); price != opts.tpPrices.end()) {
+    // Sequence parallelism changes what a rank keeps for the backward (the
+    // norms' and residuals' activations split over tp) and the collectives
+    // (all_gather and reduce_scatter instead of all_reduce): the profile
+    // is of the program weft builds.
+    mesh.sequenceParallel = opts.sequenceParallel;
+    // As the bundle: Megatron's layout under sequence parallelism
+    // (CompileCommand.cpp says why).
+    if (auto price = opts.tpPrices.find(tp);
+        price != opts.tpPrices.end() && !opts.sequenceParallel) {
       mesh.tpFlopSeconds = price->second.flopSeconds;
       mesh.tpByteSeconds = price->second.byteSeconds;
       mesh.tpLatency = price->second.latency;
