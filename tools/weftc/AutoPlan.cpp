@@ -34,6 +34,7 @@ static SearchSpace spaceOf(const CompileOptions &opts, int64_t devices) {
   space.virtualStages = opts.virtualStages;
   space.schedule = opts.schedule;
   space.sequenceParallel = opts.sequenceParallel;
+  space.noSequenceParallel = opts.noSequenceParallel;
   if (opts.recomputeGiven)
     space.recompute = opts.recompute;
   return space;
@@ -83,7 +84,10 @@ bool weft::searchPlan(const CompileOptions &opts, Planning &planning,
   CompileOptions priced = opts;
   priceTensorParallel(priced, planning.cluster, tensorParallelDegrees(space));
   if (!buildProfile(priced, tensorParallelDegrees(space), planning.profile,
-                    error))
+                    error,
+                    opts.sequenceParallel || opts.noSequenceParallel
+                        ? SequenceVariants::AsOptions
+                        : SequenceVariants::Both))
     return false;
   planning.model =
       std::make_unique<CostModel>(planning.profile, planning.cluster);
@@ -110,6 +114,7 @@ void weft::applyPlan(const PlanChoice &plan, CompileOptions &opts) {
       opts.virtualStages = plan.virtualStages;
   }
   opts.recompute = plan.recompute;
+  opts.sequenceParallel = plan.sequenceParallel;
 }
 
 bool weft::predictPinnedPlan(const CompileOptions &opts, Planning &planning,
@@ -127,6 +132,7 @@ bool weft::predictPinnedPlan(const CompileOptions &opts, Planning &planning,
   plan.schedule = pipelineSchedule(opts);
   plan.virtualStages = pipelineVirtualStages(opts);
   plan.recompute = opts.recompute;
+  plan.sequenceParallel = opts.sequenceParallel && plan.tp > 1;
   if (!buildProfile(opts, {plan.tp}, planning.profile, error))
     return false;
   planning.model =

@@ -468,6 +468,7 @@ bool BundleWriter::writePlanText(const std::string &modelPath,
      << (summary.mode == "train" ? "training step" : "inference") << "\n"
      << "parallelism: dp=" << summary.dp << " tp=" << summary.tp
      << " pp=" << summary.pp << " zero=" << summary.zero
+     << (summary.sequenceParallel ? " sequence-parallel" : "")
      << (summary.microbatches > 1
              ? ", " + std::to_string(summary.microbatches) +
                    " microbatches per step" +

@@ -32,6 +32,7 @@ struct ProgramSummary {
   std::string scheduleNote;
   int64_t virtualStages = 1;      // model chunks per stage (interleaved)
   std::string recompute = "none"; // activation recomputation (--recompute)
+  bool sequenceParallel = false;  // --sequence-parallel (tp > 1)
   /// The training step's optimizer in words (empty: inference).
   std::string optimizer;
   /// Its learning rate and schedule (manifest.json's "optimizer"; the

@@ -540,6 +540,7 @@ int weft::runCompileCommand(int argc, char **argv) {
   }
   summary.virtualStages = pipelineVirtualStages(opts);
   summary.recompute = opts.recompute;
+  summary.sequenceParallel = opts.sequenceParallel && summary.tp > 1;
   if (opts.train) {
     const BuildTrainStepOptions step = trainStepOptions(opts);
     summary.optimizer = describeOptimizer(step);
@@ -550,7 +551,8 @@ int weft::runCompileCommand(int argc, char **argv) {
     summary.minLr = step.minLr;
   }
   if (searched)
-    if (auto it = planning.profile.byTp.find(summary.tp);
+    if (auto it = planning.profile.byTp.find(
+            planner::tpProfileKey(summary.tp, opts.sequenceParallel));
         it != planning.profile.byTp.end())
       summary.tpSplits = it->second.splits;
   if (planning.chosen) {

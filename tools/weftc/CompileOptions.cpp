@@ -29,7 +29,8 @@ const char *const weft::kCompileUsage =
     "          [--lr-schedule constant|linear|cosine] [--warmup-steps W] "
     "[--decay-steps D]\n"
     "          [--min-lr F]\n"
-    "          [--dtype fp32|bf16] [--bucket-mb MB] [--sequence-parallel]\n"
+    "          [--dtype fp32|bf16] [--bucket-mb MB]\n"
+    "          [--sequence-parallel | --no-sequence-parallel]\n"
     "          [--fuse elementwise|none] [--align-products on|off]\n"
     "          [--fuse-attention on|off] [--fuse-recompute on|off]\n"
     "          [--attention-seq-major on|off] [--fold-norm-casts on|off]\n"
@@ -240,6 +241,10 @@ bool weft::parseCompileOptions(int argc, char **argv, CompileOptions &opts,
       opts.sequenceParallel = true;
       continue;
     }
+    if (arg == "--no-sequence-parallel") {
+      opts.noSequenceParallel = true;
+      continue;
+    }
     if (arg == "--emit-gradients") {
       opts.emitGradients = true;
       continue;
@@ -421,6 +426,11 @@ bool weft::resolveDevices(CompileOptions &opts, std::string &error) {
     error = "--zero " + std::to_string(*opts.zero) +
             " shards optimizer state over data-parallel ranks: it needs "
             "--train and --dp > 1";
+    return false;
+  }
+  if (opts.sequenceParallel && opts.noSequenceParallel) {
+    error = "--sequence-parallel and --no-sequence-parallel contradict each "
+            "other: give one";
     return false;
   }
   if (opts.sequenceParallel && tp == 1) {

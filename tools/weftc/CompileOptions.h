@@ -92,6 +92,9 @@ struct CompileOptions {
   double bucketMb = 25.0;
   /// Activations split along the sequence over the tensor-parallel ranks.
   bool sequenceParallel = false;
+  /// --no-sequence-parallel: a plan search considers plans without it only
+  /// (without either flag it weighs both for language models).
+  bool noSequenceParallel = false;
   /// By tp degree: the plan search prices tensor-parallel splits on its
   /// cluster; without an entry the splits are Megatron's (a pinned --tp).
   std::map<int64_t, TensorParallelPrices> tpPrices;

@@ -24,6 +24,7 @@ using namespace weft::planner;
 
 std::string PlanChoice::describe() const {
   std::string text = "dp=" + std::to_string(dp) + " tp=" + std::to_string(tp) +
+                     (sequenceParallel ? " sp" : "") +
                      " pp=" + std::to_string(pp);
   if (zero)
     text += " zero=" + std::to_string(zero);
@@ -137,10 +138,10 @@ static void toPrefix(std::vector<double> &v) {
   v = std::move(prefix);
 }
 
-const CostModel::UnitTimes &CostModel::unitTimes(int64_t tp, double scale,
+const CostModel::UnitTimes &CostModel::unitTimes(int64_t program, double scale,
                                                  int64_t tpStride,
                                                  int64_t ranks, double fetch) {
-  auto key = std::make_tuple(tp, scale, tpStride, ranks, fetch);
+  auto key = std::make_tuple(program, scale, tpStride, ranks, fetch);
   auto it = timeCache.find(key);
   if (it != timeCache.end())
     return it->second;
@@ -149,7 +150,8 @@ const CostModel::UnitTimes &CostModel::unitTimes(int64_t tp, double scale,
   for (auto *v : {&t.forward, &t.backward, &t.weightGrad, &t.optimizer,
                   &t.recomputeFull, &t.recomputeSelective, &t.tpComm})
     v->assign(n, 0.0);
-  const TpProfile &p = profile.byTp.at(tp);
+  const TpProfile &p = profile.byTp.at(program);
+  const int64_t tp = p.tp;
   for (const OpRecord &op : p.ops) {
     double time = opTime(op, scale, ranks, fetch);
     switch (op.phase) {
@@ -197,12 +199,12 @@ const CostModel::UnitTimes &CostModel::unitTimes(int64_t tp, double scale,
   return t;
 }
 
-const CostModel::UnitSums &CostModel::unitSums(int64_t tp) {
-  auto it = sumCache.find(tp);
+const CostModel::UnitSums &CostModel::unitSums(int64_t program) {
+  auto it = sumCache.find(program);
   if (it != sumCache.end())
     return it->second;
-  UnitSums &u = sumCache[tp];
-  const TpProfile &p = profile.byTp.at(tp);
+  UnitSums &u = sumCache[program];
+  const TpProfile &p = profile.byTp.at(program);
   for (const UnitBytes &b : p.units) {
     u.params.push_back(b.params);
     u.gradients.push_back(b.gradients);
@@ -230,7 +232,7 @@ const std::vector<int64_t> &CostModel::cutsFor(int64_t chunks) {
 }
 
 std::string CostModel::computeBreakdown(const PlanChoice &plan) const {
-  auto it = profile.byTp.find(plan.tp);
+  auto it = profile.byTp.find(tpProfileKey(plan.tp, plan.sequenceParallel));
   if (it == profile.byTp.end())
     return "";
   const int64_t ranks = plan.devices();
@@ -382,9 +384,10 @@ PlanEstimate CostModel::evaluate(const PlanChoice &plan) {
     e.invalid = why;
     return e;
   };
-  auto tpIt = profile.byTp.find(plan.tp);
+  const int64_t program = tpProfileKey(plan.tp, plan.sequenceParallel);
+  auto tpIt = profile.byTp.find(program);
   if (tpIt == profile.byTp.end()) {
-    auto refused = profile.tpRefused.find(plan.tp);
+    auto refused = profile.tpRefused.find(program);
     return invalid(refused != profile.tpRefused.end()
                        ? "tp=" + std::to_string(plan.tp) + ": " +
                              refused->second
@@ -413,9 +416,9 @@ PlanEstimate CostModel::evaluate(const PlanChoice &plan) {
     return invalid(conflict);
   const double scale = 1.0 / static_cast<double>(rowsSplit);
   const UnitTimes &t =
-      unitTimes(plan.tp, scale, /*tpStride=*/1, ranks,
+      unitTimes(program, scale, /*tpStride=*/1, ranks,
                 weightFetch(tpProfile, plan.pp, plan.microbatches));
-  const UnitSums &bytes = unitSums(plan.tp);
+  const UnitSums &bytes = unitSums(program);
   e.cuts = cutsFor(chunks);
 
   // Chunk k holds units [begin(k), begin(k + 1)); stage = chunk mod pp.

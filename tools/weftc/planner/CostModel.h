@@ -45,6 +45,9 @@ struct PlanChoice {
   std::string schedule = "none"; // none, gpipe, 1f1b, interleaved, zb-h1
   int64_t virtualStages = 1;
   std::string recompute = "none"; // none, selective, full
+  /// The activations between tensor-parallel blocks split along the
+  /// sequence over tp (--sequence-parallel; tp > 1 only).
+  bool sequenceParallel = false;
 
   int64_t devices() const { return dp * tp * pp; }
   /// "dp=2 tp=2 pp=1 zero=1 M=1 ..." for tables and messages.
@@ -110,10 +113,11 @@ private:
   struct UnitSums {
     std::vector<double> params, gradients, optimizer, saved, savedProducts;
   };
-  /// `fetch` as opTime takes it.
-  const UnitTimes &unitTimes(int64_t tp, double scale, int64_t tpStride,
+  /// `program`: the profile's key (tpProfileKey). `fetch` as opTime takes
+  /// it.
+  const UnitTimes &unitTimes(int64_t program, double scale, int64_t tpStride,
                              int64_t ranks, double fetch);
-  const UnitSums &unitSums(int64_t tp);
+  const UnitSums &unitSums(int64_t program);
   const std::vector<int64_t> &cutsFor(int64_t chunks);
   /// `fetch`: seconds per byte of a product's weights and weight
   /// gradients (weightFetch).

@@ -638,7 +638,8 @@ expandCouplings(const std::vector<BatchCoupling> &couplings,
 
 bool weft::planner::buildProfile(const CompileOptions &opts,
                                  const std::vector<int64_t> &tpDegrees,
-                                 ModelProfile &profile, std::string &error) {
+                                 ModelProfile &profile, std::string &error,
+                                 SequenceVariants sequence) {
   auto start = std::chrono::steady_clock::now();
   LoweringInput input;
   if (!importForLowering(opts, input, error, /*structureOnly=*/true))
@@ -757,8 +758,25 @@ bool weft::planner::buildProfile(const CompileOptions &opts,
       order.push_back(tp);
   if (llvm::is_contained(tpDegrees, int64_t(1)))
     order.push_back(1);
+  // The programs at each degree: (tp, sequence-parallel).
+  bool tokens = false;
+  for (Type t : module.lookupSymbol<func::FuncOp>("main").getArgumentTypes())
+    if (auto ranked = dyn_cast<RankedTensorType>(t))
+      tokens |=
+          ranked.getRank() == 2 && isa<IntegerType>(ranked.getElementType());
+  std::vector<std::pair<int64_t, bool>> programs;
   for (int64_t tp : order) {
-    TpProfile &tpProfile = profile.byTp[tp];
+    if (tp == 1 || sequence == SequenceVariants::AsOptions) {
+      programs.push_back({tp, tp > 1 && opts.sequenceParallel});
+      continue;
+    }
+    programs.push_back({tp, false});
+    if (tokens)
+      programs.push_back({tp, true});
+  }
+  for (auto [tp, sequenceParallel] : programs) {
+    const int64_t key = tpProfileKey(tp, sequenceParallel);
+    TpProfile &tpProfile = profile.byTp[key];
     tpProfile.tp = tp;
     PassManager tpPm(&context);
     if (tp == 1) {
@@ -782,11 +800,11 @@ bool weft::planner::buildProfile(const CompileOptions &opts,
     // norms' and residuals' activations split over tp) and the collectives
     // (all_gather and reduce_scatter instead of all_reduce): the profile
     // is of the program weft builds.
-    mesh.sequenceParallel = opts.sequenceParallel;
+    mesh.sequenceParallel = sequenceParallel;
     // As the bundle: Megatron's layout under sequence parallelism
     // (CompileCommand.cpp says why).
     if (auto price = opts.tpPrices.find(tp);
-        price != opts.tpPrices.end() && !opts.sequenceParallel) {
+        price != opts.tpPrices.end() && !sequenceParallel) {
       mesh.tpFlopSeconds = price->second.flopSeconds;
       mesh.tpByteSeconds = price->second.byteSeconds;
       mesh.tpLatency = price->second.latency;
@@ -800,8 +818,8 @@ bool weft::planner::buildProfile(const CompileOptions &opts,
     addRankStepPasses(tpPm, opts, /*profile=*/true);
     diagnostics.clear();
     if (failed(tpPm.run(*copy))) {
-      profile.byTp.erase(tp);
-      profile.tpRefused[tp] =
+      profile.byTp.erase(key);
+      profile.tpRefused[key] =
           diagnostics.empty() ? "the partition failed" : diagnostics;
       continue;
     }
@@ -809,7 +827,8 @@ bool weft::planner::buildProfile(const CompileOptions &opts,
     if (auto splits = tpMain->getAttrOfType<StringAttr>("weft.tp_plan"))
       tpProfile.splits = splits.getValue().str();
     if (std::getenv("WEFT_PLANNER_DUMP") && !tpProfile.splits.empty())
-      llvm::errs() << "tp=" << tp << " splits: " << tpProfile.splits << "\n";
+      llvm::errs() << "tp=" << tp << (sequenceParallel ? " sp" : "")
+                   << " splits: " << tpProfile.splits << "\n";
     analyze(tpMain, reducedUnits, tpProfile, profile.kernels);
     expandProfile(tpProfile, rep, dropped, profile.units);
     dumpSharedParams(tpProfile);

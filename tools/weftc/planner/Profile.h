@@ -121,6 +121,8 @@ struct ModelProfile {
   double paramCount = 0;
   /// From passes/StageCuts.h, on the forward model.
   std::vector<int64_t> layerBoundaries, cost, crossingBytes;
+  /// Per tensor-parallel degree, its program's profile; under key -tp,
+  /// its sequence-parallel variant's (tpProfileKey).
   std::map<int64_t, TpProfile> byTp;
   /// Kernel names OpRecord::kernel indexes ("" first: not a kernel).
   std::vector<std::string> kernels{""};
@@ -137,9 +139,21 @@ struct ModelProfile {
 
 /// Builds the profile of opts' model (imported structure-only: external
 /// initializer data need not exist) for each degree in `tpDegrees`.
+/// The key of ModelProfile::byTp and tpRefused for a plan's program.
+inline int64_t tpProfileKey(int64_t tp, bool sequenceParallel) {
+  return sequenceParallel && tp > 1 ? -tp : tp;
+}
+
+/// Which programs buildProfile profiles at each degree above 1: as
+/// opts.sequenceParallel says, or both with and without sequence
+/// parallelism (for a search that may choose it; the sequence-parallel one
+/// only for a model with token inputs, [batch, sequence] of integers).
+enum class SequenceVariants { AsOptions, Both };
+
 bool buildProfile(const CompileOptions &opts,
                   const std::vector<int64_t> &tpDegrees, ModelProfile &profile,
-                  std::string &error);
+                  std::string &error,
+                  SequenceVariants sequence = SequenceVariants::AsOptions);
 
 } // namespace weft::planner
 

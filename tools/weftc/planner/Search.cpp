@@ -126,21 +126,30 @@ SearchResult weft::planner::searchPlans(CostModel &model,
         recomputes = {space.recompute};
       else if (space.train)
         recomputes = {"none", "selective", "full"};
-      for (int64_t zero : zeros)
-        for (int64_t m : mbs)
-          for (const auto &[schedule, v] : schedules)
-            for (const std::string &rc : recomputes) {
-              PlanChoice plan;
-              plan.dp = dp;
-              plan.tp = tp;
-              plan.pp = pp;
-              plan.zero = zero;
-              plan.microbatches = m;
-              plan.schedule = schedule;
-              plan.virtualStages = v;
-              plan.recompute = rc;
-              all.push_back(model.evaluate(plan));
-            }
+      // Sequence parallelism where tensor parallelism is and the profile
+      // has its program (language models), unless --sequence-parallel
+      // pins it.
+      std::vector<bool> sequence = {space.sequenceParallel};
+      if (tp > 1 && !space.sequenceParallel && !space.noSequenceParallel &&
+          profile.byTp.count(tpProfileKey(tp, true)))
+        sequence.push_back(true);
+      for (bool sp : sequence)
+        for (int64_t zero : zeros)
+          for (int64_t m : mbs)
+            for (const auto &[schedule, v] : schedules)
+              for (const std::string &rc : recomputes) {
+                PlanChoice plan;
+                plan.dp = dp;
+                plan.tp = tp;
+                plan.pp = pp;
+                plan.zero = zero;
+                plan.microbatches = m;
+                plan.schedule = schedule;
+                plan.virtualStages = v;
+                plan.recompute = rc;
+                plan.sequenceParallel = sp;
+                all.push_back(model.evaluate(plan));
+              }
     }
   }
   result.evaluated = static_cast<int64_t>(all.size());
@@ -234,7 +243,8 @@ static std::string whyLost(const PlanEstimate &alt, const PlanEstimate &best) {
 /// found every split costlier than it saves, so they repeat one another.
 static std::string whyWhole(const PlanEstimate &alt,
                             const ModelProfile &profile) {
-  auto it = profile.byTp.find(alt.plan.tp);
+  auto it =
+      profile.byTp.find(tpProfileKey(alt.plan.tp, alt.plan.sequenceParallel));
   if (alt.plan.tp == 1 || it == profile.byTp.end() ||
       it->second.splits.rfind("0 column- and 0 row-parallel", 0) != 0)
     return "";
@@ -277,7 +287,8 @@ std::string weft::planner::explainPlans(const SearchResult &result,
     os << "\nwhere the best plan's compute goes (one step of one data- and "
           "tensor-parallel rank, all pipeline stages together):\n"
        << model->computeBreakdown(best.plan);
-  auto tpProfile = profile.byTp.find(best.plan.tp);
+  auto tpProfile =
+      profile.byTp.find(tpProfileKey(best.plan.tp, best.plan.sequenceParallel));
   if (tpProfile != profile.byTp.end() && !tpProfile->second.splits.empty())
     os << "\ntensor-parallel splits at tp=" << best.plan.tp << ": "
        << tpProfile->second.splits << "\n";
@@ -335,6 +346,7 @@ std::string weft::planner::plansJson(const SearchResult &result,
                            {"schedule", e.plan.schedule},
                            {"virtual_stages", e.plan.virtualStages},
                            {"recompute", e.plan.recompute},
+                           {"sequence_parallel", e.plan.sequenceParallel},
                            {"step_time_s", e.stepTime},
                            {"compute_s", e.compute + e.optimizer},
                            {"exposed_comm_s", e.exposedComm},

@@ -26,10 +26,12 @@ struct SearchSpace {
   std::optional<int64_t> dp, tp, pp, zero, microbatches, virtualStages;
   std::string schedule;  // empty: free
   std::string recompute; // empty: free
-  /// --sequence-parallel: only plans with tensor parallelism (its
-  /// activations split over tp; priced as tensor parallelism, whose
-  /// collectives move as many bytes).
+  /// --sequence-parallel: only plans with tensor parallelism, all with
+  /// sequence parallelism. Otherwise plans with tp > 1 come with and
+  /// without it where the profile has both programs (ModelProfile::byTp).
   bool sequenceParallel = false;
+  /// --no-sequence-parallel: plans without it only.
+  bool noSequenceParallel = false;
 };
 
 struct SearchResult {
