@@ -129,7 +129,11 @@ void planPartials(Operation *op, ArrayRef<TensorSharding> in, Linearity lin,
 /// the parameter is split over tp, and the update runs on the state's
 /// block (the gradient's partial sum reduce-scattered to it, the new
 /// parameter gathered over dp alone), not on the parameter's with the
-/// state gathered.
+/// state gathered. The gradient (operand 1) does not choose there: the
+/// update runs where the parameter and its state are stored, and a
+/// gradient split otherwise (over the sequence-parallel tokens, a position
+/// embedding's) is gathered once rather than the new parameter and each
+/// state tensor after the update.
 Plan elementwise(Operation *op, ArrayRef<TensorSharding> in, Linearity lin,
                  bool finest = false) {
   auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
@@ -142,7 +146,7 @@ Plan elementwise(Operation *op, ArrayRef<TensorSharding> in, Linearity lin,
       if (od < 0 || t.getDimSize(od) != resultType.getDimSize(d))
         continue;
       const DimSharding &split = in[i].dims[od];
-      if (split.empty())
+      if (split.empty() || (finest && i == 1))
         continue;
       if (!finest) {
         dims[d] = split;

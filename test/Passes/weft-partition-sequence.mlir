@@ -102,3 +102,28 @@ func.func @main(%g: tensor<2x3x8xf32> {weft.shard = {dims = [array<i16>, array<i
   %3 = weft.tanh %1 : tensor<6x5xf32>
   return %2, %3 : tensor<2x3x5xf32>, tensor<6x5xf32>
 }
+
+// -----
+
+// A whole parameter whose gradient comes split along the sequence (a
+// position embedding's, from sequence-split tokens): the gradient is
+// gathered once and the update runs on the whole parameter and state, not
+// on the gradient's block with the new parameter and each moment gathered
+// afterwards.
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: (%[[G:.*]]: tensor<1x2x6xf32>
+// CHECK: %[[GG:.*]] = shard.all_gather %[[G]] on @mesh grid_axes = [1] gather_axis = 1 : tensor<1x2x6xf32> -> tensor<1x4x6xf32>
+// CHECK: weft.adamw_update %{{.*}}, %[[GG]], %{{.*}}, %{{.*}}, %{{.*}} {{.*}} : tensor<1x4x6xf32>, tensor<i64>
+// CHECK-NOT: shard.all_gather
+// CHECK: return
+shard.grid @mesh(shape = 1x2) {weft.mesh_axes = ["dp", "tp"]}
+func.func @main(%g: tensor<1x4x6xf32> {weft.shard = {dims = [array<i16>, array<i16: 1>, array<i16>], partial = array<i16>}}, %t: tensor<i64>) {
+  %p = weft.param "pos" : tensor<1x4x6xf32>
+  %m = weft.param "adamw.m.pos" : tensor<1x4x6xf32>
+  %v = weft.param "adamw.v.pos" : tensor<1x4x6xf32>
+  %np, %nm, %nv = weft.adamw_update %p, %g, %m, %v, %t {beta1 = 9.000000e-01 : f64, beta2 = 9.990000e-01 : f64, eps = 1.000000e-08 : f64, lr = 1.000000e-03 : f64, weight_decay = 0.000000e+00 : f64} : tensor<1x4x6xf32>, tensor<i64>
+  weft.param_update "pos", %np : tensor<1x4x6xf32>
+  weft.param_update "adamw.m.pos", %nm : tensor<1x4x6xf32>
+  weft.param_update "adamw.v.pos", %nv : tensor<1x4x6xf32>
+  return
+}
