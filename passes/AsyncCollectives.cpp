@@ -9,7 +9,10 @@
 // and weft.comm_wait the same way. shard.all_gather becomes
 // weft.all_gather_start and weft.comm_wait the same way, except that the
 // gathers of parameters (ZeRO-3) are prefetched: each starts as soon as the
-// previous one is waited for.
+// previous one is waited for, and that the backward's gathers of forward
+// activations (sequence parallelism's norm outputs, gathered again for a
+// weight gradient) start one product ahead: before the product that
+// precedes them (the input gradient's), so they travel while it computes.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
@@ -54,12 +57,32 @@ void sinkUnpacking(Operation *op) {
   }
 }
 
-/// The parameter `v` is, possibly through reshapes (a strided split's
-/// view), or null.
-ParamOp paramBehind(Value v) {
+/// `v` before the reshapes (a strided split's view) that make it.
+Value behindViews(Value v) {
   while (auto reshape = v.getDefiningOp<ReshapeOp>())
     v = reshape.getInput();
-  return v.getDefiningOp<ParamOp>();
+  return v;
+}
+
+/// The parameter `v` is, possibly through reshapes, or null.
+ParamOp paramBehind(Value v) { return behindViews(v).getDefiningOp<ParamOp>(); }
+
+/// For a gather of a value complete before the product above it (the
+/// backward's gather of a forward activation), that product, to start the
+/// gather ahead of: the nearest weft.matmul above it that comes after its
+/// operand and after `notBefore` (null: none).
+Operation *productAhead(shard::AllGatherOp op, Operation *notBefore) {
+  Value source = behindViews(op.getInput());
+  Operation *def = source.getDefiningOp();
+  if (def && def->getBlock() != op->getBlock())
+    return nullptr;
+  for (Operation *at = op->getPrevNode(); at; at = at->getPrevNode()) {
+    if (at == def || at == notBefore)
+      return nullptr;
+    if (isa<MatMulOp>(at))
+      return at;
+  }
+  return nullptr;
 }
 
 struct AsyncCollectivesPass
@@ -146,7 +169,7 @@ struct AsyncCollectivesPass
   /// alive. Other gathers start where they stand and are waited for where
   /// first needed.
   void prefetchGathers(ArrayRef<shard::AllGatherOp> gathers) {
-    Operation *previousWait = nullptr;
+    Operation *previousWait = nullptr, *previousAhead = nullptr;
     for (shard::AllGatherOp op : gathers) {
       Block *block = op->getBlock();
       Operation *first = firstUser(op, block);
@@ -154,9 +177,23 @@ struct AsyncCollectivesPass
         continue;
       ParamOp param = paramBehind(op.getInput());
       bool prefetch = param && param->getBlock() == block;
-      if (!prefetch && first == op->getNextNode())
+      Operation *ahead = prefetch ? nullptr : productAhead(op, previousAhead);
+      if (!prefetch && !ahead && first == op->getNextNode())
         continue; // nothing to overlap
       OpBuilder b(op);
+      if (ahead) {
+        // The views of the operand move up with the start.
+        SmallVector<Operation *> views;
+        Value v = op.getInput();
+        while (auto reshape = v.getDefiningOp<ReshapeOp>()) {
+          views.push_back(reshape);
+          v = reshape.getInput();
+        }
+        for (Operation *view : llvm::reverse(views))
+          if (ahead->isBeforeInBlock(view))
+            view->moveBefore(ahead);
+        b.setInsertionPoint(ahead);
+      }
       if (prefetch) {
         // Hoist the view of the parameter (if any) with the start.
         // Not before the parameter itself (with ZeRO-1 and tensor
@@ -185,6 +222,8 @@ struct AsyncCollectivesPass
       CommWaitOp wait = waitBefore(op, start.getPending(), first);
       if (prefetch)
         previousWait = wait;
+      if (ahead)
+        previousAhead = wait;
     }
   }
 };

@@ -61,8 +61,9 @@ func.func @main(%x: tensor<8xf32>, %y: tensor<4xf32>) -> (tensor<2x2xf32>, tenso
 // ZeRO-3 gathers of parameters are prefetched: the first starts where its
 // parameter is read, each next one right after the previous one is waited
 // for (a strided parameter's view moves up with its start), so the next
-// product's weight travels while this one computes. An activation's gather
-// starts where it stood and is waited for where first needed.
+// product's weight travels while this one computes. An activation's gather,
+// complete before the product above it, starts ahead of that product and is
+// waited for where first needed.
 // CHECK-LABEL: func.func @main
 // CHECK: %[[W1:.*]] = weft.param "w1"
 // CHECK-NEXT: %[[P1:.*]] = weft.all_gather_start %[[W1]] on @mesh grid_axes = [0] gather_axis = 0 slot = 0 : tensor<4x8xf32> -> tensor<8x8xf32>
@@ -78,8 +79,8 @@ func.func @main(%x: tensor<8xf32>, %y: tensor<4xf32>) -> (tensor<2x2xf32>, tenso
 // CHECK-NEXT: weft.matmul %[[T1]], %[[G2]]
 // CHECK-NEXT: weft.tanh
 // CHECK-NEXT: weft.comm_wait %[[P3]] slot = 2
-// CHECK: %[[M3:.*]] = weft.matmul
-// CHECK-NEXT: %[[PA:.*]] = weft.all_gather_start %[[T1]] {{.*}} slot = 3
+// CHECK: %[[PA:.*]] = weft.all_gather_start %[[T1]] {{.*}} slot = 3
+// CHECK-NEXT: %[[M3:.*]] = weft.matmul
 // CHECK-NEXT: weft.exp %[[M3]]
 // CHECK-NEXT: weft.comm_wait %[[PA]] slot = 3
 // CHECK-NOT: shard.all_gather
@@ -174,4 +175,34 @@ func.func @main(%x: tensor<4xf32>, %y: tensor<4xf32>) -> (tensor<4xf32>, tensor<
   %4 = weft.neg %e : tensor<4xf32>
   %5 = weft.add %3, %4 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return %2, %5, %e : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// A gather of a value complete before the product above it (the backward
+// gathering a forward activation again for a weight gradient, under
+// sequence parallelism) starts ahead of that product, its operand's view
+// with it, and is waited for where used: it travels while the product
+// computes. A gather of a value just made stays where it is.
+// CHECK-LABEL: func.func @main
+// CHECK: %[[N:.*]] = weft.tanh %arg0 : tensor<2x8xf32>
+// CHECK-NEXT: %[[V:.*]] = weft.reshape %[[N]] : tensor<2x8xf32> to tensor<2x2x4xf32>
+// CHECK-NEXT: %[[S:.*]] = weft.all_gather_start %[[V]] on @mesh grid_axes = [1] gather_axis = 0 slot = 0 : tensor<2x2x4xf32> -> tensor<4x2x4xf32>
+// CHECK-NEXT: %[[P:.*]] = weft.matmul %arg1, %arg2
+// CHECK-NEXT: %[[G:.*]] = weft.comm_wait %[[S]] slot = 0 : tensor<4x2x4xf32>
+// CHECK-NEXT: %[[GV:.*]] = weft.reshape %[[G]] : tensor<4x2x4xf32> to tensor<4x8xf32>
+// CHECK-NEXT: %[[Q:.*]] = weft.matmul %[[GV]], %[[P]] {transpose_a = true}
+// CHECK-NEXT: %[[M:.*]] = weft.tanh %[[Q]]
+// CHECK-NEXT: shard.all_gather %[[M]]
+shard.grid @mesh(shape = 1x2) {weft.mesh_axes = ["dp", "tp"]}
+func.func @main(%x: tensor<2x8xf32>, %a: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<16x8xf32> {
+  %n = weft.tanh %x : tensor<2x8xf32>
+  %p = weft.matmul %a, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %v = weft.reshape %n : tensor<2x8xf32> to tensor<2x2x4xf32>
+  %g = shard.all_gather %v on @mesh grid_axes = [1] gather_axis = 0 : tensor<2x2x4xf32> -> tensor<4x2x4xf32>
+  %gv = weft.reshape %g : tensor<4x2x4xf32> to tensor<4x8xf32>
+  %q = weft.matmul %gv, %p {transpose_a = true} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<8x8xf32>
+  %m = weft.tanh %q : tensor<8x8xf32>
+  %h = shard.all_gather %m on @mesh grid_axes = [1] gather_axis = 0 : tensor<8x8xf32> -> tensor<16x8xf32>
+  return %h : tensor<16x8xf32>
 }
