@@ -67,6 +67,19 @@ Value behindViews(Value v) {
 /// The parameter `v` is, possibly through reshapes, or null.
 ParamOp paramBehind(Value v) { return behindViews(v).getDefiningOp<ParamOp>(); }
 
+/// Moves the reshapes that make `v` (a strided split's view) that stand
+/// after `at` to just before it, in order.
+void moveViewsBefore(Value v, Operation *at) {
+  SmallVector<Operation *> views;
+  while (auto reshape = v.getDefiningOp<ReshapeOp>()) {
+    views.push_back(reshape);
+    v = reshape.getInput();
+  }
+  for (Operation *view : llvm::reverse(views))
+    if (at->isBeforeInBlock(view))
+      view->moveBefore(at);
+}
+
 /// For a gather of a value complete before the product above it (the
 /// backward's gather of a forward activation), that product, to start the
 /// gather ahead of: the nearest weft.matmul above it that comes after its
@@ -183,15 +196,7 @@ struct AsyncCollectivesPass
       OpBuilder b(op);
       if (ahead) {
         // The views of the operand move up with the start.
-        SmallVector<Operation *> views;
-        Value v = op.getInput();
-        while (auto reshape = v.getDefiningOp<ReshapeOp>()) {
-          views.push_back(reshape);
-          v = reshape.getInput();
-        }
-        for (Operation *view : llvm::reverse(views))
-          if (ahead->isBeforeInBlock(view))
-            view->moveBefore(ahead);
+        moveViewsBefore(op.getInput(), ahead);
         b.setInsertionPoint(ahead);
       }
       if (prefetch) {
@@ -202,15 +207,7 @@ struct AsyncCollectivesPass
         if (previousWait && at->isBeforeInBlock(previousWait->getNextNode()))
           at = previousWait->getNextNode();
         if (at->isBeforeInBlock(op)) {
-          SmallVector<Operation *> views;
-          Value v = op.getInput();
-          while (auto reshape = v.getDefiningOp<ReshapeOp>()) {
-            views.push_back(reshape);
-            v = reshape.getInput();
-          }
-          for (Operation *view : llvm::reverse(views))
-            if (at->isBeforeInBlock(view))
-              view->moveBefore(at);
+          moveViewsBefore(op.getInput(), at);
           b.setInsertionPoint(at);
         }
       }
