@@ -15,6 +15,7 @@
 #include "dialects/weft/ShardingRules.h"
 #include "passes/DropoutPositions.h"
 #include "passes/ReduceScatters.h"
+#include "passes/Reshard.h"
 #include "passes/VocabParallel.h"
 
 #include "mlir/IR/IRMapping.h"
@@ -149,82 +150,22 @@ FailureOr<Value> Partitioner::rebuildSplit(Value value, Value whole,
   return v;
 }
 
-/// Cuts this rank's block of dim `dim`, split as `split`, out of `whole`
-/// (along that dim; the others as they are): the inverse of allGather. With
-/// outer > 1 the blocks interleave: the slice is taken on the rest of
-/// [outer, rest], between two reshapes, and a split outer (outerAxes) is
-/// sliced on the outer part.
 Value Partitioner::allSlice(Value whole, int64_t dim, const DimSharding &split,
                             Location loc) {
-  auto t = cast<RankedTensorType>(whole.getType());
-  auto slice = [&](Value v, int64_t at, const MeshAxes &axes) -> Value {
-    SmallVector<int64_t> cut(cast<RankedTensorType>(v.getType()).getShape());
-    cut[at] /= mesh.groupSize(axes);
-    return shard::AllSliceOp::create(b, loc, t.clone(cut), v, mesh.symbol, axes,
-                                     at);
-  };
-  if (split.outer == 1 && split.outerAxes.empty())
-    return slice(whole, dim, split.axes);
-  SmallVector<int64_t> shape(t.getShape());
-  SmallVector<int64_t> view(shape);
-  view[dim] = shape[dim] / split.outer;
-  view.insert(view.begin() + dim, split.outer);
-  Value v = gradient::reshape(b, loc, whole, view);
-  v = slice(v, dim + 1, split.axes);
-  if (!split.outerAxes.empty())
-    v = slice(v, dim, split.outerAxes);
-  shape[dim] /= mesh.groupSize(split.allAxes());
-  return gradient::reshape(b, loc, v, shape);
+  return sliceDim(b, mesh, whole, dim, split, loc);
 }
 
-/// Joins dim `dim` of `local`, split as `split`. With outer > 1 the blocks
-/// interleave: the gather runs on the rest of [outer, rest], between two
-/// reshapes, and a split outer (outerAxes) is gathered on the outer part.
 Value Partitioner::allGather(Value local, int64_t dim, const DimSharding &split,
                              Location loc) {
-  auto t = cast<RankedTensorType>(local.getType());
-  SmallVector<int64_t> shape(t.getShape());
-  SmallVector<int64_t> view(shape);
-  int64_t axis = dim;
-  int64_t localOuter = split.outer / mesh.groupSize(split.outerAxes);
-  if (split.outer != 1) {
-    view[dim] = shape[dim] / localOuter;
-    view.insert(view.begin() + dim, localOuter);
-    local = gradient::reshape(b, loc, local, view);
-    axis = dim + 1;
-  }
-  auto gather = [&](Value v, int64_t at, const MeshAxes &axes) -> Value {
-    SmallVector<int64_t> joined(cast<RankedTensorType>(v.getType()).getShape());
-    joined[at] *= mesh.groupSize(axes);
-    ++gathers;
-    return shard::AllGatherOp::create(b, loc, t.clone(joined), mesh.symbol,
-                                      axes, v, APInt(64, at));
-  };
-  Value v = gather(local, axis, split.axes);
-  if (!split.outerAxes.empty())
-    v = gather(v, dim, split.outerAxes);
-  shape[dim] *= mesh.groupSize(split.allAxes());
-  return gradient::reshape(b, loc, v, shape);
+  ++gathers;
+  return gatherDim(b, mesh, local, dim, split, loc);
 }
 
-/// Joins one part of dim `dim` of `local`, seen as [localOuter, rest]:
-/// the outer part (`outerPart`) or the rest, over `axes`.
 Value Partitioner::gatherPart(Value local, int64_t dim, int64_t localOuter,
                               bool outerPart, const MeshAxes &axes,
                               Location loc) {
-  auto t = cast<RankedTensorType>(local.getType());
-  SmallVector<int64_t> shape(t.getShape());
-  SmallVector<int64_t> view(shape);
-  view[dim] = shape[dim] / localOuter;
-  view.insert(view.begin() + dim, localOuter);
-  Value v = gradient::reshape(b, loc, local, view);
-  int64_t at = outerPart ? dim : dim + 1;
-  view[at] *= mesh.groupSize(axes);
   ++gathers;
-  v = shard::AllGatherOp::create(b, loc, t.clone(view), mesh.symbol, axes, v,
-                                 APInt(64, at));
-  shape[dim] *= mesh.groupSize(axes);
-  return gradient::reshape(b, loc, v, shape);
+  return gatherDimPart(b, mesh, local, dim, localOuter, outerPart, axes, loc);
 }
 
 /// A reshape or transpose of a partial sum, wanted complete (its dims as

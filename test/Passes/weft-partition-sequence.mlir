@@ -127,3 +127,23 @@ func.func @main(%g: tensor<1x4x6xf32> {weft.shard = {dims = [array<i16>, array<i
   weft.param_update "adamw.v.pos", %nv : tensor<1x4x6xf32>
   return
 }
+
+// -----
+
+// A value gathered for a forward product and again by the backward (ops
+// marked weft.backward, as a pipeline's are): the backward gathers it
+// again rather than keep the forward's gathered copy alive until then.
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: (%[[X:.*]]: tensor<2x4xf32>
+// CHECK: %[[G1:.*]] = shard.all_gather %[[X]] on @mesh grid_axes = [1] gather_axis = 0 : tensor<2x4xf32> -> tensor<4x4xf32>
+// CHECK: weft.matmul %[[G1]], %{{.*}} : (tensor<4x4xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+// CHECK: %[[G2:.*]] = shard.all_gather %[[X]] on @mesh grid_axes = [1] gather_axis = 0 : tensor<2x4xf32> -> tensor<4x4xf32>
+// CHECK: weft.matmul %[[G2]], %{{.*}} {transpose_a = true, weft.backward}
+shard.grid @mesh(shape = 1x2) {weft.mesh_axes = ["dp", "tp"]}
+func.func @main(%x: tensor<4x4xf32> {weft.shard = {dims = [array<i16: 1>, array<i16>], partial = array<i16>}}, %dy: tensor<4x6xf32>) -> (tensor<4x6xf32>, tensor<4x6xf32>) {
+  %w = weft.param "w" {weft.shard = {dims = [array<i16>, array<i16: 1>], partial = array<i16>}} : tensor<4x6xf32>
+  %0 = weft.matmul %x, %w : (tensor<4x4xf32>, tensor<4x6xf32>) -> tensor<4x6xf32>
+  %1 = weft.tanh %0 : tensor<4x6xf32>
+  %2 = weft.matmul %x, %dy {transpose_a = true, weft.backward} : (tensor<4x4xf32>, tensor<4x6xf32>) -> tensor<4x6xf32>
+  return %1, %2 : tensor<4x6xf32>, tensor<4x6xf32>
+}
