@@ -173,11 +173,17 @@ struct AnnotateShardingPass
     FailureOr<Mesh> mesh = getModuleMesh(module, error);
     if (failed(mesh))
       return;
+    // Sequence parallelism keeps Megatron's layout: the integer program
+    // prices replicated weights on sequence-split rows as free (their
+    // gradients' all_reduce over tp and their optimizer state are not in
+    // its objective) and splits fewer weights than Megatron would.
     TensorParallelCosts costs;
-    costs.flopSeconds = tpFlopSeconds;
-    costs.byteSeconds = tpByteSeconds;
-    costs.latency = tpLatency;
-    costs.memoryBytes = tpMemory;
+    if (!sequenceParallel) {
+      costs.flopSeconds = tpFlopSeconds;
+      costs.byteSeconds = tpByteSeconds;
+      costs.latency = tpLatency;
+      costs.memoryBytes = tpMemory;
+    }
     std::string summary;
     llvm::StringMap<TensorSharding> plan =
         planTensorParallel(func, *mesh, tensorAxis, costs, &summary);

@@ -1,6 +1,15 @@
 // RUN: weft-opt %s -weft-annotate-sharding="tp=2 sequence-parallel=true" -weft-partition | FileCheck %s
 // RUN: not weft-opt %s -weft-annotate-sharding="sequence-parallel=true" 2>&1 | FileCheck %s --check-prefix=NOTP
 // NOTP: sequence parallelism needs tp > 1
+// With the integer program's prices (under which, without sequence
+// parallelism, it splits the first weight alone) sequence parallelism still
+// gets Megatron's layout: the same program, and no weft.tp_plan.
+// RUN: weft-opt %s -weft-annotate-sharding="tp=2 sequence-parallel=true tp-flop-seconds=1e-15 tp-byte-seconds=1 tp-latency=1 tp-memory=1e12" -weft-partition | FileCheck %s
+// RUN: weft-opt %s -weft-annotate-sharding="tp=2 tp-flop-seconds=1e-15 tp-byte-seconds=1 tp-latency=1 tp-memory=1e12" | FileCheck %s --check-prefix=ILP
+// ILP: weft.tp_plan = "1 column- and 0 row-parallel of 2 weights
+// RUN: weft-opt %s -weft-annotate-sharding="tp=2 sequence-parallel=true tp-flop-seconds=1e-15 tp-byte-seconds=1 tp-latency=1 tp-memory=1e12" | FileCheck %s --check-prefix=NOPLAN
+// NOPLAN: shard.grid @mesh
+// NOPLAN-NOT: weft.tp_plan
 
 // Sequence parallelism: the input is split along the sequence (dim 1) over
 // tp; the norm runs on the rank's tokens, the column-parallel product gets

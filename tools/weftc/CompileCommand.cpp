@@ -370,12 +370,8 @@ void weft::addLoweringPasses(mlir::PassManager &pm, const CompileOptions &opts,
     mesh.sequenceParallel = opts.sequenceParallel;
     mesh.microbatches = microbatches;
     mesh.pp = pp;
-    // Sequence parallelism keeps Megatron's layout: the integer program
-    // prices replicated weights on sequence-split rows as free (their
-    // gradients' all_reduce over tp and their optimizer state are not in
-    // its objective) and splits fewer weights than Megatron would.
     if (auto price = opts.tpPrices.find(mesh.tp);
-        price != opts.tpPrices.end() && !opts.sequenceParallel) {
+        price != opts.tpPrices.end()) {
       mesh.tpFlopSeconds = price->second.flopSeconds;
       mesh.tpByteSeconds = price->second.byteSeconds;
       mesh.tpLatency = price->second.latency;

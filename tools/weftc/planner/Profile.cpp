@@ -801,10 +801,7 @@ bool weft::planner::buildProfile(const CompileOptions &opts,
     // (all_gather and reduce_scatter instead of all_reduce): the profile
     // is of the program weft builds.
     mesh.sequenceParallel = sequenceParallel;
-    // As the bundle: Megatron's layout under sequence parallelism
-    // (CompileCommand.cpp says why).
-    if (auto price = opts.tpPrices.find(tp);
-        price != opts.tpPrices.end() && !sequenceParallel) {
+    if (auto price = opts.tpPrices.find(tp); price != opts.tpPrices.end()) {
       mesh.tpFlopSeconds = price->second.flopSeconds;
       mesh.tpByteSeconds = price->second.byteSeconds;
       mesh.tpLatency = price->second.latency;
