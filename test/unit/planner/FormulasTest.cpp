@@ -79,6 +79,45 @@ TEST(Formulas, ZeroStages) {
   EXPECT_EQ(zeroStateBytes(full, 3, 1, false).total(), 400.0);
 }
 
+TEST(Formulas, CollectivesHideBehindTheKernelsBetweenStartAndWait) {
+  const std::vector<double> kernels{1, 1, 1, 1};
+  // Started before kernel 0, waited for before kernel 2: 1.5 s of
+  // transfer under 2 s of kernels costs nothing when it overlaps fully,
+  // and half of its time at overlap 0.5 (the kernels it slows).
+  EXPECT_EQ(overlappedCommTimes(kernels, {{0, 2, 1.5}}, 1.0)[0], 0.0);
+  EXPECT_EQ(overlappedCommTimes(kernels, {{0, 2, 1.5}}, 0.5)[0], 0.75);
+  // 3 s of transfer: the kernels wait 1 s for it; of the 2 s under
+  // kernels, overlap 0.5 charges 1 s.
+  EXPECT_EQ(overlappedCommTimes(kernels, {{0, 2, 3.0}}, 1.0)[0], 1.0);
+  EXPECT_EQ(overlappedCommTimes(kernels, {{0, 2, 3.0}}, 0.5)[0], 2.0);
+  // A blocking collective (waited for where it starts) costs its time.
+  EXPECT_EQ(overlappedCommTimes(kernels, {{3, 3, 0.25}}, 1.0)[0], 0.25);
+  // Without overlap every collective costs its time.
+  std::vector<double> none =
+      overlappedCommTimes(kernels, {{0, 4, 2.0}, {1, 1, 1.0}}, 0.0);
+  EXPECT_EQ(none, (std::vector<double>{2.0, 1.0}));
+}
+
+TEST(Formulas, CollectivesRunOneAtATime) {
+  // A (2 s, waited for at the end) holds the link when blocking B (1 s)
+  // starts after kernel 0: B runs from 2 s to 3 s and the kernels stand
+  // still from 1 s to 3 s, which B is charged; A then ends long before its
+  // wait. At overlap 0.5, A's second under the kernels costs half.
+  const std::vector<double> kernels{1, 1, 1, 1};
+  std::vector<double> full =
+      overlappedCommTimes(kernels, {{0, 4, 2.0}, {1, 1, 1.0}}, 1.0);
+  EXPECT_EQ(full, (std::vector<double>{0.0, 2.0}));
+  std::vector<double> half =
+      overlappedCommTimes(kernels, {{0, 4, 2.0}, {1, 1, 1.0}}, 0.5);
+  EXPECT_EQ(half, (std::vector<double>{0.5, 2.0}));
+  // Two waited for before kernel 2: the one started first (at 0 s) is done
+  // by then; the other queued behind it (2 s to 5 s) and is charged the
+  // whole wait.
+  std::vector<double> both =
+      overlappedCommTimes(kernels, {{1, 2, 3.0}, {0, 2, 2.0}}, 1.0);
+  EXPECT_EQ(both, (std::vector<double>{3.0, 0.0}));
+}
+
 TEST(Cluster, PresetsGrowByNodes) {
   Cluster c;
   std::string error;

@@ -151,7 +151,6 @@ const CostModel::UnitTimes &CostModel::unitTimes(int64_t program, double scale,
                   &t.recomputeFull, &t.recomputeSelective, &t.tpComm})
     v->assign(n, 0.0);
   const TpProfile &p = profile.byTp.at(program);
-  const int64_t tp = p.tp;
   for (const OpRecord &op : p.ops) {
     double time = opTime(op, scale, ranks, fetch);
     switch (op.phase) {
@@ -172,12 +171,13 @@ const CostModel::UnitTimes &CostModel::unitTimes(int64_t program, double scale,
       break;
     }
   }
-  // Tensor-parallel collectives block the op that reads them.
-  for (const CollectiveRecord &c : p.collectives) {
-    double bytes = c.batch ? c.bytes * scale : c.bytes;
-    Link link = cluster.linkFor(tp, tpStride, c.kind, ranks);
-    double time = c.kind == "all_reduce" ? allReduceTime(tp, bytes, link)
-                                         : allGatherTime(tp, bytes, link);
+  // Tensor-parallel collectives: what the work between start and wait
+  // does not hide.
+  const std::vector<double> charges =
+      tpCommCharges(p, scale, tpStride, ranks, fetch);
+  for (size_t k = 0; k < p.collectives.size(); ++k) {
+    const CollectiveRecord &c = p.collectives[k];
+    const double time = charges[k];
     if (c.phase != Phase::Optimizer)
       t.tpComm[c.unit] += time;
     switch (c.phase) {
@@ -197,6 +197,32 @@ const CostModel::UnitTimes &CostModel::unitTimes(int64_t program, double scale,
                   &t.recomputeFull, &t.recomputeSelective, &t.tpComm})
     toPrefix(*v);
   return t;
+}
+
+std::vector<double> CostModel::tpCommCharges(const TpProfile &p, double scale,
+                                             int64_t tpStride, int64_t ranks,
+                                             double fetch) const {
+  const std::vector<OpRecord> &ops = p.ops;
+  const std::vector<CollectiveRecord> &comms = p.collectives;
+  const size_t n = comms.size();
+  std::vector<double> time(n);
+  for (size_t k = 0; k < n; ++k) {
+    const CollectiveRecord &c = comms[k];
+    double bytes = c.batch ? c.bytes * scale : c.bytes;
+    Link link = cluster.linkFor(p.tp, tpStride, c.kind, ranks);
+    time[k] = c.kind == "all_reduce" ? allReduceTime(p.tp, bytes, link)
+                                     : allGatherTime(p.tp, bytes, link);
+  }
+  if (cluster.overlap <= 0)
+    return time;
+  std::vector<double> kernels;
+  kernels.reserve(ops.size());
+  for (const OpRecord &op : ops)
+    kernels.push_back(opTime(op, scale, ranks, fetch));
+  std::vector<CommSpan> spans(n);
+  for (size_t k = 0; k < n; ++k)
+    spans[k] = {comms[k].start, comms[k].wait, time[k]};
+  return overlappedCommTimes(kernels, spans, cluster.overlap);
 }
 
 const CostModel::UnitSums &CostModel::unitSums(int64_t program) {

@@ -8,11 +8,13 @@
 //   GEMM rate of their dtype and size, the rest at the fp32 rate. Work
 //   that scales with the batch runs on a microbatch's rows, 1/(dp x M) of
 //   the global batch.
-// - tensor-parallel collectives (what the partition inserted) on the
-//   critical path; data-parallel gradient traffic by ZeRO stage (all-reduce;
-//   reduce-scatter + all-gather), hidden behind the backward by the
-//   cluster's overlap fraction where weft starts it asynchronously;
-//   pipeline send/recv of the activations crossing each stage cut.
+// - tensor-parallel collectives (what the partition inserted) where
+//   weft-async-collectives starts and waits for them: the kernels in
+//   between hide them by the cluster's overlap fraction; data-parallel gradient
+//   traffic by ZeRO stage (all-reduce; reduce-scatter + all-gather), hidden
+//   behind the backward by the cluster's overlap fraction where weft starts it
+//   asynchronously; pipeline send/recv of the activations crossing each stage
+//   cut.
 // - pipeline: stages cut as weft-pipeline-stages cuts them; the step is
 //   M microbatches of the slowest stage plus the schedule's bubble
 //   (Formulas.h).
@@ -136,6 +138,13 @@ private:
   /// filled and moved in place).
   double packingTime(double gradBytes, double paramBytes,
                      const PlanChoice &plan, int64_t ranks) const;
+  /// Per collective of `p` (TpProfile::collectives), the
+  /// time it adds to one rank's step: its wait and interference where
+  /// weft-async-collectives starts it ahead of the kernels between
+  /// (overlappedCommTimes, over one microbatch's kernels).
+  std::vector<double> tpCommCharges(const TpProfile &p, double scale,
+                                    int64_t tpStride, int64_t ranks,
+                                    double fetch) const;
   /// Summing M microbatches' weight gradients of `gradBytes` (M - 1 adds
   /// of the whole set: weft-microbatch sums the clones in order).
   double accumulationTime(double gradBytes, int64_t microbatches,

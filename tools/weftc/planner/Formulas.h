@@ -11,6 +11,9 @@
 //   ZB-H1                                 (p-1)(F+B-W) idle per stage
 //   ZeRO per rank                         stage 1 divides optimizer state,
 //                                         2 also gradients, 3 also params
+//   asynchronous collectives              the wait each adds to a stream
+//                                         of kernels, plus (1 - overlap)
+//                                         of what ran under them
 //
 //===----------------------------------------------------------------------===//
 #ifndef WEFT_TOOLS_WEFTC_PLANNER_FORMULAS_H
@@ -20,6 +23,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace weft::planner {
 
@@ -45,6 +49,26 @@ double bubbleTime(const std::string &schedule, int64_t p, int64_t v, double f,
 /// microbatch-chunks' worth of a whole stage) a little more than 1F1B.
 double inFlightMicrobatches(const std::string &schedule, int64_t p,
                             int64_t stage, int64_t m, int64_t v);
+
+/// A collective among a stream of kernels: started before kernel `start`
+/// and waited for before kernel `wait` (positions in that stream; equal:
+/// it blocks), taking `time` on the link.
+struct CommSpan {
+  int64_t start = 0, wait = 0;
+  double time = 0;
+};
+
+/// What each of `comms` adds to the step of one rank whose kernels take
+/// `kernels` in order: the collectives run one at a time (one
+/// communicator) in the order they start, each from its start or the end
+/// of the one before; where one is waited for before it is done the
+/// kernels stand still until it is. A collective costs that wait plus
+/// (1 - overlap) of its time that ran under kernels (what it slows them
+/// by). With overlap 0 nothing runs under a collective: each costs its
+/// time.
+std::vector<double> overlappedCommTimes(const std::vector<double> &kernels,
+                                        const std::vector<CommSpan> &comms,
+                                        double overlap);
 
 struct StateBytes {
   double params = 0, gradients = 0, optimizer = 0;

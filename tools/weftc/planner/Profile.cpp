@@ -1,5 +1,6 @@
 //===- Profile.cpp - What a model's training step costs, op by op ---------===//
 #include "tools/weftc/planner/Profile.h"
+#include "tools/weftc/planner/RepeatedLayers.h"
 
 #include "tools/weftc/CompileOptions.h"
 
@@ -17,6 +18,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <optional>
 #include <set>
 
 using namespace mlir;
@@ -42,11 +44,11 @@ bool isOptimizerUpdate(Operation *op) {
 }
 
 std::string collectiveKind(Operation *op) {
-  if (isa<shard::AllReduceOp>(op))
+  if (isa<shard::AllReduceOp, AllReduceStartOp>(op))
     return "all_reduce";
-  if (isa<shard::AllGatherOp>(op))
+  if (isa<shard::AllGatherOp, AllGatherStartOp>(op))
     return "all_gather";
-  if (isa<shard::ReduceScatterOp>(op))
+  if (isa<shard::ReduceScatterOp, ReduceScatterStartOp>(op))
     return "reduce_scatter";
   if (isa<shard::AllToAllOp>(op))
     return "all_to_all";
@@ -260,6 +262,8 @@ void analyze(func::FuncOp main, int64_t units, TpProfile &out,
         }))
       forBackward.insert(&op);
   }
+  // The collectives started and not yet waited for.
+  DenseMap<Value, size_t> started;
   for (Operation &op : block.without_terminator()) {
     if (isa<ParamOp>(op))
       continue;
@@ -285,15 +289,21 @@ void analyze(func::FuncOp main, int64_t units, TpProfile &out,
             unitOf[def] = unit;
     } else {
       // Inserted by a later pass (collectives, rescaling): the latest unit
-      // among its operands, with that operand's phase.
-      int32_t best = -1;
+      // among its operands, with that operand's phase; of parameters alone
+      // (a gather of a split weight), the unit that reads them first.
+      int32_t best = -1, param = -1;
       for (Value v : op.getOperands())
-        if (Operation *def = v.getDefiningOp())
-          if (!isa<ParamOp>(def) && unitOf.count(def) && unitOf[def] >= best) {
+        if (Operation *def = v.getDefiningOp()) {
+          if (!unitOf.count(def))
+            continue;
+          if (isa<ParamOp>(def))
+            param = std::max(param, unitOf[def]);
+          else if (unitOf[def] >= best) {
             best = unitOf[def];
             phase = phaseOf[def];
           }
-      unit = std::max(best, 0);
+        }
+      unit = std::max({best, param, 0});
       if (phase == Phase::Forward && forBackward.contains(&op))
         phase = Phase::Backward;
     }
@@ -305,6 +315,13 @@ void analyze(func::FuncOp main, int64_t units, TpProfile &out,
       for (Value r : op.getResults())
         if (!gradients.contains(r))
           batch.insert(r);
+    // A collective weft-async-collectives started: the op records between
+    // its start and this wait run while it travels.
+    if (auto wait = dyn_cast<CommWaitOp>(op)) {
+      if (auto it = started.find(wait.getPending()); it != started.end())
+        out.collectives[it->second].wait = static_cast<int32_t>(out.ops.size());
+      continue;
+    }
     std::string kind = collectiveKind(&op);
     if (!kind.empty()) {
       CollectiveRecord c;
@@ -314,6 +331,15 @@ void analyze(func::FuncOp main, int64_t units, TpProfile &out,
       c.bytes = kind == "all_gather" ? bytesOf(op.getResult(0).getType())
                                      : bytesOf(op.getOperand(0).getType());
       c.batch = batched;
+      c.start = c.wait = static_cast<int32_t>(out.ops.size());
+      if (isa<AllReduceStartOp, AllGatherStartOp, ReduceScatterStartOp>(op))
+        started[op.getResult(0)] = out.collectives.size();
+      if (auto gather = dyn_cast<AllGatherStartOp>(op)) {
+        Value source = gather.getInput();
+        while (auto reshape = source.getDefiningOp<ReshapeOp>())
+          source = reshape.getInput();
+        c.prefetch = source.getDefiningOp<ParamOp>() != nullptr;
+      }
       out.collectives.push_back(c);
       continue;
     }
@@ -428,183 +454,9 @@ void analyze(func::FuncOp main, int64_t units, TpProfile &out,
   }
 }
 
-/// A run of identical layers in the forward model: `layers` repetitions of
-/// `opsPerLayer` forward ops starting at op `start`.
-struct Repetition {
-  int64_t start = 0, opsPerLayer = 0, layers = 0;
-};
-
-/// Layers the profile keeps of a longer run: the first, two in the middle
-/// (the template of every middle layer, alternately) and the last. Two,
-/// because tensor parallelism often alternates between layers (a column-
-/// then a row-parallel product in Megatron's pairs): one template layer
-/// would give every middle layer the same split.
-constexpr int64_t kKeptLayers = 4;
-constexpr int64_t kTemplateLayers = kKeptLayers - 2;
-
-/// A structural hash of an op: its name, attributes and types.
-llvm::hash_code opSignature(Operation *op) {
-  llvm::hash_code h =
-      llvm::hash_combine(op->getName().getAsOpaquePointer(),
-                         op->getAttrDictionary().getAsOpaquePointer());
-  for (Type t : op->getOperandTypes())
-    h = llvm::hash_combine(h, t.getAsOpaquePointer());
-  for (Type t : op->getResultTypes())
-    h = llvm::hash_combine(h, t.getAsOpaquePointer());
-  return h;
-}
-
-/// The longest run of identical layers: segments between layer boundaries
-/// compared by signature, repeating with a period of 1 to 4 segments (a
-/// transformer block is two: attention and MLP, each ending at its
-/// residual add).
-Repetition findRepetition(const ForwardOps &fwd) {
-  const int64_t n = fwd.ops.size();
-  SmallVector<int64_t> begin = {0};
-  for (int64_t c : fwd.layerBoundaries)
-    begin.push_back(c + 1);
-  const int64_t segments = begin.size();
-  auto segEnd = [&](int64_t i) { return i + 1 < segments ? begin[i + 1] : n; };
-  SmallVector<llvm::hash_code> sig(segments);
-  for (int64_t i = 0; i < segments; ++i) {
-    llvm::hash_code h = llvm::hash_value(segEnd(i) - begin[i]);
-    for (int64_t o = begin[i]; o < segEnd(i); ++o)
-      h = llvm::hash_combine(h, opSignature(fwd.ops[o]));
-    sig[i] = h;
-  }
-  // For each period, the maximal runs where segment j equals segment j + q;
-  // the run covering the most forward ops wins.
-  Repetition best;
-  for (int64_t q = 1; q <= 4; ++q)
-    for (int64_t i = 0; i + q < segments;) {
-      int64_t j = i;
-      while (j + q < segments && sig[j] == sig[j + q])
-        ++j;
-      int64_t layers = (j - i + q) / q;
-      if (layers >= 2) {
-        int64_t ops = begin[i + q] - begin[i];
-        if (layers * ops > best.layers * best.opsPerLayer)
-          best = {begin[i], ops, layers};
-      }
-      i = std::max(j, i + 1);
-    }
-  return best;
-}
-
-/// The value crossing the cut after forward op `cut`: the one result of an
-/// op at or before it used after it.
-Value crossingValue(const ForwardOps &fwd, int64_t cut) {
-  Block *block = fwd.ops[cut]->getBlock();
-  for (int64_t i = cut; i >= 0; --i)
-    for (Value r : fwd.ops[i]->getResults())
-      for (Operation *user : r.getUsers()) {
-        Operation *at = block->findAncestorOpInBlock(*user);
-        if (at && (isa<func::ReturnOp>(at) ||
-                   (fwd.position.count(at) && fwd.position.lookup(at) > cut)))
-          return r;
-      }
-  return Value();
-}
-
-/// Removes the middle layers of `rep` beyond kKeptLayers from @main's
-/// forward model: the last kept layer's output feeds what the last layer's
-/// fed. Returns false (leaving the model alone) when the layers do not
-/// come apart cleanly.
-bool dropRepeatedLayers(const ForwardOps &fwd, const Repetition &rep) {
-  const int64_t c = rep.opsPerLayer;
-  const int64_t keepEnd = rep.start + kKeptLayers * c; // first dropped op
-  const int64_t dropEnd = rep.start + rep.layers * c;
-  Value keep = crossingValue(fwd, keepEnd - 1);
-  Value drop = crossingValue(fwd, dropEnd - 1);
-  if (!keep || !drop || keep.getType() != drop.getType())
-    return false;
-  // Everything the dropped ops make is used by dropped ops only, except
-  // the last layer's output.
-  DenseSet<Operation *> dropped;
-  for (int64_t i = keepEnd; i < dropEnd; ++i)
-    dropped.insert(fwd.ops[i]);
-  for (Operation *op : dropped)
-    for (Value r : op->getResults())
-      if (r != drop)
-        for (Operation *user : r.getUsers())
-          if (!dropped.contains(user))
-            return false;
-  drop.replaceAllUsesWith(keep);
-  for (int64_t i = dropEnd - 1; i >= keepEnd; --i)
-    fwd.ops[i]->erase();
-  return true;
-}
-
-/// Where a unit of the shortened model lands in the whole one: the middle
-/// kept layers stand for every middle layer in turn (middle layer i, from
-/// 1, takes template layer (i - 1) mod kTemplateLayers).
-SmallVector<int64_t, 1> expandUnit(int64_t u, const Repetition &rep,
-                                   bool dropped) {
-  if (!dropped)
-    return {u};
-  const int64_t c = rep.opsPerLayer, extra = (rep.layers - kKeptLayers) * c;
-  if (u < rep.start + c)
-    return {u};
-  if (u < rep.start + (1 + kTemplateLayers) * c) {
-    const int64_t t = (u - rep.start - c) / c, op = (u - rep.start) % c;
-    SmallVector<int64_t, 1> all;
-    for (int64_t i = 1 + t; i + 1 < rep.layers; i += kTemplateLayers)
-      all.push_back(rep.start + i * c + op);
-    return all;
-  }
-  return {u + extra};
-}
-
-/// The records of the shortened model's partition, spread over the whole
-/// model's units.
-void expandProfile(TpProfile &p, const Repetition &rep, bool dropped,
-                   int64_t units) {
-  if (!dropped)
-    return;
-  auto spread = [&](auto &records) {
-    std::decay_t<decltype(records)> all;
-    for (const auto &r : records)
-      for (int64_t u : expandUnit(r.unit, rep, dropped)) {
-        all.push_back(r);
-        all.back().unit = static_cast<int32_t>(u);
-      }
-    records = std::move(all);
-  };
-  spread(p.ops);
-  spread(p.collectives);
-  std::vector<UnitBytes> bytes(std::max<int64_t>(units, 1));
-  for (size_t u = 0; u < p.units.size(); ++u)
-    for (int64_t full : expandUnit(u, rep, dropped))
-      if (full < static_cast<int64_t>(bytes.size()))
-        bytes[full] = p.units[u];
-  p.units = std::move(bytes);
-  // A parameter of the template layers is one per layer it stands for
-  // (its units expand alike, copy i of each unit in layer i); any other is
-  // read by every unit its units stand for.
-  std::vector<SharedParam> shared;
-  for (const SharedParam &sp : p.sharedParams) {
-    std::vector<SmallVector<int64_t, 1>> spread;
-    for (int32_t u : sp.units)
-      spread.push_back(expandUnit(u, rep, dropped));
-    const size_t copies = spread.front().size();
-    bool perLayer = copies > 1 && llvm::all_of(spread, [&](const auto &s) {
-                      return s.size() == copies;
-                    });
-    for (size_t i = 0; i < (perLayer ? copies : 1); ++i) {
-      std::set<int32_t> units;
-      for (const auto &s : spread)
-        for (size_t j = 0; j < s.size(); ++j)
-          if (!perLayer || j == i)
-            units.insert(static_cast<int32_t>(s[j]));
-      shared.push_back(sp);
-      shared.back().units.assign(units.begin(), units.end());
-    }
-  }
-  p.sharedParams = std::move(shared);
-}
-
-/// WEFT_PLANNER_DUMP: the parameters several units read.
-void dumpSharedParams(const TpProfile &p) {
+/// WEFT_PLANNER_DUMP: the parameters several units read, and the
+/// collectives that run while other work does.
+void dumpProfile(const TpProfile &p) {
   if (!std::getenv("WEFT_PLANNER_DUMP"))
     return;
   for (const SharedParam &sp : p.sharedParams) {
@@ -616,22 +468,14 @@ void dumpSharedParams(const TpProfile &p) {
       llvm::errs() << " " << u;
     llvm::errs() << "\n";
   }
-}
-
-/// The couplings of the shortened model at every unit of the whole one;
-/// each keeps its distance to its source.
-std::vector<BatchCoupling>
-expandCouplings(const std::vector<BatchCoupling> &couplings,
-                const Repetition &rep, bool dropped) {
-  std::vector<BatchCoupling> all;
-  for (const BatchCoupling &c : couplings)
-    for (int64_t u : expandUnit(c.unit, rep, dropped)) {
-      all.push_back(c);
-      all.back().unit = static_cast<int32_t>(u);
-      all.back().source =
-          static_cast<int32_t>(std::max<int64_t>(0, u - (c.unit - c.source)));
-    }
-  return all;
+  // The collectives that overlap work: where they start and are waited for.
+  for (const CollectiveRecord &c : p.collectives)
+    if (c.wait > c.start)
+      llvm::errs() << "tp=" << p.tp << " " << c.kind << " of "
+                   << static_cast<int64_t>(c.bytes) << " bytes, unit " << c.unit
+                   << ": started before op " << c.start
+                   << ", waited for before op " << c.wait << " of "
+                   << p.ops.size() << "\n";
 }
 
 } // namespace
@@ -790,7 +634,7 @@ bool weft::planner::buildProfile(const CompileOptions &opts,
       analyze(module.lookupSymbol<func::FuncOp>("main"), reducedUnits,
               tpProfile, profile.kernels);
       expandProfile(tpProfile, rep, dropped, profile.units);
-      dumpSharedParams(tpProfile);
+      dumpProfile(tpProfile);
       continue;
     }
     OwningOpRef<ModuleOp> copy(module.clone());
@@ -812,6 +656,11 @@ bool weft::planner::buildProfile(const CompileOptions &opts,
     }
     tpPm.addPass(createAnnotateSharding(mesh));
     tpPm.addPass(createPartition());
+    // Where the collectives start and are waited for, as weftc compile
+    // places them: the cost model hides what travels behind the work in
+    // between.
+    tpPm.addPass(createScheduleCollectives());
+    tpPm.addPass(createAsyncCollectives());
     addRankStepPasses(tpPm, opts, /*profile=*/true);
     diagnostics.clear();
     if (failed(tpPm.run(*copy))) {
@@ -828,7 +677,7 @@ bool weft::planner::buildProfile(const CompileOptions &opts,
                    << " splits: " << tpProfile.splits << "\n";
     analyze(tpMain, reducedUnits, tpProfile, profile.kernels);
     expandProfile(tpProfile, rep, dropped, profile.units);
-    dumpSharedParams(tpProfile);
+    dumpProfile(tpProfile);
   }
   profile.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)

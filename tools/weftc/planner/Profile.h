@@ -60,6 +60,13 @@ struct CollectiveRecord {
   std::string kind; // all_reduce, all_gather, reduce_scatter, all_to_all
   double bytes = 0; // full (gathered) size per rank
   bool batch = false;
+  /// Where weft-async-collectives starts it and waits for it, as positions
+  /// in TpProfile::ops: the records before its start and before its wait.
+  /// The ops in between run while it travels; equal: it blocks.
+  int32_t start = 0, wait = 0;
+  /// A gather of a parameter, prefetched: it starts where the one before
+  /// it is waited for.
+  bool prefetch = false;
 };
 
 /// A statistic of the whole batch that rows of the step wait for, such as
@@ -97,6 +104,8 @@ struct SharedParam {
 
 struct TpProfile {
   int64_t tp = 1;
+  /// In the order of the whole model's program (a left-out identical
+  /// layer's records are copies of its template layer's).
   std::vector<OpRecord> ops;
   std::vector<CollectiveRecord> collectives;
   std::vector<UnitBytes> units;
