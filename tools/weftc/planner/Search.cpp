@@ -172,41 +172,50 @@ SearchResult weft::planner::searchPlans(CostModel &model,
   return result;
 }
 
+/// The distinct reasons the plans of `invalid` cannot be built (same
+/// words, other numbers), most frequent first, each in the wording of its
+/// first plan: at most `shown`, as "reason (and N like it); ...".
+static std::string groupedReasons(const std::vector<PlanEstimate> &invalid,
+                                  size_t shown) {
+  struct Reason {
+    int64_t count = 0;
+    size_t first = 0;
+    std::string text;
+  };
+  std::map<std::string, Reason> reasons;
+  for (const PlanEstimate &e : invalid) {
+    std::string key;
+    for (char c : e.invalid)
+      if (!std::isdigit(static_cast<unsigned char>(c)))
+        key += c;
+    Reason &r = reasons[key];
+    if (r.count++ == 0) {
+      r.first = reasons.size();
+      r.text = e.invalid;
+    }
+  }
+  std::vector<Reason> sorted;
+  for (auto &[key, r] : reasons)
+    sorted.push_back(r);
+  std::sort(sorted.begin(), sorted.end(), [](const Reason &a, const Reason &b) {
+    return a.count != b.count ? a.count > b.count : a.first < b.first;
+  });
+  std::string why;
+  for (size_t i = 0; i < std::min(shown, sorted.size()); ++i)
+    why += (i ? "; " : "") + sorted[i].text + " (and " +
+           std::to_string(sorted[i].count - 1) + " like it)";
+  if (sorted.size() > shown)
+    why += "; " + std::to_string(sorted.size() - shown) + " other reasons";
+  return why;
+}
+
 std::string weft::planner::noPlanFits(const SearchResult &result,
                                       const Cluster &cluster) {
   if (result.tooBig.empty()) {
-    // The distinct reasons (same words, other numbers), most frequent
-    // first, each in the wording of its first plan.
-    struct Reason {
-      int64_t count = 0;
-      size_t first = 0;
-      std::string text;
-    };
-    std::map<std::string, Reason> reasons;
-    for (const PlanEstimate &e : result.invalid) {
-      std::string key;
-      for (char c : e.invalid)
-        if (!std::isdigit(static_cast<unsigned char>(c)))
-          key += c;
-      Reason &r = reasons[key];
-      if (r.count++ == 0) {
-        r.first = reasons.size();
-        r.text = e.invalid;
-      }
-    }
-    std::vector<Reason> sorted;
-    for (auto &[key, r] : reasons)
-      sorted.push_back(r);
-    std::sort(
-        sorted.begin(), sorted.end(), [](const Reason &a, const Reason &b) {
-          return a.count != b.count ? a.count > b.count : a.first < b.first;
-        });
-    std::string why = "no plan can be built on " + describeCluster(cluster) +
-                      " (" + std::to_string(result.evaluated) + " tried)";
-    for (size_t i = 0; i < std::min<size_t>(3, sorted.size()); ++i)
-      why += (i ? "; " : ": ") + sorted[i].text + " (and " +
-             std::to_string(sorted[i].count - 1) + " like it)";
-    return why;
+    std::string why = groupedReasons(result.invalid, 3);
+    return "no plan can be built on " + describeCluster(cluster) + " (" +
+           std::to_string(result.evaluated) + " tried)" +
+           (why.empty() ? "" : ": " + why);
   }
   const PlanEstimate &least = result.tooBig.front();
   const MemoryBreakdown &m = least.memory;
@@ -327,6 +336,10 @@ std::string weft::planner::explainPlans(const SearchResult &result,
       os << "cannot be built: " << bad.at(shape)->invalid << "\n";
     }
   }
+  if (!result.invalid.empty())
+    os << "\nwhy " << result.invalid.size()
+       << " plans cannot be built: " << groupedReasons(result.invalid, 5)
+       << "\n";
   return os.str();
 }
 
