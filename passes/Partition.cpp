@@ -266,8 +266,11 @@ FailureOr<Value> Partitioner::reshard(Value value, const TensorSharding &to,
   }
   // Join split dims the user needs whole, or split over fewer axes (the
   // leading ones: a ZeRO-3 parameter split over [tp, dp] gathered over dp
-  // for a tensor-parallel product).
-  bool needsSplit = false;
+  // for a tensor-parallel product), before cutting any: a split that moves
+  // from one dim to another over the same axes (keys split, wanted split
+  // by queries) must gather first; cut first, the ranks' blocks of the
+  // gathered dim would belong to different blocks of the cut one.
+  const bool splitElsewhere = !s.isReplicated();
   for (auto [d, dim] : llvm::enumerate(s.dims)) {
     const DimSharding &want = to.dims[d];
     if (dim == want)
@@ -301,6 +304,23 @@ FailureOr<Value> Partitioner::reshard(Value value, const TensorSharding &to,
         continue;
       }
     }
+    // Split over more axes: cut below (no communication).
+    if (dim.outer == 1 && want.outer == 1 && !dim.empty() &&
+        want.axes.size() > dim.axes.size() &&
+        ArrayRef<MeshAxis>(want.axes).take_front(dim.axes.size()) ==
+            ArrayRef<MeshAxis>(dim.axes))
+      continue;
+    if (!dim.empty()) {
+      v = allGather(v, d, dim, loc);
+      dim.clear();
+    }
+  }
+  // Then cut the dims wanted split (finer) out of the blocks each rank has.
+  bool needsSplit = false;
+  for (auto [d, dim] : llvm::enumerate(s.dims)) {
+    const DimSharding &want = to.dims[d];
+    if (dim == want)
+      continue;
     // Split over more axes (the trailing ones: a tensor-parallel parameter
     // whose ZeRO optimizer state is split over [tp, dp]): each rank cuts
     // its block out of the one it has, without communication.
@@ -317,19 +337,14 @@ FailureOr<Value> Partitioner::reshard(Value value, const TensorSharding &to,
       dim = want;
       continue;
     }
-    if (!dim.empty()) {
-      v = allGather(v, d, dim, loc);
-      dim.clear();
-    }
     // A whole dim of a value split elsewhere (a dp-split target wanted
     // split over tp as well): each rank cuts its block, no communication.
-    if (!want.empty() && !s.isReplicated()) {
+    if (splitElsewhere) {
       v = allSlice(v, d, want, loc);
       dim = want;
       continue;
     }
-    if (!want.empty())
-      needsSplit = true;
+    needsSplit = true;
   }
   if (needsSplit) {
     if (!s.isReplicated())

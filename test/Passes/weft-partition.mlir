@@ -450,3 +450,22 @@ func.func @main(%x: tensor<6x4x8xf32> {weft.name = "x", weft.shard = {dims = [ar
   %l = weft.reduce_sum %y {axes = array<i64: 0, 1>, keepdims = false} : (tensor<24x8xf32>) -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// A split that moves from one dim to another over the same axis (a
+// cross-attention's scores gradient under sequence parallelism: made with
+// the keys split, wanted split by queries): the keys are gathered first,
+// then each rank cuts its queries. Cut first, the gather would join key
+// blocks of other ranks' queries.
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: (%[[Q:.*]]: tensor<4x8xf32> {{.*}}, %[[K:.*]]: tensor<8x4xf32>
+// CHECK: %[[G:.*]] = shard.all_gather %[[K]] on @mesh grid_axes = [0] gather_axis = 1 : tensor<8x4xf32> -> tensor<8x8xf32>
+// CHECK: %[[S:.*]] = shard.all_slice %[[G]] on @mesh grid_axes = [0] slice_axis = 0 : tensor<8x8xf32> -> tensor<4x8xf32>
+// CHECK: weft.add %[[Q]], %[[S]] : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+shard.grid @mesh(shape = 2) {weft.mesh_axes = ["tp"]}
+func.func @main(%q: tensor<8x8xf32> {weft.name = "q", weft.shard = {dims = [array<i16: 0>, array<i16>], partial = array<i16>}}, %k: tensor<8x8xf32> {weft.name = "k", weft.shard = {dims = [array<i16>, array<i16: 0>], partial = array<i16>}}) -> (tensor<f32> {weft.name = "loss"}) {
+  %0 = weft.add %q, %k : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %l = weft.reduce_sum %0 {axes = array<i64: 0, 1>, keepdims = false} : (tensor<8x8xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}

@@ -24,7 +24,7 @@ of ranks) for the rest: the same requirements hold for the whole run.
 usage: /usr/bin/python3 check_plans.py MODEL OPTIMIZER WORKDIR [--shuffle SEED] [--all FLAGS]
            PLAN [PLAN ...]
   MODEL: mlp | causal_lm | dropout_lm | cnn | bn_cnn | llama | mobile_cnn | unet | rnn_lm
-         | packed_lm
+         | packed_lm | seq2seq
   OPTIMIZER: adamw | sgd
   PLAN:  comma-separated weftc flags, e.g. dp=2  dp=4,zero=3
          tp=2,sequence-parallel; or A/B (resumed under B), e.g. dp=2,zero=2/tp=2

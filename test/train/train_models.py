@@ -45,6 +45,32 @@ class CausalLm(torch.nn.Module):
         return F.cross_entropy(logits.reshape(-1, self.VOCAB), targets.reshape(-1))
 
 
+class Seq2Seq(torch.nn.Module):
+    """An encoder-decoder transformer (nn.Transformer, one layer each) over
+    sources and targets of different lengths: the decoder's cross-attention
+    reads the encoder's output, so under sequence parallelism its queries
+    are split by the targets' sequence and its keys by the sources'."""
+    VOCAB, SRC, SEQ, DIM = 40, 12, 8, 32
+
+    def __init__(self):
+        super().__init__()
+        self.src_embed = torch.nn.Embedding(self.VOCAB, self.DIM)
+        self.tgt_embed = torch.nn.Embedding(self.VOCAB, self.DIM)
+        self.pos = torch.nn.Parameter(torch.randn(1, self.SRC, self.DIM) * 0.1)
+        self.core = torch.nn.Transformer(
+            self.DIM, 4, num_encoder_layers=1, num_decoder_layers=1,
+            dim_feedforward=64, dropout=0.0, batch_first=True)
+        self.head = torch.nn.Linear(self.DIM, self.VOCAB)
+
+    def forward(self, src, tokens, targets):
+        mask = torch.triu(torch.full((self.SEQ, self.SEQ), float("-inf")), 1)
+        h = self.core(self.src_embed(src) + self.pos,
+                      self.tgt_embed(tokens) + self.pos[:, :self.SEQ],
+                      tgt_mask=mask)
+        logits = self.head(h)
+        return F.cross_entropy(logits.reshape(-1, self.VOCAB), targets.reshape(-1))
+
+
 class TiedLm(CausalLm):
     """CausalLm whose output layer reads the embedding's weights (GPT-2's
     tied embeddings): one initializer that the first and the last layer
@@ -384,6 +410,11 @@ def make_data(name, rng):
     if name in NEXT_TOKEN_MODELS:
         model = NEXT_TOKEN_MODELS[name]
         return model(), next_token_data(rng, n, model.VOCAB, model.SEQ)
+    if name == "seq2seq":
+        # The ONNX inputs in this order: src, tokens, targets.
+        data = next_token_data(rng, n, Seq2Seq.VOCAB, Seq2Seq.SEQ)
+        return Seq2Seq(), {"src": rng.integers(0, Seq2Seq.VOCAB, (n, Seq2Seq.SRC)),
+                           "tokens": data["tokens"], "targets": data["targets"]}
     if name in ("unsorted_lm", "packed_lm"):
         data = next_token_data(rng, n, RnnLm.VOCAB, RnnLm.SEQ)
         if name == "unsorted_lm":
