@@ -4,13 +4,13 @@
 // sharding rules (ShardingRules.h) over the whole training step without
 // building anything. Each product whose right operand is a 2-D parameter is
 // tried, in program order, as a column-parallel half: its output features
-// are split (in `outer` blocks for packed projections such as attention's
-// q, k, v). The propagation then splits what has to follow: biases and
-// optimizer state of split parameters, and the weight of a later product
-// that contracts the split features (the row-parallel half, whose partial
-// sums one all_reduce completes). A trial is kept when no op ever needs a
-// tensor-parallel split joined again (no all_gather over the axis), so the
-// pairs that survive are exactly Megatron's: MLP up/down projections and
+// are split (in `outer` blocks for packed projections: self-attention's q,
+// k, v in 3, a cross-attention's k, v in 2). The propagation then splits what
+// has to follow: biases and optimizer state of split parameters, and the weight
+// of a later product that contracts the split features (the row-parallel half,
+// whose partial sums one all_reduce completes). A trial is kept when no op ever
+// needs a tensor-parallel split joined again (no all_gather over the axis), so
+// the pairs that survive are exactly Megatron's: MLP up/down projections and
 // attention's QKV/output projections with whole heads per rank. A
 // vocabulary projection feeding a cross-entropy splits by class and an
 // embedding table by rows (the vocabulary-parallel lookups of
@@ -46,10 +46,13 @@ using namespace weft;
 namespace {
 
 /// The parameter a product's operand reads, directly or through a 2-D
-/// transpose, and the parameter dim the operand's dim `d` is.
+/// transpose, and the parameter dim the operand's dim `d` is; or a window
+/// of it (PyTorch's cross-attention reads its q and its k, v as rows of one
+/// packed in_proj_weight).
 struct ParamView {
   ParamOp param;
   SmallVector<int64_t, 2> perm; // operand dim -> parameter dim
+  SmallVector<bool, 2> cut;     // per parameter dim: the window cuts it
 };
 
 /// `v` without the casts mixed precision puts before products.
@@ -59,17 +62,39 @@ Value throughCasts(Value v) {
   return v;
 }
 
-std::optional<ParamView> viewParam(Value v) {
+/// `v` itself, or the parameter a unit-step slice of it is a window of,
+/// with the dims the window cuts.
+ParamOp paramOrWindow(Value v, SmallVector<bool, 2> &cut) {
   v = throughCasts(v);
+  cut.assign(2, false);
   if (auto p = v.getDefiningOp<ParamOp>())
-    if (p.getType().getRank() == 2)
-      return ParamView{p, {0, 1}};
-  if (auto t = v.getDefiningOp<TransposeOp>())
-    if (auto p = throughCasts(t.getInput()).getDefiningOp<ParamOp>())
-      if (p.getType().getRank() == 2)
-        return ParamView{p, SmallVector<int64_t, 2>(t.getPermutation())};
+    return p.getType().getRank() == 2 ? p : ParamOp();
+  auto slice = v.getDefiningOp<SliceOp>();
+  if (!slice)
+    return ParamOp();
+  auto p = throughCasts(slice.getInput()).getDefiningOp<ParamOp>();
+  if (!p || p.getType().getRank() != 2 ||
+      llvm::any_of(slice.getSteps(), [](int64_t s) { return s != 1; }))
+    return ParamOp();
+  for (int64_t d = 0; d < 2; ++d)
+    cut[d] = slice.getType().getDimSize(d) != p.getType().getDimSize(d);
+  return p;
+}
+
+std::optional<ParamView> viewParam(Value v) {
+  SmallVector<bool, 2> cut;
+  if (ParamOp p = paramOrWindow(v, cut))
+    return ParamView{p, {0, 1}, cut};
+  if (auto t = throughCasts(v).getDefiningOp<TransposeOp>())
+    if (ParamOp p = paramOrWindow(t.getInput(), cut))
+      return ParamView{p, SmallVector<int64_t, 2>(t.getPermutation()), cut};
   return std::nullopt;
 }
+
+/// The blockings a column-parallel split is tried in: plain blocks, and
+/// the `outer` blocks of a packed projection (a cross-attention's k, v;
+/// a self-attention's q, k, v), each block split by heads.
+constexpr int64_t kBlockings[] = {1, 2, 3};
 
 bool splitOver(const DimSharding &dim, MeshAxis axis) {
   return llvm::is_contained(dim.allAxes(), axis);
@@ -154,7 +179,7 @@ private:
         int64_t aK = mm.getTransposeA() ? ra - 2 : ra - 1;
         int64_t bK = mm.getTransposeB() ? 1 : 0;
         std::optional<ParamView> w = viewParam(mm.getRhs());
-        if (w && mm.getRhs().getType().getRank() == 2 &&
+        if (w && mm.getRhs().getType().getRank() == 2 && !w->cut[w->perm[bK]] &&
             splitOver(in[0].dims[aK], axis) && in[1].dims[bK].empty()) {
           TensorSharding s = TensorSharding::replicated(2);
           s.dims[w->perm[bK]] = in[0].dims[aK];
@@ -221,21 +246,22 @@ planGreedy(func::FuncOp func, const Mesh &mesh, MeshAxis axis) {
   if (baseline < 0)
     return accepted;
   // Candidates in program order: the output features of each product with
-  // a 2-D parameter on the right (column-parallel, plain or in 3 blocks for
-  // a packed q, k, v), and the rows of each embedding table a gather reads
-  // (vocabulary-parallel).
+  // a 2-D parameter on the right (column-parallel, plain or in the blocks
+  // of a packed projection), and the rows of each embedding table a gather
+  // reads (vocabulary-parallel).
   struct Candidate {
     ParamOp param;
     int64_t dim;
-    SmallVector<int64_t, 2> outers;
+    SmallVector<int64_t, 3> outers;
   };
   SmallVector<Candidate> candidates;
   func.walk([&](Operation *op) {
     if (auto mm = dyn_cast<MatMulOp>(op)) {
       std::optional<ParamView> w = viewParam(mm.getRhs());
       if (mm.getRhs().getType().getRank() == 2 && w)
-        candidates.push_back(
-            {w->param, w->perm[mm.getTransposeB() ? 0 : 1], {1, 3}});
+        candidates.push_back({w->param, w->perm[mm.getTransposeB() ? 0 : 1],
+                              SmallVector<int64_t, 3>(std::begin(kBlockings),
+                                                      std::end(kBlockings))});
     } else if (auto gather = dyn_cast<GatherOp>(op)) {
       if (auto p = gather.getData().getDefiningOp<ParamOp>())
         candidates.push_back({p, static_cast<int64_t>(gather.getAxis()), {1}});
@@ -249,6 +275,7 @@ planGreedy(func::FuncOp func, const Mesh &mesh, MeshAxis axis) {
     // needs fewest (under sequence parallelism a packed q, k, v split in
     // plain blocks also passes, its gathers offset by the sequence's
     // gathers a column-parallel product saves; in 3 blocks it needs none).
+    // A tie keeps the first: plain blocks where they do.
     std::optional<int> best;
     llvm::StringMap<TensorSharding> chosen;
     for (int64_t outer : c.outers) {
@@ -363,8 +390,10 @@ planByIlp(func::FuncOp func, const Mesh &mesh, MeshAxis axis,
   // partners its trial splits by contraction.
   for (Weight &w : weights) {
     int64_t n = w.param.getType().getDimSize(w.outDim);
-    for (int64_t outer : w.lookup ? SmallVector<int64_t, 2>{1}
-                                  : SmallVector<int64_t, 2>{1, 3}) {
+    for (int64_t outer : w.lookup
+                             ? SmallVector<int64_t, 3>{1}
+                             : SmallVector<int64_t, 3>(std::begin(kBlockings),
+                                                       std::end(kBlockings))) {
       if (n % (outer * tp) != 0)
         continue;
       TensorSharding s = TensorSharding::replicated(2);

@@ -17,13 +17,17 @@ using namespace weft::sharding;
 
 namespace {
 
-/// Whether a window [start, start + size) with step 1 is one of the
-/// `outer` blocks of a dim of size n: then a split of each block (outer,
-/// rest) carries over to the window as a plain split.
-bool isOuterBlock(int64_t n, int64_t outer, int64_t start, int64_t size,
-                  int64_t step) {
+/// How many of the `outer` blocks of a dim of size n the window [start,
+/// start + size) with step 1 is, when it is a run of whole blocks (0 if it
+/// is not): a split of each block (outer, rest) carries over to the window
+/// as a split of that many blocks (plain for one: a packed projection's q;
+/// two for its k, v).
+int64_t outerBlocks(int64_t n, int64_t outer, int64_t start, int64_t size,
+                    int64_t step) {
+  if (outer <= 1 || step != 1 || n % outer != 0)
+    return 0;
   int64_t block = n / outer;
-  return outer > 1 && step == 1 && size == block && start % block == 0;
+  return start % block == 0 && size % block == 0 ? size / block : 0;
 }
 
 /// softmax_cross_entropy(_grad): scores [N, C, ...] and labels [N, ...]
@@ -87,9 +91,10 @@ FailureOr<Plan> crossEntropyOf(OpT op, ArrayRef<TensorSharding> in, bool isGrad,
 
 /// slice (full input -> window) and slice_grad (window gradient -> full,
 /// padded with zeros): dims the window leaves whole keep their split; a dim
-/// the window cuts must be whole, unless the window is one block of a
-/// strided split (q, k or v out of a packed projection split by heads),
-/// which becomes a plain split of the window and back.
+/// the window cuts must be whole, unless the window is a run of whole
+/// blocks of a strided split (q, k or v out of a packed projection split by
+/// heads: a plain split of the window; k and v together: a split of its
+/// two blocks), and back.
 Plan weft::sharding::window(Operation *op, ArrayRef<TensorSharding> in,
                             bool grad) {
   auto starts = op->getAttrOfType<DenseI64ArrayAttr>("starts");
@@ -105,13 +110,17 @@ Plan weft::sharding::window(Operation *op, ArrayRef<TensorSharding> in,
       continue;
     const DimSharding &dim = in[0].dims[d];
     // The full side's split as [outer, rest]: given (slice) or implied by
-    // the window's size (slice_grad of a plain split window).
-    int64_t outer =
-        grad ? (size > 0 && n % size == 0 ? n / size : 0) : dim.outer;
-    if (!dim.empty() && dim.outerAxes.empty() && (!grad || dim.outer == 1) &&
-        outer > 0 && isOuterBlock(n, outer, start, size, step)) {
-      result.dims[d] = DimSharding(dim.axes, grad ? outer : 1);
-      continue;
+    // the window's blocks (slice_grad: a window split in `outer` blocks is
+    // that many blocks of the full dim).
+    int64_t block = grad ? (size % dim.outer == 0 ? size / dim.outer : 0)
+                         : (n % dim.outer == 0 ? n / dim.outer : 0);
+    int64_t outer = block > 0 && n % block == 0 ? n / block : 0;
+    if (!dim.empty() && dim.outerAxes.empty() && outer > 0) {
+      if (int64_t k = outerBlocks(n, outer, start, size, step);
+          k > 0 && (!grad || k == dim.outer)) {
+        result.dims[d] = DimSharding(dim.axes, grad ? outer : k);
+        continue;
+      }
     }
     operand.dims[d].clear();
     result.dims[d].clear();

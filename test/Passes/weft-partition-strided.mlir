@@ -107,3 +107,28 @@ func.func @main(%dy: tensor<4x4x8xf32> {weft.shard = {dims = [array<i16: 1>, arr
   %1 = weft.reduce_sum %0 {axes = array<i64: 0>} : (tensor<16x8xf32>) -> tensor<1x8xf32>
   return %1 : tensor<1x8xf32>
 }
+
+// -----
+
+// A window of two of the three blocks of a packed projection split by
+// heads (a cross-attention's k and v, rows 32-96 of PyTorch's
+// in_proj_weight): the window keeps the split, in two blocks, and each
+// rank takes its rows of both from its own block; the gradient goes back
+// into the same blocks. No gather.
+// CHECK-LABEL: func.func @main
+// CHECK: %[[P:.*]] = weft.param "w" {{.*}} : tensor<48x8xf32>
+// CHECK-NOT: shard.all_gather
+// CHECK: %[[KV:.*]] = weft.slice %[[P]] {starts = array<i64: 16, 0>, steps = array<i64: 1, 1>} : (tensor<48x8xf32>) -> tensor<32x8xf32>
+// CHECK: %[[S:.*]] = weft.add %[[KV]], %{{.*}} : (tensor<32x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32>
+// CHECK: weft.slice_grad %[[S]] {starts = array<i64: 16, 0>, steps = array<i64: 1, 1>} : (tensor<32x8xf32>) -> tensor<48x8xf32>
+// CHECK-NOT: shard.all_gather
+// CHECK: return
+shard.grid @mesh(shape = 2) {weft.mesh_axes = ["tp"]}
+func.func @main(%g: tensor<64x8xf32> {weft.name = "g", weft.shard = {dims = [array<i16: 0>, array<i16>], outer = array<i64: 2, 1>, partial = array<i16>}}) -> (tensor<f32> {weft.name = "loss"}) {
+  %p = weft.param "w" {weft.shard = {dims = [array<i16: 0>, array<i16>], outer = array<i64: 3, 1>, partial = array<i16>}} : tensor<96x8xf32>
+  %kv = weft.slice %p {starts = array<i64: 32, 0>, steps = array<i64: 1, 1>} : (tensor<96x8xf32>) -> tensor<64x8xf32>
+  %s = weft.add %kv, %g : (tensor<64x8xf32>, tensor<64x8xf32>) -> tensor<64x8xf32>
+  %back = weft.slice_grad %s {starts = array<i64: 32, 0>, steps = array<i64: 1, 1>} : (tensor<64x8xf32>) -> tensor<96x8xf32>
+  %l = weft.reduce_sum %back {axes = array<i64: 0, 1>, keepdims = false} : (tensor<96x8xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
