@@ -144,17 +144,41 @@ struct AnnotateShardingPass
       annotateState(func, b);
   }
 
-  /// Sequence parallelism: dim 1 of every input of rank >= 2 over "tp".
+  /// Sequence parallelism: dim 1 of every input of rank 2 or 3 ([batch,
+  /// sequence] tokens, [batch, sequence, features]) over "tp". An input of
+  /// higher rank (an image: its dim 1 is channels) is no sequence and stays
+  /// whole along it; a model with no sequence at all is refused.
   LogicalResult splitSequences(func::FuncOp func, OpBuilder &b) {
     if (tp == 1)
       return func.emitError("sequence parallelism needs tp > 1");
+    auto nameOf = [&](BlockArgument arg) {
+      auto name =
+          func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "weft.name");
+      return name ? "'" + name.getValue().str() + "'"
+                  : std::to_string(arg.getArgNumber());
+    };
+    auto isSequence = [](RankedTensorType type) {
+      return type.getRank() == 2 || type.getRank() == 3;
+    };
+    if (llvm::none_of(func.getArgumentTypes(), [&](Type t) {
+          return isSequence(cast<RankedTensorType>(t));
+        })) {
+      InFlightDiagnostic diag = func.emitError(
+          "sequence parallelism splits the sequence (dim 1) of [batch, "
+          "sequence] and [batch, sequence, features] inputs, and no input "
+          "is one:");
+      for (BlockArgument arg : func.getArguments())
+        diag << " input " << nameOf(arg) << " is " << arg.getType() << ";";
+      diag << " tensor parallelism alone splits this model";
+      return diag;
+    }
     for (BlockArgument arg : func.getArguments()) {
       auto type = cast<RankedTensorType>(arg.getType());
-      if (type.getRank() < 2)
+      if (!isSequence(type))
         continue;
       if (type.getDimSize(1) % tp != 0)
         return func.emitError("the sequence of input ")
-               << arg.getArgNumber() << " (" << type.getDimSize(1)
+               << nameOf(arg) << " (" << type.getDimSize(1)
                << ") does not split into tp=" << static_cast<int64_t>(tp)
                << " equal parts";
       TensorSharding s = TensorSharding::replicated(type.getRank());
