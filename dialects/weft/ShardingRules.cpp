@@ -176,7 +176,10 @@ Plan elementwise(Operation *op, ArrayRef<TensorSharding> in, Linearity lin,
 
 /// Ops that work along some dims and keep the others' splits: `whole` are
 /// the dims (of operand 0 and result 0, same rank) that must be complete.
-/// Other operands are whole unless they have the result's shape.
+/// Other operands are whole unless they have the result's shape. The split
+/// kept is the finest of the operands that have it (a concat of a learned
+/// token broadcast over the whole batch and the batch's patches, ViT's:
+/// the token is cut to the rank's rows, the patches are not gathered).
 Plan alongDims(Operation *op, ArrayRef<TensorSharding> in,
                ArrayRef<int64_t> whole, Linearity lin = Linearity::None) {
   RankedTensorType first = tensorType(op->getOperand(0));
@@ -184,7 +187,6 @@ Plan alongDims(Operation *op, ArrayRef<TensorSharding> in,
   for (int64_t d = 0; d < first.getRank(); ++d)
     if (!llvm::is_contained(whole, d))
       keep.push_back(d);
-  TensorSharding main = wholeExcept(in[0], keep, true);
   // A value follows operand 0's split when it matches it outside the
   // dims kept whole (a concat's operands, a split's results differ along
   // the axis only).
@@ -197,6 +199,17 @@ Plan alongDims(Operation *op, ArrayRef<TensorSharding> in,
         return false;
     return true;
   };
+  auto splitAxes = [&](const TensorSharding &s) {
+    size_t n = 0;
+    for (int64_t d : keep)
+      n += s.dims[d].allAxes().size();
+    return n;
+  };
+  size_t from = 0;
+  for (auto [i, operand] : llvm::enumerate(op->getOperands()))
+    if (i > 0 && follows(operand) && splitAxes(in[i]) > splitAxes(in[from]))
+      from = i;
+  TensorSharding main = wholeExcept(in[from], keep, true);
   Plan plan;
   for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
     if (follows(operand)) {

@@ -469,3 +469,23 @@ func.func @main(%q: tensor<8x8xf32> {weft.name = "q", weft.shard = {dims = [arra
   %l = weft.reduce_sum %0 {axes = array<i64: 0, 1>, keepdims = false} : (tensor<8x8xf32>) -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// A learned token broadcast over the whole batch and joined to the batch's
+// rows (ViT's class token): the join keeps the rows' split, and the
+// broadcast is made at the rank's rows instead of the rows being gathered.
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: (%[[X:.*]]: tensor<2x16x8xf32>
+// CHECK: %[[T:.*]] = weft.param "token" : tensor<1x1x8xf32>
+// CHECK-NOT: shard.all_gather
+// CHECK: %[[B:.*]] = weft.broadcast_to %[[T]] : tensor<1x1x8xf32> to tensor<2x1x8xf32>
+// CHECK: weft.concat %[[B]], %[[X]] {axis = 1 : i64} : (tensor<2x1x8xf32>, tensor<2x16x8xf32>) -> tensor<2x17x8xf32>
+shard.grid @mesh(shape = 2x1) {weft.mesh_axes = ["dp", "tp"]}
+func.func @main(%x: tensor<4x16x8xf32> {weft.name = "x", weft.shard = {dims = [array<i16: 0>, array<i16>, array<i16>], partial = array<i16>}}) -> (tensor<f32> {weft.name = "loss"}) {
+  %t = weft.param "token" : tensor<1x1x8xf32>
+  %b = weft.broadcast_to %t : tensor<1x1x8xf32> to tensor<4x1x8xf32>
+  %0 = weft.concat %b, %x {axis = 1 : i64} : (tensor<4x1x8xf32>, tensor<4x16x8xf32>) -> tensor<4x17x8xf32>
+  %l = weft.reduce_sum %0 {axes = array<i64: 0, 1, 2>, keepdims = false} : (tensor<4x17x8xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}

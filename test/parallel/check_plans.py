@@ -24,7 +24,7 @@ of ranks) for the rest: the same requirements hold for the whole run.
 usage: /usr/bin/python3 check_plans.py MODEL OPTIMIZER WORKDIR [--shuffle SEED] [--all FLAGS]
            PLAN [PLAN ...]
   MODEL: mlp | causal_lm | dropout_lm | cnn | bn_cnn | llama | mobile_cnn | unet | rnn_lm
-         | packed_lm | seq2seq
+         | packed_lm | seq2seq | vit
   OPTIMIZER: adamw | sgd
   PLAN:  comma-separated weftc flags, e.g. dp=2  dp=4,zero=3
          tp=2,sequence-parallel; or A/B (resumed under B), e.g. dp=2,zero=2/tp=2
@@ -165,6 +165,7 @@ def compare_state(ref_state, state):
     differing integer one), and the number of AdamW elements left out."""
     state_err = 0.0
     noise_only = 0
+    worst = None
     for k, v in ref_state.items():
         if k not in state or state[k].shape != v.shape:
             state_err = float("inf")
@@ -183,9 +184,13 @@ def compare_state(ref_state, state):
                 keep = v2 > 1e-12
                 noise_only += int(np.sum(~keep))
                 diff = np.where(keep, diff, 0.0)
-            state_err = max(state_err, float(np.max(diff)) / scale)
+            err = float(np.max(diff)) / scale
+            if err > state_err:
+                state_err, worst = err, k
         elif not np.array_equal(state[k], v):
             state_err = float("inf")
+    if state_err > TOLERANCE and worst is not None:
+        print(f"  largest difference: {worst} ({state_err:.1e} of its largest magnitude)")
     return state_err, noise_only
 
 

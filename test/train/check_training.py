@@ -22,7 +22,7 @@ usage: /usr/bin/python3 check_training.py MODEL OPTIMIZER WORKDIR [--resume-chec
            [--shuffle SEED]
   MODEL: mlp | dropout_mlp | vae | causal_lm | tied_lm | cnn | bn_cnn | qat_cnn | llama | mobile_cnn
          | unet
-         | rnn_lm | packed_lm | unsorted_lm | seq2seq
+         | rnn_lm | packed_lm | unsorted_lm | seq2seq | vit
   OPTIMIZER: adamw | sgd
        /usr/bin/python3 check_training.py export MODEL WORKDIR [BATCH]
   only exports MODEL with a global batch of BATCH rows (default 8) to

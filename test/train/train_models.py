@@ -314,6 +314,23 @@ class MobileCnn(torch.nn.Module):
         return F.cross_entropy(self.fc(F.softplus(F.elu(self.fc1(h)))), labels)
 
 
+class TinyVit(torch.nn.Module):
+    """torchvision's VisionTransformer, small: patches from a strided
+    convolution, a learned class token broadcast over the batch and joined
+    to the patches (Expand, Concat), learned positions, two encoder layers,
+    the class token's row into the head."""
+
+    def __init__(self):
+        super().__init__()
+        import torchvision
+        self.vit = torchvision.models.VisionTransformer(
+            image_size=16, patch_size=4, num_layers=2, num_heads=4,
+            hidden_dim=32, mlp_dim=64, num_classes=5)
+
+    def forward(self, x, labels):
+        return F.cross_entropy(self.vit(x), labels)
+
+
 class TinyUnet(torch.nn.Module):
     """A U-Net: GroupNorm (exported as InstanceNormalization), a strided
     ConvTranspose and a bilinear upsampling (Resize) back up, a skip
@@ -432,6 +449,9 @@ def make_data(name, rng):
     if name == "mobile_cnn":
         return MobileCnn(), {"x": rng.standard_normal((n, 3, 10, 10)).astype(np.float32),
                              "labels": rng.integers(0, 5, n).astype(np.int64)}
+    if name == "vit":
+        return TinyVit(), {"x": rng.standard_normal((n, 3, 16, 16)).astype(np.float32),
+                           "labels": rng.integers(0, 5, n).astype(np.int64)}
     if name == "unet":
         return TinyUnet(), {"x": rng.standard_normal((n, 2, 8, 8)).astype(np.float32),
                             "target": rng.standard_normal((n, 2, 8, 8)).astype(np.float32)}
