@@ -42,6 +42,13 @@ weft::lowering::collectiveKernel(Operation *op, StringRef &kernel,
     appendAxes(allGather.getGridAxes());
     return failure(unsupported);
   }
+  if (auto toAll = dyn_cast<shard::AllToAllOp>(op)) {
+    kernel = "all_to_all";
+    attrs.push_back(toAll.getSplitAxis().getSExtValue());
+    attrs.push_back(toAll.getConcatAxis().getSExtValue());
+    appendAxes(toAll.getGridAxes());
+    return failure(unsupported);
+  }
   if (auto scatter = dyn_cast<shard::ReduceScatterOp>(op)) {
     kernel = "reduce_scatter";
     attrs.push_back(reductionCode(scatter.getReduction()));

@@ -58,6 +58,28 @@ static bool broadcastsLocally(BroadcastToOp bcast, const TensorSharding &in,
   return true;
 }
 
+/// The dims (from, to) when `want` moves one plain split of `have` to a
+/// dim `have` leaves whole, every other dim alike.
+static std::optional<std::pair<int64_t, int64_t>>
+movedSplit(ArrayRef<DimSharding> have, ArrayRef<DimSharding> want) {
+  std::optional<int64_t> from, to;
+  for (size_t d = 0; d < have.size(); ++d) {
+    if (have[d] == want[d])
+      continue;
+    const bool plain = have[d].outer == 1 && want[d].outer == 1 &&
+                       have[d].outerAxes.empty() && want[d].outerAxes.empty();
+    if (plain && !have[d].empty() && want[d].empty() && !from)
+      from = d;
+    else if (plain && have[d].empty() && !want[d].empty() && !to)
+      to = d;
+    else
+      return std::nullopt;
+  }
+  if (!from || !to || have[*from].axes != want[*to].axes)
+    return std::nullopt;
+  return std::make_pair(*from, *to);
+}
+
 /// Rebuilds, at the local shape, a value that is whole on every rank but
 /// only needed split: a broadcast of something whole along the split dims,
 /// or a splat constant. Anything else would need a slice by mesh
@@ -263,6 +285,24 @@ FailureOr<Value> Partitioner::reshard(Value value, const TensorSharding &to,
     v = shard::AllReduceOp::create(b, loc, v.getType(), mesh.symbol, sum, v,
                                    shard::ReductionKind::Sum);
     s.partial = to.partial;
+  }
+  // A split that moves from one dim to another over the same axes, the
+  // rest alike (a cross-attention's scores gradient made with the keys
+  // split, wanted split by queries): one all_to_all sends each rank's
+  // blocks where they belong, 1/g of what gathering the one dim and
+  // cutting the other moves, without a whole copy.
+  if (std::optional<std::pair<int64_t, int64_t>> move =
+          movedSplit(s.dims, to.dims)) {
+    FailureOr<RankedTensorType> t = local(value, to, user);
+    if (failed(t))
+      return failure();
+    const DimSharding &from = s.dims[move->first];
+    v = shard::AllToAllOp::create(
+        b, loc, *t, FlatSymbolRefAttr::get(b.getContext(), mesh.symbol),
+        b.getDenseI16ArrayAttr(from.axes), v, b.getIndexAttr(move->second),
+        b.getIndexAttr(move->first));
+    s.dims[move->second] = from;
+    s.dims[move->first].clear();
   }
   // Join split dims the user needs whole, or split over fewer axes (the
   // leading ones: a ZeRO-3 parameter split over [tp, dp] gathered over dp

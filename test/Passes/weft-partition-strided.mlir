@@ -132,3 +132,22 @@ func.func @main(%g: tensor<64x8xf32> {weft.name = "g", weft.shard = {dims = [arr
   %l = weft.reduce_sum %back {axes = array<i64: 0, 1>, keepdims = false} : (tensor<96x8xf32>) -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// A strided split (2 blocks) wanted as a plain split of another dim: no
+// all_to_all serves it; the strided dim is gathered first, then each rank
+// cuts its rows (cut first, the gather would join other ranks' rows).
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: (%[[Q:.*]]: tensor<4x8xf32> {{.*}}, %[[K:.*]]: tensor<8x4xf32>
+// CHECK: %[[V:.*]] = weft.reshape %[[K]] : tensor<8x4xf32> to tensor<8x2x2xf32>
+// CHECK: %[[G:.*]] = shard.all_gather %[[V]] on @mesh grid_axes = [0] gather_axis = 2 : tensor<8x2x2xf32> -> tensor<8x2x4xf32>
+// CHECK: %[[W:.*]] = weft.reshape %[[G]] : tensor<8x2x4xf32> to tensor<8x8xf32>
+// CHECK: %[[S:.*]] = shard.all_slice %[[W]] on @mesh grid_axes = [0] slice_axis = 0 : tensor<8x8xf32> -> tensor<4x8xf32>
+// CHECK: weft.add %[[Q]], %[[S]]
+shard.grid @mesh(shape = 2) {weft.mesh_axes = ["tp"]}
+func.func @main(%q: tensor<8x8xf32> {weft.name = "q", weft.shard = {dims = [array<i16: 0>, array<i16>], partial = array<i16>}}, %k: tensor<8x8xf32> {weft.name = "k", weft.shard = {dims = [array<i16>, array<i16: 0>], outer = array<i64: 1, 2>, partial = array<i16>}}) -> (tensor<f32> {weft.name = "loss"}) {
+  %0 = weft.add %q, %k : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %l = weft.reduce_sum %0 {axes = array<i64: 0, 1>, keepdims = false} : (tensor<8x8xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}

@@ -455,13 +455,14 @@ func.func @main(%x: tensor<6x4x8xf32> {weft.name = "x", weft.shard = {dims = [ar
 
 // A split that moves from one dim to another over the same axis (a
 // cross-attention's scores gradient under sequence parallelism: made with
-// the keys split, wanted split by queries): the keys are gathered first,
-// then each rank cuts its queries. Cut first, the gather would join key
-// blocks of other ranks' queries.
+// the keys split, wanted split by queries): one all_to_all sends each rank
+// its queries' rows of every key block. (Cutting the queries first and then
+// gathering the keys joined key blocks of other ranks' queries.)
 // CHECK-LABEL: func.func @main
 // CHECK-SAME: (%[[Q:.*]]: tensor<4x8xf32> {{.*}}, %[[K:.*]]: tensor<8x4xf32>
-// CHECK: %[[G:.*]] = shard.all_gather %[[K]] on @mesh grid_axes = [0] gather_axis = 1 : tensor<8x4xf32> -> tensor<8x8xf32>
-// CHECK: %[[S:.*]] = shard.all_slice %[[G]] on @mesh grid_axes = [0] slice_axis = 0 : tensor<8x8xf32> -> tensor<4x8xf32>
+// CHECK-NOT: shard.all_gather
+// CHECK: %[[S:.*]] = shard.all_to_all %[[K]] on @mesh grid_axes = [0] split_axis = 0 concat_axis = 1 : tensor<8x4xf32> -> tensor<4x8xf32>
+// CHECK-NOT: shard.all_slice
 // CHECK: weft.add %[[Q]], %[[S]] : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
 shard.grid @mesh(shape = 2) {weft.mesh_axes = ["tp"]}
 func.func @main(%q: tensor<8x8xf32> {weft.name = "q", weft.shard = {dims = [array<i16: 0>, array<i16>], partial = array<i16>}}, %k: tensor<8x8xf32> {weft.name = "k", weft.shard = {dims = [array<i16>, array<i16: 0>], partial = array<i16>}}) -> (tensor<f32> {weft.name = "loss"}) {

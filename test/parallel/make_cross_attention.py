@@ -2,10 +2,13 @@
 would (torch.onnx.export with constant folding): the q projection and the
 packed k, v projection become separate initializers, not rows of one
 in_proj_weight. Weights are perturbed so that equal initial values (zero
-biases) are not merged into one initializer. Writes MODEL.onnx and its
-inputs src.npy, tokens.npy, targets.npy beside it.
+biases) are not merged into one initializer; with --fresh they are not,
+and the export ties the attention's zero biases (q's and the output
+projection's) into one initializer, as it does for an untrained model.
+Writes MODEL.onnx and its inputs src.npy, tokens.npy, targets.npy beside
+it.
 
-usage: /usr/bin/python3 make_cross_attention.py OUT.onnx
+usage: /usr/bin/python3 make_cross_attention.py OUT.onnx [--fresh]
 """
 import os
 import sys
@@ -37,9 +40,10 @@ def main():
     out = sys.argv[1]
     torch.manual_seed(0)
     model = CrossAttention()
-    with torch.no_grad():
-        for p in model.parameters():
-            p.add_(torch.randn_like(p) * 0.05)
+    if "--fresh" not in sys.argv:
+        with torch.no_grad():
+            for p in model.parameters():
+                p.add_(torch.randn_like(p) * 0.05)
     rng = np.random.default_rng(0)
     data = {"src": rng.integers(0, VOCAB, (BATCH, SRC)),
             "tokens": rng.integers(0, VOCAB, (BATCH, SEQ)),
