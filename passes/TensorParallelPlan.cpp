@@ -96,6 +96,38 @@ std::optional<ParamView> viewParam(Value v) {
 /// a self-attention's q, k, v), each block split by heads.
 constexpr int64_t kBlockings[] = {1, 2, 3};
 
+/// For `v`, a unit-step window of a parameter wanted split as `want`, the
+/// parameter's split that gives it: each dim the window cuts, split in the
+/// blocks of the window's size over its block count (a window of two blocks
+/// of 32 rows out of 96: the parameter in 3 blocks); none where the window
+/// is no run of whole blocks.
+std::optional<TensorSharding> paramOfWindow(Value v,
+                                            const TensorSharding &want) {
+  auto slice = v.getDefiningOp<SliceOp>();
+  if (!slice || !slice.getInput().getDefiningOp<ParamOp>() ||
+      llvm::any_of(slice.getSteps(), [](int64_t s) { return s != 1; }))
+    return std::nullopt;
+  auto full = cast<RankedTensorType>(slice.getInput().getType());
+  TensorSharding s = TensorSharding::replicated(full.getRank());
+  for (int64_t d = 0; d < full.getRank(); ++d) {
+    const DimSharding &w = want.dims[d];
+    int64_t n = full.getDimSize(d), size = slice.getType().getDimSize(d);
+    if (w.empty())
+      continue;
+    if (!w.outerAxes.empty() || size % w.outer != 0)
+      return std::nullopt;
+    int64_t block = size / w.outer;
+    if (n == size) {
+      s.dims[d] = w;
+      continue;
+    }
+    if (n % block != 0 || slice.getStarts()[d] % block != 0)
+      return std::nullopt;
+    s.dims[d] = DimSharding(w.axes, n / block);
+  }
+  return s;
+}
+
 bool splitOver(const DimSharding &dim, MeshAxis axis) {
   return llvm::is_contained(dim.allAxes(), axis);
 }
@@ -205,10 +237,20 @@ private:
           if (splitOver(dim, axis) && !splitOver(want.dims[d], axis) &&
               !(columnParallel && i == 0))
             ++gathers;
-          // A whole parameter the op wants split (a bias, optimizer state).
-          if (dim.empty() && !want.dims[d].empty())
+          // A whole parameter the op wants split (a bias, optimizer state),
+          // or a window of one (the q or k, v rows of PyTorch's packed
+          // in_proj_bias): the parameter split in the blocks the window is
+          // a run of.
+          if (dim.empty() && !want.dims[d].empty()) {
             if (auto p = operand.getDefiningOp<ParamOp>())
               adopt(p, want);
+            else if (std::optional<TensorSharding> whole =
+                         paramOfWindow(operand, want))
+              adopt(operand.getDefiningOp<SliceOp>()
+                        .getInput()
+                        .getDefiningOp<ParamOp>(),
+                    *whole);
+          }
         }
       }
       for (auto [r, s] : llvm::zip(op.getResults(), plan->results))
