@@ -62,22 +62,28 @@ Value throughCasts(Value v) {
   return v;
 }
 
-/// `v` itself, or the parameter a unit-step slice of it is a window of,
-/// with the dims the window cuts.
-ParamOp paramOrWindow(Value v, SmallVector<bool, 2> &cut) {
-  v = throughCasts(v);
-  cut.assign(2, false);
-  if (auto p = v.getDefiningOp<ParamOp>())
-    return p.getType().getRank() == 2 ? p : ParamOp();
-  auto slice = v.getDefiningOp<SliceOp>();
-  if (!slice)
-    return ParamOp();
-  auto p = throughCasts(slice.getInput()).getDefiningOp<ParamOp>();
-  if (!p || p.getType().getRank() != 2 ||
+/// The unit-step slice of a parameter `v` is (through casts), or null.
+SliceOp windowOfParam(Value v) {
+  auto slice = throughCasts(v).getDefiningOp<SliceOp>();
+  if (!slice || !throughCasts(slice.getInput()).getDefiningOp<ParamOp>() ||
       llvm::any_of(slice.getSteps(), [](int64_t s) { return s != 1; }))
+    return SliceOp();
+  return slice;
+}
+
+/// The 2-D parameter `v` is, or is a window of, with the dims the window
+/// cuts.
+ParamOp paramOrWindow(Value v, SmallVector<bool, 2> &cut) {
+  cut.assign(2, false);
+  ParamOp p = throughCasts(v).getDefiningOp<ParamOp>();
+  SliceOp slice = p ? SliceOp() : windowOfParam(v);
+  if (slice)
+    p = throughCasts(slice.getInput()).getDefiningOp<ParamOp>();
+  if (!p || p.getType().getRank() != 2)
     return ParamOp();
-  for (int64_t d = 0; d < 2; ++d)
-    cut[d] = slice.getType().getDimSize(d) != p.getType().getDimSize(d);
+  if (slice)
+    for (int64_t d = 0; d < 2; ++d)
+      cut[d] = slice.getType().getDimSize(d) != p.getType().getDimSize(d);
   return p;
 }
 
@@ -97,35 +103,29 @@ std::optional<ParamView> viewParam(Value v) {
 constexpr int64_t kBlockings[] = {1, 2, 3};
 
 /// For `v`, a unit-step window of a parameter wanted split as `want`, the
-/// parameter's split that gives it: each dim the window cuts, split in the
-/// blocks of the window's size over its block count (a window of two blocks
-/// of 32 rows out of 96: the parameter in 3 blocks); none where the window
-/// is no run of whole blocks.
-std::optional<TensorSharding> paramOfWindow(Value v,
-                                            const TensorSharding &want) {
-  auto slice = v.getDefiningOp<SliceOp>();
-  if (!slice || !slice.getInput().getDefiningOp<ParamOp>() ||
-      llvm::any_of(slice.getSteps(), [](int64_t s) { return s != 1; }))
+/// parameter and its split that gives it (fullSplitOfWindow per dim the
+/// window cuts); none where the window is no run of whole blocks.
+std::optional<std::pair<ParamOp, TensorSharding>>
+paramOfWindow(Value v, const TensorSharding &want) {
+  SliceOp slice = windowOfParam(v);
+  if (!slice)
     return std::nullopt;
-  auto full = cast<RankedTensorType>(slice.getInput().getType());
-  TensorSharding s = TensorSharding::replicated(full.getRank());
-  for (int64_t d = 0; d < full.getRank(); ++d) {
-    const DimSharding &w = want.dims[d];
-    int64_t n = full.getDimSize(d), size = slice.getType().getDimSize(d);
-    if (w.empty())
-      continue;
-    if (!w.outerAxes.empty() || size % w.outer != 0)
-      return std::nullopt;
-    int64_t block = size / w.outer;
-    if (n == size) {
-      s.dims[d] = w;
+  auto p = throughCasts(slice.getInput()).getDefiningOp<ParamOp>();
+  TensorSharding s = TensorSharding::replicated(p.getType().getRank());
+  for (int64_t d = 0; d < p.getType().getRank(); ++d) {
+    int64_t n = p.getType().getDimSize(d);
+    int64_t size = slice.getType().getDimSize(d);
+    if (want.dims[d].empty() || n == size) {
+      s.dims[d] = want.dims[d];
       continue;
     }
-    if (n % block != 0 || slice.getStarts()[d] % block != 0)
+    std::optional<DimSharding> full =
+        fullSplitOfWindow(n, slice.getStarts()[d], size, 1, want.dims[d]);
+    if (!full)
       return std::nullopt;
-    s.dims[d] = DimSharding(w.axes, n / block);
+    s.dims[d] = *full;
   }
-  return s;
+  return std::make_pair(p, s);
 }
 
 bool splitOver(const DimSharding &dim, MeshAxis axis) {
@@ -244,12 +244,8 @@ private:
           if (dim.empty() && !want.dims[d].empty()) {
             if (auto p = operand.getDefiningOp<ParamOp>())
               adopt(p, want);
-            else if (std::optional<TensorSharding> whole =
-                         paramOfWindow(operand, want))
-              adopt(operand.getDefiningOp<SliceOp>()
-                        .getInput()
-                        .getDefiningOp<ParamOp>(),
-                    *whole);
+            else if (auto window = paramOfWindow(operand, want))
+              adopt(window->first, window->second);
           }
         }
       }

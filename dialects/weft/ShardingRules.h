@@ -22,6 +22,8 @@
 
 #include "mlir/IR/Operation.h"
 
+#include <optional>
+
 namespace weft {
 
 struct ShardingPlan {
@@ -53,6 +55,21 @@ struct ShardingPlan {
   MeshAxes countAxes;
   MeshAxes blockAxes;
 };
+
+/// The split a window [start, start + size) with `step` of a dim of size n
+/// keeps of the dim's split `full`: when `full` is strided and the window
+/// is a run of whole blocks, a split of that many blocks (a packed
+/// projection's q: one block, plain; its k and v: two); else none.
+std::optional<DimSharding> windowSplit(int64_t n, int64_t start, int64_t size,
+                                       int64_t step, const DimSharding &full);
+
+/// The other way: the split of the whole dim whose window is split as
+/// `window`, each of its blocks one block of the dim (a window of two blocks
+/// of 32 rows out of 96: the dim in 3 blocks); none where the window is no
+/// run of whole blocks.
+std::optional<DimSharding> fullSplitOfWindow(int64_t n, int64_t start,
+                                             int64_t size, int64_t step,
+                                             const DimSharding &window);
 
 /// The plan for `op` given its operands' current shardings. Fails with
 /// `error` set for an op the partitioner has no rule for.

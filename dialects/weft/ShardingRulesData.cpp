@@ -17,19 +17,6 @@ using namespace weft::sharding;
 
 namespace {
 
-/// How many of the `outer` blocks of a dim of size n the window [start,
-/// start + size) with step 1 is, when it is a run of whole blocks (0 if it
-/// is not): a split of each block (outer, rest) carries over to the window
-/// as a split of that many blocks (plain for one: a packed projection's q;
-/// two for its k, v).
-int64_t outerBlocks(int64_t n, int64_t outer, int64_t start, int64_t size,
-                    int64_t step) {
-  if (outer <= 1 || step != 1 || n % outer != 0)
-    return 0;
-  int64_t block = n / outer;
-  return start % block == 0 && size % block == 0 ? size / block : 0;
-}
-
 /// softmax_cross_entropy(_grad): scores [N, C, ...] and labels [N, ...]
 /// split alike on the row dims. C stays split when it is in plain blocks
 /// and there are no class weights (vocabulary parallelism: the partitioner
@@ -109,18 +96,12 @@ Plan weft::sharding::window(Operation *op, ArrayRef<TensorSharding> in,
     if (n == size && step == 1)
       continue;
     const DimSharding &dim = in[0].dims[d];
-    // The full side's split as [outer, rest]: given (slice) or implied by
-    // the window's blocks (slice_grad: a window split in `outer` blocks is
-    // that many blocks of the full dim).
-    int64_t block = grad ? (size % dim.outer == 0 ? size / dim.outer : 0)
-                         : (n % dim.outer == 0 ? n / dim.outer : 0);
-    int64_t outer = block > 0 && n % block == 0 ? n / block : 0;
-    if (!dim.empty() && dim.outerAxes.empty() && outer > 0) {
-      if (int64_t k = outerBlocks(n, outer, start, size, step);
-          k > 0 && (!grad || k == dim.outer)) {
-        result.dims[d] = DimSharding(dim.axes, grad ? outer : k);
-        continue;
-      }
+    std::optional<DimSharding> kept =
+        grad ? fullSplitOfWindow(n, start, size, step, dim)
+             : windowSplit(n, start, size, step, dim);
+    if (kept) {
+      result.dims[d] = *kept;
+      continue;
     }
     operand.dims[d].clear();
     result.dims[d].clear();
@@ -261,4 +242,28 @@ FailureOr<Plan> weft::sharding::crossEntropy(SoftmaxCrossEntropyGradOp op,
                                              ArrayRef<TensorSharding> in,
                                              std::string &error) {
   return crossEntropyOf(op, in, /*isGrad=*/true, error);
+}
+
+std::optional<DimSharding> weft::windowSplit(int64_t n, int64_t start,
+                                             int64_t size, int64_t step,
+                                             const DimSharding &full) {
+  if (full.empty() || !full.outerAxes.empty() || full.outer <= 1 || step != 1 ||
+      n % full.outer != 0)
+    return std::nullopt;
+  int64_t block = n / full.outer;
+  if (start % block != 0 || size % block != 0)
+    return std::nullopt;
+  return DimSharding(full.axes, size / block);
+}
+
+std::optional<DimSharding> weft::fullSplitOfWindow(int64_t n, int64_t start,
+                                                   int64_t size, int64_t step,
+                                                   const DimSharding &window) {
+  if (window.empty() || !window.outerAxes.empty() || step != 1 ||
+      size % window.outer != 0)
+    return std::nullopt;
+  int64_t block = size / window.outer;
+  if (n % block != 0 || n / block <= 1 || start % block != 0)
+    return std::nullopt;
+  return DimSharding(window.axes, n / block);
 }
