@@ -18,6 +18,14 @@ using namespace weft;
 
 namespace {
 
+/// How an error names input `arg` of `func`: its ONNX name, quoted, else
+/// its position.
+std::string inputLabel(func::FuncOp func, BlockArgument arg) {
+  auto name =
+      func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "weft.name");
+  return name ? "'" + name.str() + "'" : std::to_string(arg.getArgNumber());
+}
+
 /// The data-parallel axis: the grid's first (its groups' ranks furthest
 /// apart). The tensor-parallel axis comes last but the microbatches, so a
 /// tp group is adjacent ranks (inside a node, on its fastest links, as
@@ -109,10 +117,7 @@ struct AnnotateShardingPass
     for (BlockArgument arg :
          rowParts > 1 ? func.getArguments() : ArrayRef<BlockArgument>()) {
       auto type = cast<RankedTensorType>(arg.getType());
-      auto name =
-          func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "weft.name");
-      std::string label = name ? "'" + name.str() + "'"
-                               : "input " + std::to_string(arg.getArgNumber());
+      std::string label = inputLabel(func, arg);
       if (type.getRank() == 0) {
         func.emitError("input ")
             << label << " is a scalar: "
@@ -151,12 +156,6 @@ struct AnnotateShardingPass
   LogicalResult splitSequences(func::FuncOp func, OpBuilder &b) {
     if (tp == 1)
       return func.emitError("sequence parallelism needs tp > 1");
-    auto nameOf = [&](BlockArgument arg) {
-      auto name =
-          func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "weft.name");
-      return name ? "'" + name.getValue().str() + "'"
-                  : std::to_string(arg.getArgNumber());
-    };
     auto isSequence = [](RankedTensorType type) {
       return type.getRank() == 2 || type.getRank() == 3;
     };
@@ -168,7 +167,8 @@ struct AnnotateShardingPass
           "sequence] and [batch, sequence, features] inputs, and no input "
           "is one:");
       for (BlockArgument arg : func.getArguments())
-        diag << " input " << nameOf(arg) << " is " << arg.getType() << ";";
+        diag << " input " << inputLabel(func, arg) << " is " << arg.getType()
+             << ";";
       diag << " tensor parallelism alone splits this model";
       return diag;
     }
@@ -178,7 +178,7 @@ struct AnnotateShardingPass
         continue;
       if (type.getDimSize(1) % tp != 0)
         return func.emitError("the sequence of input ")
-               << nameOf(arg) << " (" << type.getDimSize(1)
+               << inputLabel(func, arg) << " (" << type.getDimSize(1)
                << ") does not split into tp=" << static_cast<int64_t>(tp)
                << " equal parts";
       TensorSharding s = TensorSharding::replicated(type.getRank());
