@@ -151,8 +151,11 @@ const CostModel::UnitTimes &CostModel::unitTimes(int64_t program, double scale,
                   &t.recomputeFull, &t.recomputeSelective, &t.tpComm})
     v->assign(n, 0.0);
   const TpProfile &p = profile.byTp.at(program);
+  std::vector<double> kernels;
+  kernels.reserve(p.ops.size());
   for (const OpRecord &op : p.ops) {
     double time = opTime(op, scale, ranks, fetch);
+    kernels.push_back(time);
     switch (op.phase) {
     case Phase::Forward:
       t.forward[op.unit] += time;
@@ -174,7 +177,7 @@ const CostModel::UnitTimes &CostModel::unitTimes(int64_t program, double scale,
   // Tensor-parallel collectives: what the work between start and wait
   // does not hide.
   const std::vector<double> charges =
-      tpCommCharges(p, scale, tpStride, ranks, fetch);
+      tpCommCharges(p, kernels, scale, tpStride, ranks);
   for (size_t k = 0; k < p.collectives.size(); ++k) {
     const CollectiveRecord &c = p.collectives[k];
     const double time = charges[k];
@@ -199,29 +202,20 @@ const CostModel::UnitTimes &CostModel::unitTimes(int64_t program, double scale,
   return t;
 }
 
-std::vector<double> CostModel::tpCommCharges(const TpProfile &p, double scale,
-                                             int64_t tpStride, int64_t ranks,
-                                             double fetch) const {
-  const std::vector<OpRecord> &ops = p.ops;
-  const std::vector<CollectiveRecord> &comms = p.collectives;
-  const size_t n = comms.size();
-  std::vector<double> time(n);
-  for (size_t k = 0; k < n; ++k) {
-    const CollectiveRecord &c = comms[k];
+std::vector<double> CostModel::tpCommCharges(const TpProfile &p,
+                                             const std::vector<double> &kernels,
+                                             double scale, int64_t tpStride,
+                                             int64_t ranks) const {
+  std::vector<CommSpan> spans;
+  spans.reserve(p.collectives.size());
+  for (const CollectiveRecord &c : p.collectives) {
     double bytes = c.batch ? c.bytes * scale : c.bytes;
     Link link = cluster.linkFor(p.tp, tpStride, c.kind, ranks);
-    time[k] = c.kind == "all_reduce" ? allReduceTime(p.tp, bytes, link)
-                                     : allGatherTime(p.tp, bytes, link);
+    spans.push_back({c.start, c.wait,
+                     c.kind == "all_reduce"
+                         ? allReduceTime(p.tp, bytes, link)
+                         : allGatherTime(p.tp, bytes, link)});
   }
-  if (cluster.overlap <= 0)
-    return time;
-  std::vector<double> kernels;
-  kernels.reserve(ops.size());
-  for (const OpRecord &op : ops)
-    kernels.push_back(opTime(op, scale, ranks, fetch));
-  std::vector<CommSpan> spans(n);
-  for (size_t k = 0; k < n; ++k)
-    spans[k] = {comms[k].start, comms[k].wait, time[k]};
   return overlappedCommTimes(kernels, spans, cluster.overlap);
 }
 

@@ -138,13 +138,14 @@ private:
   /// filled and moved in place).
   double packingTime(double gradBytes, double paramBytes,
                      const PlanChoice &plan, int64_t ranks) const;
-  /// Per collective of `p` (TpProfile::collectives), the
-  /// time it adds to one rank's step: its wait and interference where
-  /// weft-async-collectives starts it ahead of the kernels between
-  /// (overlappedCommTimes, over one microbatch's kernels).
-  std::vector<double> tpCommCharges(const TpProfile &p, double scale,
-                                    int64_t tpStride, int64_t ranks,
-                                    double fetch) const;
+  /// Per collective of `p` (TpProfile::collectives), the time it adds to
+  /// one rank's step: its wait and interference where
+  /// weft-async-collectives starts it ahead of `kernels` (p.ops' times, in
+  /// order, for one microbatch) between (overlappedCommTimes).
+  std::vector<double> tpCommCharges(const TpProfile &p,
+                                    const std::vector<double> &kernels,
+                                    double scale, int64_t tpStride,
+                                    int64_t ranks) const;
   /// Summing M microbatches' weight gradients of `gradBytes` (M - 1 adds
   /// of the whole set: weft-microbatch sums the clones in order).
   double accumulationTime(double gradBytes, int64_t microbatches,
